@@ -1,0 +1,13 @@
+"""swftools: turn GPU-cluster batch-scheduler logs into open, validated workload archives."""
+
+from importlib.metadata import PackageNotFoundError, version as _version
+
+try:
+    __version__ = _version("swftools")
+except PackageNotFoundError:  # running from a source tree without installation
+    __version__ = "0.1.0"
+
+from swftools.errors import InputError, UsageError  # noqa: E402
+from swftools.formats import convert, read, write  # noqa: E402
+
+__all__ = ["InputError", "UsageError", "__version__", "convert", "read", "write"]
