@@ -30,6 +30,6 @@ class InputError(Exception):
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         what = f"{self.field}: " if self.field else ""
         text = f"{where}: {what}{self.message}"
-        if self.expected and "expected" not in self.message:
+        if self.expected and "(expected" not in self.message:
             text += f" (expected {self.expected})"
         return text

@@ -130,3 +130,18 @@ def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
         walltime_grace_s=settings.get("walltime_grace_s", 300),
         settings=settings,
     )
+
+
+def resolve_site(site: Site | str | Path | None, table: Any = None) -> Site | None:
+    """A Site from an instance, a preset name or a path; else the preset named in ``table``'s metadata."""
+    if isinstance(site, Site):
+        return site
+    if site is not None:
+        return load_site(site)
+    if table is not None:
+        from swftools.table import get_metadata
+
+        name = get_metadata(table).get("site")
+        if name in PRESETS:
+            return load_site(name)
+    return None

@@ -92,5 +92,6 @@ def swf_jobs(draw, min_size: int = 0, max_size: int = 30) -> pa.Table:
             "think_time_s": _maybe(draw, small),
         })
     cols = {k: [r[k] for r in rows] for k in (rows[0] if rows else {})}
-    meta = {"swf_header": [["Version", "2.2"], ["UnixStartTime", str(origin)]]}
+    meta = {"source_format": "swf", "swf_time_origin": origin,
+            "swf_header": [["Version", "2.2"], ["UnixStartTime", str(origin)]]}
     return jt.from_columns(cols, meta)

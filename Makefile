@@ -1,0 +1,34 @@
+# Two entry points (README quick start): `make demo` and `make test`. Both set up .venv first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+SAMPLE := samples/aaic-sample.csv.gz
+
+.PHONY: demo test test-fast dev bench clean
+
+$(BIN)/swftools: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+dev: $(BIN)/swftools
+
+demo: $(BIN)/swftools
+	mkdir -p out
+	$(BIN)/swftools convert $(SAMPLE) out/aaic-sample --to package --force
+	$(BIN)/swftools convert $(SAMPLE) out/aaic-sample.swf --force
+	$(BIN)/swftools validate out/aaic-sample
+	@echo "wrote out/aaic-sample/ (data package) and out/aaic-sample.swf"
+
+test: $(BIN)/swftools
+	$(BIN)/python -m pytest -q
+
+test-fast: $(BIN)/swftools
+	$(BIN)/python -m pytest -q -m "not slow"
+
+bench: $(BIN)/swftools
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .hypothesis

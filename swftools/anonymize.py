@@ -1,0 +1,378 @@
+"""Keyed, stable pseudonyms for user and group names, optional time shift, free-text removal.
+
+Pseudonym construction (reproducible by any implementation)::
+
+    digest    = HMAC-SHA256(key, namespace_utf8 + b"\\x00" + name_utf8)
+    pseudonym = prefix + lowercase_hex(digest)[:16]
+
+``namespace`` is ``"user"`` (prefix ``u``), ``"group"`` (``g``) or ``"host"`` (``h``); ``name`` is
+the value exactly as recorded (no case folding, no trimming). ``key`` is the secret key's bytes:
+a key file's content with leading and trailing ASCII whitespace removed, or the UTF-8 bytes of
+``$SWFTOOLS_ANON_KEY`` likewise trimmed. The same key therefore gives the same pseudonym in every
+release, while without the key a dictionary of site user names cannot reverse them.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import hashlib
+import hmac
+import io
+import json
+import os
+import secrets
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from swftools import table as jt
+from swftools.atomic import check_writable
+from swftools.errors import InputError, UsageError
+
+PSEUDONYM_HEX_DIGITS = 16
+NAMESPACE_PREFIXES = {"user": "u", "group": "g", "host": "h"}
+IDENTITY_COLUMNS = {"user": "user", "group": "group"}  # column -> namespace
+TIME_COLUMNS = ("submit_time", "start_time", "finish_time")
+WEEK_S = 7 * 24 * 3600
+MIN_KEY_BYTES = 16
+DEFAULT_KEY_ENV = "SWFTOOLS_ANON_KEY"
+KEY_HINT = ("a secret of at least 16 bytes, e.g. made with "
+            "`python -c \"import secrets; print(secrets.token_hex(32))\" > anon.key`")
+EPHEMERAL_WARNING = (
+    "WARNING: using an EPHEMERAL random key. Pseudonyms will NOT be stable: the same user gets a "
+    "different pseudonym in every run, so this output cannot be lined up with any other release. "
+    "Use --key-file or SWFTOOLS_ANON_KEY for a publishable archive.")
+MAPPING_WARNING = (
+    "WARNING: {path} maps raw user and group names to pseudonyms. It is PRIVATE: never publish "
+    "it or put it inside an archive; anyone holding it can re-identify every user.")
+# SWF header keys carrying absolute dates that a time shift would contradict.
+_SWF_DATE_KEYS = {"starttime", "endtime"}
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def pseudonym(name: str, key: bytes, namespace: str) -> str:
+    """The keyed pseudonym of ``name`` in ``namespace`` (``user``, ``group`` or ``host``)."""
+    if namespace not in NAMESPACE_PREFIXES:
+        raise ValueError(f"unknown namespace {namespace!r} (expected one of "
+                         f"{', '.join(NAMESPACE_PREFIXES)})")
+    message = namespace.encode() + b"\x00" + name.encode("utf-8", "surrogatepass")
+    digest = hmac.new(key, message, hashlib.sha256).hexdigest()
+    return NAMESPACE_PREFIXES[namespace] + digest[:PSEUDONYM_HEX_DIGITS]
+
+
+def key_id(key: bytes) -> str:
+    """A short public fingerprint of the key (HMAC of a fixed label), to check that two releases
+    were made with the same key; it reveals nothing about the key itself."""
+    return hmac.new(key, b"swftools-key-id", hashlib.sha256).hexdigest()[:12]
+
+
+def _check_key_bytes(key: bytes, source: str) -> bytes:
+    key = key.strip()
+    if not key:
+        raise InputError(source, "the anonymization key is empty", expected=KEY_HINT)
+    if len(key) < MIN_KEY_BYTES:
+        raise InputError(source, f"the anonymization key is too short ({len(key)} bytes)",
+                         expected=KEY_HINT)
+    return key
+
+
+def load_key(key_file: str | os.PathLike | None = None, env_var: str = DEFAULT_KEY_ENV,
+             ephemeral: bool = False, *,
+             warn: Callable[[str], None] = _stderr) -> bytes:
+    """The secret key: from ``key_file``, else from ``$env_var``; refuses when there is none.
+
+    ``ephemeral=True`` returns a fresh random key and calls ``warn`` with a loud warning that
+    pseudonyms will not be stable (an explicit ``ephemeral`` wins over the environment variable,
+    but contradicts ``key_file``). The key is never printed or written anywhere.
+    """
+    if key_file is not None and ephemeral:
+        raise UsageError("--key-file and --ephemeral-key contradict each other; give one")
+    if key_file is not None:
+        path = Path(key_file)
+        if not path.exists():
+            raise InputError(str(path), "key file does not exist", expected=KEY_HINT)
+        if not path.is_file():
+            raise InputError(str(path), "key file is not a regular file", expected=KEY_HINT)
+        return _check_key_bytes(path.read_bytes(), str(path))
+    if ephemeral:
+        warn(EPHEMERAL_WARNING)
+        return secrets.token_bytes(32)
+    value = os.environ.get(env_var)
+    if value is not None:
+        return _check_key_bytes(value.encode("utf-8", "surrogateescape"),
+                                f"environment variable {env_var}")
+    raise UsageError(f"no anonymization key: give --key-file FILE or set {env_var} "
+                     "(or --ephemeral-key for a throw-away run whose pseudonyms are not stable)")
+
+
+@dataclass(frozen=True)
+class MappingEntry:
+    """One raw name and what replaced it (``dense_id`` only with dense numbering)."""
+
+    namespace: str
+    name: str
+    pseudonym: str
+    dense_id: int | None = None
+
+
+@dataclass
+class AnonymizeResult:
+    """The anonymized table, the private raw -> pseudonym mapping and notes on what was done."""
+
+    table: pa.Table
+    mapping: list[MappingEntry]
+    notes: list[str] = field(default_factory=list)
+
+    def raw_names(self) -> dict[str, list[str]]:
+        """Observed raw names by namespace (for the leak audit)."""
+        out: dict[str, list[str]] = {}
+        for entry in self.mapping:
+            out.setdefault(entry.namespace, []).append(entry.name)
+        return out
+
+
+def _source_name(table: pa.Table) -> str:
+    return str(jt.get_metadata(table).get("source_file") or "input table")
+
+
+def _as_strings(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    return column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
+
+
+def _replace_values(column: pa.ChunkedArray, old: list[str], new: list[str]) -> pa.ChunkedArray:
+    """Vectorised lookup: each value of ``column`` (one of ``old``) -> the matching ``new``."""
+    indices = pc.index_in(column, value_set=pa.array(old, pa.string()))
+    return pc.take(pa.array(new, pa.string()), indices)
+
+
+def _pseudonymize_column(column: pa.ChunkedArray, key: bytes, namespace: str,
+                         source: str) -> tuple[pa.ChunkedArray, list[MappingEntry]]:
+    column = _as_strings(column)
+    names = sorted(v for v in pc.unique(column).to_pylist() if v is not None)
+    pseudonyms = [pseudonym(n, key, namespace) for n in names]
+    if len(set(pseudonyms)) != len(pseudonyms):
+        seen: dict[str, int] = {}
+        for p in pseudonyms:
+            seen[p] = seen.get(p, 0) + 1
+        clash = sorted(p for p, count in seen.items() if count > 1)
+        raise InputError(source, f"pseudonym collision: {clash[0]} is shared by "
+                         f"{seen[clash[0]]} different {namespace} names",
+                         field=namespace, expected="distinct pseudonyms; use another key")
+    entries = [MappingEntry(namespace, n, p) for n, p in zip(names, pseudonyms)]
+    return _replace_values(column, names, pseudonyms), entries
+
+
+def _first_appearance_order(table: pa.Table) -> pa.Array:
+    """Row indices in submit order (submit_time, then job_id; unknown submit times last)."""
+    keys = [(c, "ascending") for c in ("submit_time", "job_id") if c in table.column_names]
+    if not keys:
+        return pa.array(range(table.num_rows), pa.int64())
+    return pc.sort_indices(table, sort_keys=keys)  # nulls sort last by default
+
+
+def dense_numbering(table: pa.Table, columns: Iterable[str] = ("user", "group")
+                    ) -> tuple[pa.Table, dict[str, dict[str, int]]]:
+    """Replace each value of ``columns`` by 1..N in order of first appearance in submit order.
+
+    Computed from the (pseudonymized) values alone, so it is reproducible from a published
+    table; returns the new table and, per column, value -> number.
+    """
+    order = _first_appearance_order(table)
+    numbering: dict[str, dict[str, int]] = {}
+    for name in columns:
+        if name not in table.column_names:
+            continue
+        column = _as_strings(table.column(name))
+        numbers: dict[str, int] = {}
+        for value in pc.take(column, order).to_pylist():
+            if value is not None and value not in numbers:
+                numbers[value] = len(numbers) + 1
+        old = list(numbers)
+        renumbered = _replace_values(column, old, [str(numbers[v]) for v in old])
+        table = table.set_column(table.column_names.index(name), name, renumbered)
+        numbering[name] = numbers
+    return table, numbering
+
+
+def _is_textual(dtype: pa.DataType) -> bool:
+    if pa.types.is_dictionary(dtype):
+        return _is_textual(dtype.value_type)
+    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype) or pa.types.is_binary(dtype) \
+            or pa.types.is_large_binary(dtype) or pa.types.is_string_view(dtype):
+        return True
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype) \
+            or pa.types.is_fixed_size_list(dtype):
+        return _is_textual(dtype.value_type)
+    if pa.types.is_struct(dtype):
+        return any(_is_textual(dtype.field(i).type) for i in range(dtype.num_fields))
+    if pa.types.is_map(dtype):
+        return _is_textual(dtype.key_type) or _is_textual(dtype.item_type)
+    return False
+
+
+def _shift_times(table: pa.Table, shift_s: int) -> pa.Table:
+    for i, f in enumerate(table.schema):
+        if f.name in TIME_COLUMNS:
+            shifted = pc.add(table.column(i), pa.scalar(shift_s, f.type))
+        elif pa.types.is_timestamp(f.type):
+            unit_s = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[f.type.unit]
+            shifted = pc.add(table.column(i), pa.scalar(shift_s * unit_s, pa.duration(f.type.unit)))
+        else:
+            continue
+        table = table.set_column(i, f.name, shifted)
+    return table
+
+
+def _as_text(value: Any) -> str:
+    """A metadata value as the text a reader of the output would see."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _clean_swf_header(meta: dict[str, Any], shift_s: int, leaks: Callable[[str], bool],
+                      notes: list[str]) -> None:
+    header = meta.get("swf_header")
+    if not isinstance(header, list):
+        return
+    kept = []
+    for entry in header:
+        key, value = (list(entry) + ["", ""])[:2] if isinstance(entry, list) else (entry, "")
+        if leaks(f"{key}: {value}"):
+            notes.append(f"dropped SWF header entry {key!r}: it names a raw user or group")
+        elif shift_s and str(key).lower() == "unixstarttime" and str(value).strip().isdigit():
+            kept.append([key, str(int(value) + shift_s)])
+        elif shift_s and str(key).lower() in _SWF_DATE_KEYS:
+            notes.append(f"dropped SWF header entry {key!r}: it states an unshifted date")
+        else:
+            kept.append(entry)
+    if kept != header:
+        meta["swf_header"] = kept
+    if kept != header or shift_s:
+        # the verbatim lines would restore the original header (and dates)
+        if meta.pop("swf_header_lines", None) is not None:
+            notes.append("dropped the verbatim SWF header lines: the header was changed")
+
+
+def _clean_metadata(meta: dict[str, Any], shift_s: int, leaks: Callable[[str], bool],
+                    notes: list[str]) -> dict[str, Any]:
+    """Shift/drop absolute dates; drop any metadata entry that names a raw user or group."""
+    meta = copy.deepcopy(meta)
+    _clean_swf_header(meta, shift_s, leaks, notes)
+    if shift_s and isinstance(meta.get("swf_time_origin"), int):
+        meta["swf_time_origin"] += shift_s
+    layout = meta.get("swf_layout")
+    if isinstance(layout, dict) and isinstance(layout.get("other_lines"), list):
+        lines = layout["other_lines"]
+        layout["other_lines"] = [item for item in lines if not leaks(_as_text(item))]
+        if len(layout["other_lines"]) != len(lines):
+            notes.append(f"dropped {len(lines) - len(layout['other_lines'])} SWF comment line(s) "
+                         "between jobs: they name a raw user or group")
+    for key in sorted(meta):
+        if key not in ("swf_header", "anonymization") and leaks(_as_text(meta[key])):
+            notes.append(f"dropped metadata {key!r}: it names a raw user or group")
+            del meta[key]
+    return meta
+
+
+def anonymize(table: pa.Table, key: bytes, *, time_shift_weeks: int = 0,
+              keep_columns: Iterable[str] = (), dense_ids: bool = False) -> AnonymizeResult:
+    """Pseudonymize users and groups, drop free-text columns, optionally shift times by weeks.
+
+    Canonical columns other than ``user``/``group`` are kept identical (times move by exactly
+    ``time_shift_weeks`` weeks, which keeps weekday and time of day). Non-canonical columns that
+    hold text (job names, paths, host names, ...) are dropped unless listed in ``keep_columns``.
+    Metadata records ``anonymization.time_shifted`` but never the amount.
+    """
+    from swftools.audit_match import Matcher, Term  # the leak matcher also guards metadata
+
+    if not isinstance(key, (bytes, bytearray)) or len(key) < MIN_KEY_BYTES:
+        raise ValueError(f"key must be at least {MIN_KEY_BYTES} bytes")
+    if not isinstance(time_shift_weeks, int) or isinstance(time_shift_weeks, bool):
+        raise UsageError(f"time shift must be a whole number of weeks, not {time_shift_weeks!r}")
+    source = _source_name(table)
+    if "user" not in table.column_names:
+        raise InputError(source, "no user column: cannot anonymize a table without users",
+                         field="user", expected="a job table with a 'user' column")
+    canonical = set(jt.column_names())
+    keep = list(dict.fromkeys(keep_columns))
+    droppable = [f.name for f in table.schema if f.name not in canonical and _is_textual(f.type)]
+    for name in keep:
+        if name in IDENTITY_COLUMNS:
+            raise UsageError(f"--keep {name}: the {name} column is always pseudonymized")
+        if name not in droppable:
+            raise UsageError(f"--keep {name}: not a droppable text column of this table "
+                             f"(droppable: {', '.join(droppable) or 'none'})")
+    notes: list[str] = []
+    dropped = [name for name in droppable if name not in keep]
+    if dropped:
+        table = table.drop_columns(dropped)
+        notes.append(f"dropped free-text columns: {', '.join(dropped)}")
+    for name in keep:
+        notes.append(f"kept free-text column {name!r} as requested: audit it before publishing")
+
+    mapping: list[MappingEntry] = []
+    for column_name, namespace in IDENTITY_COLUMNS.items():
+        if column_name not in table.column_names:
+            continue
+        new, entries = _pseudonymize_column(table.column(column_name), key, namespace, source)
+        table = table.set_column(table.column_names.index(column_name), column_name, new)
+        mapping.extend(entries)
+    if dense_ids:
+        table, numbering = dense_numbering(table)
+        mapping = [MappingEntry(e.namespace, e.name, e.pseudonym,
+                                numbering.get(e.namespace, {}).get(e.pseudonym)) for e in mapping]
+    shift_s = time_shift_weeks * WEEK_S
+    if shift_s:
+        table = _shift_times(table, shift_s)
+
+    matcher = Matcher([Term(e.name, e.namespace) for e in mapping])
+    meta = _clean_metadata(jt.get_metadata(table), shift_s, matcher.found_in, notes)
+    meta["anonymization"] = {
+        "method": f"HMAC-SHA256, {PSEUDONYM_HEX_DIGITS} hex digits",
+        "key_id": key_id(bytes(key)),
+        "pseudonymized_columns": [c for c in IDENTITY_COLUMNS if c in table.column_names],
+        "dense_ids": bool(dense_ids),
+        "time_shifted": bool(shift_s),
+        "dropped_columns": dropped,
+        "kept_columns": keep,
+    }
+    return AnonymizeResult(jt.with_metadata(table, meta), mapping, notes)
+
+
+def mapping_csv(mapping: Iterable[MappingEntry]) -> bytes:
+    """The mapping as CSV bytes: ``namespace,name,pseudonym,dense_id`` sorted by namespace, name."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["namespace", "name", "pseudonym", "dense_id"])
+    for e in sorted(mapping, key=lambda e: (e.namespace, e.name)):
+        writer.writerow([e.namespace, e.name, e.pseudonym, "" if e.dense_id is None else e.dense_id])
+    return buffer.getvalue().encode("utf-8")
+
+
+def write_mapping(mapping: Iterable[MappingEntry], path: str | os.PathLike, *, force: bool = False,
+                  warn: Callable[[str], None] = _stderr) -> Path:
+    """Write the private mapping file atomically with mode 0600, and warn it must stay private."""
+    target = Path(path)
+    check_writable(target, force)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(mapping_csv(mapping))
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    warn(MAPPING_WARNING.format(path=target))
+    return target

@@ -1,0 +1,215 @@
+"""Leak audit: prove that a published directory or archive names no raw user, group, host or key.
+
+``audit(path, names=..., hosts=..., key=...)`` scans every file (see ``swftools.audit_scan`` for
+the file kinds and ``swftools.audit_match`` for the matching policy) and returns an
+``AuditReport``: every hit with its file and location, the names that could not be searched,
+and the re-identification report of the job table found in the archive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from swftools.audit_kanon import (DEFAULT_QUASI_IDENTIFIERS, ReidentificationReport,
+                                  reidentification_report)
+from swftools.audit_match import Matcher, Term, key_terms
+from swftools.audit_scan import Leak, Scanner
+from swftools.errors import InputError, UsageError
+
+SHOWN_PER_TERM = 10  # locations printed per file and term by ``render`` (JSON lists all kept)
+
+__all__ = ["AuditReport", "Leak", "ReidentificationReport", "audit", "names_from_table",
+           "read_names_file", "reidentification_report"]
+
+
+def read_names_file(path: str | os.PathLike) -> list[str]:
+    """Names from a file, one per line; blank lines and lines starting with ``#`` are skipped."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(str(p), f"not UTF-8 text (byte {exc.start})",
+                         expected="one name per line") from None
+    names = [line.strip() for line in text.splitlines()]
+    return [n for n in names if n and not n.startswith("#")]
+
+
+def names_from_table(table: pa.Table, source: str = "raw log") -> dict[str, list[str]]:
+    """The distinct user and group names of a raw job table."""
+    if "user" not in table.column_names:
+        raise InputError(source, "no user column to take the raw names from", field="user",
+                         expected="a raw job log with user and group names")
+    out = {}
+    for column in ("user", "group"):
+        if column in table.column_names:
+            values = pc.unique(pc.cast(table.column(column), pa.string())).to_pylist()
+            out[column] = sorted(v for v in values if v is not None)
+    return out
+
+
+@dataclass
+class AuditReport:
+    """What the audit found. ``clean`` when there is no hit and every file could be read."""
+
+    path: str
+    leaks: list[Leak]
+    omitted: dict[tuple[str, str | None, Term], int]
+    unreadable: list[tuple[str, str | None, str]]
+    files_scanned: int
+    bytes_scanned: int
+    searched: dict[str, int]
+    unsearchable: list[tuple[Term, str]]
+    key_searched: bool
+    reidentification: ReidentificationReport | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.leaks and not self.unreadable
+
+    @property
+    def hit_count(self) -> int:
+        """Occurrences found (listed and unlisted)."""
+        return sum(leak.count for leak in self.leaks) + sum(self.omitted.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready report (``schemas/audit-report.schema.json``); never contains the key."""
+        return {
+            "path": self.path, "clean": self.clean, "hits": self.hit_count,
+            "files_scanned": self.files_scanned, "bytes_scanned": self.bytes_scanned,
+            "searched": dict(sorted(self.searched.items())), "key_searched": self.key_searched,
+            "unsearchable": [{"kind": t.kind, "name": t.text, "reason": r}
+                             for t, r in self.unsearchable],
+            "leaks": [leak.to_dict() for leak in self.leaks],
+            "unlisted": [{"file": f, "member": m, "what": t.describe(), "count": n}
+                         for (f, m, t), n in self.omitted.items()],
+            "unreadable": [{"file": f, "member": m, "reason": r} for f, m, r in self.unreadable],
+            "reidentification": (self.reidentification.to_dict()
+                                 if self.reidentification else None),
+            "notes": self.notes,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+    def render(self) -> str:
+        """Human report: hits grouped by file and term, then the re-identification figures."""
+        lines = []
+        groups: dict[tuple[str, str | None, Term], list[Leak]] = {}
+        for leak in self.leaks:
+            groups.setdefault((leak.file, leak.member, leak.term), []).append(leak)
+        for (file, member, term), leaks in groups.items():
+            for leak in leaks[:SHOWN_PER_TERM]:
+                lines.append(f"{leak.where()}: {term.describe()} ({leak.match})")
+            hidden = sum(l.count for l in leaks[SHOWN_PER_TERM:]) + self.omitted.get(
+                (file, member, term), 0)
+            if hidden:
+                place = file + (f"!{member}" if member else "")
+                lines.append(f"{place}: ... and {hidden} more occurrence(s) of "
+                             f"{term.describe()} (--json lists up to 100 locations)")
+        for file, member, reason in self.unreadable:
+            lines.append(f"{file}{'!' + member if member else ''}: could not be scanned: {reason}")
+        searched = ", ".join(f"{n} {k}" for k, n in sorted(self.searched.items(),
+                                                             key=lambda item: item[0] != "user"))
+        key = "the key" if self.key_searched else "no key (give --key-file)"
+        status = "CLEAN" if self.clean else f"LEAKS FOUND: {self.hit_count} occurrence(s)"
+        if self.unreadable:
+            status += f", {len(self.unreadable)} unreadable file(s)"
+        lines.append(f"audit {self.path}: {status}; scanned {self.files_scanned} file(s), "
+                     f"{self.bytes_scanned} bytes for {searched or 'no'} name(s) and {key}")
+        if self.unsearchable:
+            listed = ", ".join(f"{t.text!r} ({r})" for t, r in self.unsearchable[:10])
+            more = f" and {len(self.unsearchable) - 10} more" if len(self.unsearchable) > 10 else ""
+            lines.append(f"not searchable, check by hand: {listed}{more}")
+        lines.extend(self.notes)
+        if self.reidentification is not None:
+            lines.append(self.reidentification.render())
+        return "\n".join(lines)
+
+
+def _terms(names: Iterable[str] | Mapping[str, Iterable[str]], hosts: Iterable[str]) -> list[Term]:
+    terms: list[Term] = []
+    if isinstance(names, Mapping):
+        for kind, values in names.items():
+            terms.extend(Term(v, kind) for v in values)
+    else:
+        terms.extend(Term(v, "name") for v in names)
+    terms.extend(Term(h, "host") for h in hosts)
+    return terms
+
+
+def _job_table_columns(quasi_identifiers: tuple[str, ...]):
+    def want(schema: pa.Schema) -> list[str] | None:
+        if "job_id" not in schema.names:
+            return None
+        needed = set(quasi_identifiers) | {"user", "submit_time"}
+        return [n for n in schema.names if n in needed]
+    return want
+
+
+def _read_trace(path: Path, notes: list[str]) -> pa.Table | None:
+    """The job table of a single trace file (SWF, NQSII), or None with a note why not."""
+    from swftools import formats
+    try:
+        table = formats.read(path)
+    except (InputError, UsageError, ImportError) as exc:
+        notes.append(f"{path.name} is not a readable trace ({exc})")
+        return None
+    notes.append(f"re-identification report from {path.name}")
+    return table
+
+
+def audit(path: str | os.PathLike, names: Iterable[str] | Mapping[str, Iterable[str]] = (),
+          hosts: Iterable[str] = (), key: bytes | None = None, *, table: pa.Table | None = None,
+          quasi_identifiers: tuple[str, ...] = DEFAULT_QUASI_IDENTIFIERS) -> AuditReport:
+    """Scan ``path`` (file, directory or archive) for raw names, host names and the key.
+
+    ``names`` is a list (kind ``name``) or a mapping kind -> names (``user``, ``group``). The
+    re-identification report uses ``table`` if given, else the first Parquet job table found.
+    """
+    root = Path(path)
+    if not root.exists():
+        raise InputError(str(root), "no such file or directory", expected="an archive to audit")
+    terms = _terms(names, hosts)
+    if key:
+        terms.extend(key_terms(bytes(key)))
+    matcher = Matcher(terms)
+    if not matcher.terms:
+        skipped = f" ({len(matcher.unsearchable)} unsearchable)" if matcher.unsearchable else ""
+        raise UsageError(f"nothing to search for{skipped}: give raw names, host names or the key; "
+                         "an audit without them proves nothing")
+    scanner = Scanner(matcher, _job_table_columns(tuple(quasi_identifiers)))
+    result = scanner.scan_path(root)
+    searched: dict[str, int] = {}
+    for term in matcher.terms:
+        if term.kind != "key":
+            searched[term.kind] = searched.get(term.kind, 0) + 1
+    report = AuditReport(str(path), result.leaks, dict(result.omitted), result.unreadable,
+                         result.files_scanned, result.bytes_scanned, searched,
+                         matcher.unsearchable, bool(key))
+    chosen = table
+    if chosen is None and result.job_tables:
+        label, chosen = sorted(result.job_tables, key=lambda t: (Path(t[0]).name != "jobs.parquet",
+                                                                  t[0]))[0]
+        report.notes.append(f"re-identification report from {label}")
+    if chosen is None and root.is_file() and not result.job_tables:
+        chosen = _read_trace(root, report.notes)
+    if chosen is not None:
+        usable = tuple(q for q in quasi_identifiers if q in chosen.column_names
+                       or (q == "submit_hour" and "submit_time" in chosen.column_names))
+        missing = [q for q in quasi_identifiers if q not in usable]
+        if missing:
+            report.notes.append(f"quasi-identifiers not in the table: {', '.join(missing)}")
+        if usable:
+            report.reidentification = reidentification_report(chosen, usable)
+    else:
+        report.notes.append("no job table found: no re-identification report")
+    return report

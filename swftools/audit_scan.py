@@ -1,0 +1,261 @@
+"""Walk an output directory or archive and run the leak matcher over every byte a reader could see.
+
+File kinds, chosen by name: ``.tar[.gz|.bz2|.xz]``/``.tgz`` and ``.zip`` (every member, nested
+archives too), ``.gz`` (decompressed, then by its inner name), ``.parquet`` (metadata, column
+names and every string value, located by column and 0-based row), anything else as text, read
+in chunks and located by line. A file holding NUL bytes (not text) only reports whole-token
+hits, because random bytes spell short names by chance.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tarfile
+import zipfile
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from swftools.audit_match import Matcher, Term
+
+CHUNK_BYTES = 8 << 20
+MAX_LOCATIONS = 100  # listed per file, member and term; the rest are counted
+_TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+
+
+@dataclass(frozen=True)
+class Leak:
+    """One place where a term occurs: a text line, a Parquet cell or a metadata entry."""
+
+    file: str
+    member: str | None
+    term: Term
+    match: str
+    line: int | None = None
+    column: str | None = None
+    row: int | None = None
+    rows: int | None = None
+    metadata_key: str | None = None
+    count: int = 1
+
+    def where(self) -> str:
+        place = self.file + (f"!{self.member}" if self.member else "")
+        if self.line is not None:
+            return f"{place}:{self.line}"
+        if self.metadata_key is not None:
+            return f"{place}: metadata {self.metadata_key!r}"
+        if self.row is not None:
+            more = f" (in {self.rows} rows)" if self.rows and self.rows > 1 else ""
+            return f"{place}: column {self.column!r}, row {self.row}{more}"
+        return f"{place}: column name {self.column!r}"
+
+    def to_dict(self) -> dict[str, Any]:
+        term = self.term
+        return {"file": self.file, "member": self.member, "kind": term.kind,
+                "name": None if term.kind == "key" else term.text, "what": term.describe(),
+                "match": self.match, "line": self.line, "column": self.column, "row": self.row,
+                "rows": self.rows, "metadata_key": self.metadata_key, "count": self.count}
+
+
+@dataclass
+class ScanResult:
+    """Everything the walk found (leaks capped at MAX_LOCATIONS per file, member and term)."""
+
+    leaks: list[Leak] = field(default_factory=list)
+    omitted: Counter = field(default_factory=Counter)  # (file, member, term) -> unlisted hits
+    unreadable: list[tuple[str, str | None, str]] = field(default_factory=list)
+    files_scanned: int = 0
+    bytes_scanned: int = 0
+    job_tables: list[tuple[str, pa.Table]] = field(default_factory=list)
+
+
+class Scanner:
+    """Scans files with one matcher; ``want_table`` decides which Parquet files are job tables."""
+
+    def __init__(self, matcher: Matcher, want_table: Callable[[pa.Schema], list[str] | None]
+                 = lambda schema: None) -> None:
+        self.matcher = matcher
+        self.want_table = want_table
+        self.result = ScanResult()
+        self._listed: Counter = Counter()
+
+    # -- walking -------------------------------------------------------------------------------
+    def scan_path(self, path: Path) -> ScanResult:
+        """Scan a file or every file below a directory (sorted, symlinked dirs not followed)."""
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                for name in sorted(files):
+                    full = Path(root, name)
+                    self._scan_disk_file(full, full.relative_to(path).as_posix())
+        else:
+            self._scan_disk_file(path, path.name)
+        return self.result
+
+    def _scan_disk_file(self, path: Path, label: str) -> None:
+        if not path.is_file():
+            return
+        try:
+            if path.name.lower().endswith(".parquet"):
+                self._scan_parquet(str(path), label, None)
+            else:
+                with open(path, "rb") as fh:
+                    self._scan_stream(fh, path.name, label, None)
+        except OSError as exc:
+            self.result.unreadable.append((label, None, exc.strerror or str(exc)))
+
+    def _scan_stream(self, fh: IO[bytes], name: str, file: str, member: str | None) -> None:
+        lower = name.lower()
+        try:
+            if lower.endswith(_TAR_SUFFIXES):
+                self._scan_tar(fh, file, member)
+            elif lower.endswith(".zip"):
+                self._scan_zip(fh, file, member)
+            elif lower.endswith(".gz"):
+                with gzip.GzipFile(fileobj=fh, mode="rb") as inner:
+                    self._scan_stream(inner, name[:-3], file, member)
+            elif lower.endswith(".parquet"):
+                self._scan_parquet(pa.BufferReader(fh.read()), file, member)
+            else:
+                self._scan_text(fh, file, member)
+        except (EOFError, zlib.error, gzip.BadGzipFile, tarfile.TarError, zipfile.BadZipFile,
+                pa.ArrowException) as exc:
+            self.result.unreadable.append((file, member, f"{type(exc).__name__}: {exc}"))
+
+    def _scan_tar(self, fh: IO[bytes], file: str, member: str | None) -> None:
+        with tarfile.open(fileobj=fh, mode="r:*") as tar:
+            for info in tar:
+                if not info.isfile():
+                    continue
+                inner = tar.extractfile(info)
+                if inner is not None:
+                    self._scan_stream(inner, info.name, file, _join(member, info.name))
+
+    def _scan_zip(self, fh: IO[bytes], file: str, member: str | None) -> None:
+        data = fh if fh.seekable() else io.BytesIO(fh.read())
+        with zipfile.ZipFile(data) as archive:
+            for info in archive.infolist():
+                if info.is_dir():
+                    continue
+                with archive.open(info) as inner:
+                    self._scan_stream(inner, info.filename, file, _join(member, info.filename))
+
+    # -- text ----------------------------------------------------------------------------------
+    def _scan_text(self, fh: IO[bytes], file: str, member: str | None) -> None:
+        self.result.files_scanned += 1
+        line, carry, binary, first = 1, b"", False, True
+        while True:
+            chunk = fh.read(CHUNK_BYTES)
+            if first:
+                binary, first = b"\x00" in chunk[:8192], False
+            if not chunk:
+                data, carry = carry, b""
+            else:
+                data = carry + chunk
+                cut = data.rfind(b"\n") + 1
+                if cut == 0 and len(data) < 4 * CHUNK_BYTES:
+                    carry = data
+                    continue
+                data, carry = (data[:cut], data[cut:]) if cut else (data, b"")
+            if data:
+                self.result.bytes_scanned += len(data)
+                for line_no, hit in self.matcher.scan_lines(data, line, tokens_only=binary):
+                    self._add(Leak(file, member, hit.term, hit.match, line=line_no))
+                line += data.count(b"\n")
+            if not chunk:
+                return
+
+    # -- parquet -------------------------------------------------------------------------------
+    def _scan_parquet(self, source: Any, file: str, member: str | None) -> None:
+        self.result.files_scanned += 1
+        pf = pq.ParquetFile(source)
+        kv = dict(pf.metadata.metadata or {})
+        kv.pop(b"ARROW:schema", None)  # a serialized copy of the schema checked below
+        for key, value in sorted(kv.items()):
+            self._scan_metadata(key, value, file, member)
+        schema = pf.schema_arrow
+        for f in schema:
+            for key, value in sorted((f.metadata or {}).items()):
+                self._scan_metadata(f.name.encode() + b"." + key, value, file, member)
+            for hit in self.matcher.scan(f.name.encode("utf-8", "surrogatepass")):
+                self._add(Leak(file, member, hit.term, hit.match, column=f.name))
+        for f in schema:
+            if _has_text(f.type):
+                self._scan_column(pf.read(columns=[f.name]).column(0), f.name, file, member)
+        wanted = self.want_table(schema)
+        if wanted is not None:
+            label = file + (f"!{member}" if member else "")
+            self.result.job_tables.append((label, pf.read(columns=wanted)))
+
+    def _scan_metadata(self, key: bytes, value: bytes, file: str, member: str | None) -> None:
+        name = key.decode("utf-8", "replace")
+        self.result.bytes_scanned += len(key) + len(value)
+        for hit in self.matcher.scan(key + b"\n" + value):
+            self._add(Leak(file, member, hit.term, hit.match, metadata_key=name))
+
+    def _scan_column(self, column: pa.ChunkedArray, name: str, file: str,
+                     member: str | None) -> None:
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        if not _is_flat_text(column.type):
+            texts = [None if v is None else json.dumps(v, default=str, ensure_ascii=False)
+                     for v in column.to_pylist()]
+            column = pa.chunked_array([pa.array(texts, pa.string())])
+        uniques = [v for v in pc.unique(column).to_pylist() if v is not None]
+        encoded = [v if isinstance(v, bytes) else v.encode("utf-8", "surrogatepass")
+                   for v in uniques]
+        blob = b"\n".join(v.replace(b"\n", b" ") for v in encoded)
+        self.result.bytes_scanned += len(blob)
+        seen: set[tuple[int, Term]] = set()
+        for line_no, hit in self.matcher.scan_lines(blob):
+            if (line_no, hit.term) in seen:
+                continue
+            seen.add((line_no, hit.term))
+            value = pa.scalar(uniques[line_no - 1], column.type)
+            first_row = pc.index(column, value).as_py()
+            rows = pc.sum(pc.equal(column, value)).as_py()
+            self._add(Leak(file, member, hit.term, hit.match, column=name, row=first_row,
+                           rows=rows), count=rows)
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def _add(self, leak: Leak, count: int = 1) -> None:
+        key = (leak.file, leak.member, leak.term)
+        if self._listed[key] < MAX_LOCATIONS:
+            self._listed[key] += 1
+            self.result.leaks.append(leak if count == 1 else _with_count(leak, count))
+        else:
+            self.result.omitted[key] += count
+
+
+def _with_count(leak: Leak, count: int) -> Leak:
+    return Leak(leak.file, leak.member, leak.term, leak.match, leak.line, leak.column, leak.row,
+                leak.rows, leak.metadata_key, count)
+
+
+def _join(outer: str | None, inner: str) -> str:
+    return inner if outer is None else f"{outer}!{inner}"
+
+
+def _is_flat_text(dtype: pa.DataType) -> bool:
+    return (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
+            or pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype))
+
+
+def _has_text(dtype: pa.DataType) -> bool:
+    if pa.types.is_dictionary(dtype):
+        return _has_text(dtype.value_type)
+    if _is_flat_text(dtype) or pa.types.is_string_view(dtype) or pa.types.is_binary_view(dtype):
+        return True
+    if pa.types.is_nested(dtype):
+        return any(_has_text(dtype.field(i).type) for i in range(dtype.num_fields))
+    return False

@@ -1,0 +1,123 @@
+"""``swftools anonymize`` and ``swftools audit``: keyed pseudonyms, and proof that nothing leaks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from swftools import formats
+from swftools.anonymize import DEFAULT_KEY_ENV, anonymize, load_key, write_mapping
+from swftools.atomic import check_writable
+from swftools.audit import audit, names_from_table, read_names_file
+from swftools.cli.common import EXIT_INVALID, handle_errors
+from swftools.errors import UsageError
+
+
+def _note(message: str) -> None:
+    typer.echo(f"swftools: {message}", err=True)
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    try:
+        path.resolve().relative_to(directory.resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def anonymize_command(
+    source: Path = typer.Argument(..., help="Raw job log (or any trace) to anonymize."),
+    output: Path = typer.Argument(..., help="Output trace: .swf[.gz], NQSII .csv, or a data "
+                                            "package directory."),
+    key_file: Optional[Path] = typer.Option(None, "--key-file", help=f"Secret key file (else "
+                                            f"${DEFAULT_KEY_ENV}). Keep it: the same key gives "
+                                            "the same pseudonyms in every release."),
+    ephemeral_key: bool = typer.Option(False, "--ephemeral-key", help="Use a random throw-away "
+                                       "key: pseudonyms will NOT be stable across runs."),
+    time_shift_weeks: int = typer.Option(0, "--time-shift-weeks", help="Shift every timestamp "
+                                         "by this many whole weeks (keeps weekday and hour)."),
+    mapping_out: Optional[Path] = typer.Option(None, "--mapping-out", help="Write the PRIVATE "
+                                               "raw -> pseudonym mapping here (mode 0600)."),
+    dense_ids: bool = typer.Option(False, "--dense-ids", help="Number users and groups 1..N by "
+                                   "first appearance in submit order (PWA style)."),
+    keep: list[str] = typer.Option([], "--keep", help="Keep this free-text column (repeatable)."),
+    from_format: Optional[str] = typer.Option(None, "--from", help="Input format "
+                                              f"({', '.join(formats.FORMATS)})."),
+    to_format: Optional[str] = typer.Option(None, "--to", help="Output format "
+                                            f"({', '.join(formats.FORMATS)})."),
+    site: Optional[str] = typer.Option(None, "--site", help="Site preset or settings file."),
+    force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),
+) -> None:
+    """Replace user and group names by keyed pseudonyms and drop free-text columns."""
+    with handle_errors():
+        key = load_key(key_file, ephemeral=ephemeral_key, warn=_note)
+        check_writable(output, force)
+        if mapping_out is not None:
+            if mapping_out.resolve() in (output.resolve(), source.resolve()) \
+                    or _inside(mapping_out, output):
+                raise UsageError(f"{mapping_out}: the private mapping must not be written to or "
+                                 "inside the output (nor over the input)")
+            check_writable(mapping_out, force)
+        table = formats.read(source, from_format, site=site)
+        result = anonymize(table, key, time_shift_weeks=time_shift_weeks, keep_columns=keep,
+                           dense_ids=dense_ids)
+        losses = formats.write(result.table, output, to_format, site=site, force=force)
+        if mapping_out is not None:
+            write_mapping(result.mapping, mapping_out, force=force, warn=_note)
+        for note in result.notes:
+            _note(f"note: {note}")
+        for loss in losses:
+            _note(f"not carried by the output: {loss}")
+        counts = {ns: len(v) for ns, v in result.raw_names().items()}
+        _note(f"anonymized {result.table.num_rows} jobs ({counts.get('user', 0)} users, "
+              f"{counts.get('group', 0)} groups) -> {output}"
+              + (f"; times shifted by whole weeks" if time_shift_weeks else ""))
+
+
+def audit_command(
+    path: Path = typer.Argument(..., help="Output directory, archive (.tar.gz, .zip) or file."),
+    raw: Optional[Path] = typer.Option(None, "--raw", help="Raw job log: its user and group "
+                                       "names are searched for."),
+    names: Optional[Path] = typer.Option(None, "--names", help="File of names to search for, "
+                                         "one per line (# comments)."),
+    hosts: Optional[Path] = typer.Option(None, "--hosts", help="File of host names, one per "
+                                         "line."),
+    key_file: Optional[Path] = typer.Option(None, "--key-file", help="The anonymization key, "
+                                            f"searched for too (else ${DEFAULT_KEY_ENV} if set)."),
+    raw_format: Optional[str] = typer.Option(None, "--raw-format", help="Format of --raw "
+                                             f"({', '.join(formats.FORMATS)})."),
+    site: Optional[str] = typer.Option(None, "--site", help="Site preset or settings file for "
+                                       "reading --raw."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON "
+                                 "(schemas/audit-report.schema.json)."),
+) -> None:
+    """Scan an archive for raw user/group names, host names and the key; exit 1 on any hit."""
+    with handle_errors():
+        if raw is None and names is None:
+            raise UsageError("give --raw RAWLOG or --names FILE: the names to search for")
+        searched: dict[str, list[str]] = {}
+        if raw is not None:
+            searched.update(names_from_table(formats.read(raw, raw_format, site=site), str(raw)))
+        if names is not None:
+            searched["name"] = read_names_file(names)
+        host_names = read_names_file(hosts) if hosts is not None else []
+        key = None
+        if key_file is not None:
+            key = load_key(key_file)
+        else:
+            try:
+                key = load_key(None)
+            except UsageError:  # no key in the environment: nothing to search for
+                key = None
+        report = audit(path, searched, host_names, key)
+    typer.echo(report.to_json() if as_json else report.render(), nl=not as_json)
+    if not report.clean:
+        raise typer.Exit(EXIT_INVALID)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``anonymize`` and ``audit`` to the CLI."""
+    app.command("anonymize")(anonymize_command)
+    app.command("audit")(audit_command)

@@ -1,0 +1,192 @@
+"""NQSII job logs (AAIC): the published form and the raw pre-release form, read and written.
+
+Both forms are CSV with a header row and 13 attributes per job; ``schemas/nqsii-published.schema.json``
+and ``schemas/nqsii-raw.schema.json`` describe them. Reading records the text layout (header
+names, separator, per-column time and duration formats) in the table metadata under ``nqsii``,
+so that writing the table back in the same form reproduces the file byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from swftools import table as jt
+from swftools.errors import InputError, UsageError
+from swftools.nqsii_columns import (
+    FieldRef,
+    parse_durations,
+    parse_integer_ids,
+    parse_integers,
+    parse_names,
+    parse_queue_names,
+    parse_queue_numbers,
+    parse_timestamps,
+)
+from swftools.nqsii_file import RawLog, load_bytes, parse_body, split_log
+from swftools.nqsii_schema import FORMS, FormSchema, NqsiiField, form_schema, map_header, resolve_site
+from swftools.nqsii_timefmt import TIMESTAMP_FORMATS
+from swftools.nqsii_writer import write
+from swftools.site import Site
+
+__all__ = ["FORMS", "read", "write"]
+
+PROGRESS_MIN_LINES = 100_000
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool, total: int, label: str) -> Iterator[Callable[[str], None]]:
+    """Yield ``step(description)``; shows a rich progress bar on stderr when ``enabled``."""
+    if not enabled:
+        yield lambda _description: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+
+        def step(description: str) -> None:
+            bar.update(task, advance=1, description=f"{label}: {description}")
+
+        yield step
+
+
+def _looks_published(fields: list[NqsiiField], tokens: list[pa.Array]) -> bool:
+    """Published logs hold integers where raw logs hold names: user, group and queue."""
+    first = {f.name: t[0].as_py() for f, t in zip(fields, tokens)}
+    return all(re.fullmatch(r"[0-9]+", first.get(name, "")) for name in ("user", "group", "queue"))
+
+
+def _choose_form(log: RawLog, form: str | None, path: str) -> tuple[FormSchema, list[NqsiiField], list[pa.Array]]:
+    if form is not None:
+        schema = form_schema(form)
+        fields = map_header(log.header, schema, path)
+        return schema, fields, parse_body(log, path)
+    raw = form_schema("raw")
+    fields = map_header(log.header, raw, path)
+    tokens = parse_body(log, path)
+    published = form_schema("published")
+    try:
+        published_fields = map_header(log.header, published, path)
+    except InputError:
+        return raw, fields, tokens
+    if _looks_published(published_fields, tokens):
+        return published, published_fields, tokens
+    return raw, fields, tokens
+
+
+def _convert(f: NqsiiField, tokens: pa.Array, ref: FieldRef, schema: FormSchema, site: Site,
+             zone: str, layout: dict[str, Any]) -> Any:
+    """Parse one column; records its text format in ``layout``."""
+    if f.column in ("user", "group"):
+        return parse_integer_ids(tokens, ref) if f.type == "integer" else parse_names(tokens, ref)
+    if f.column == "queue":
+        if f.type == "integer":
+            return parse_queue_numbers(tokens, ref, site)
+        names, spelling = parse_queue_names(tokens, ref, site)
+        layout["queue_spelling"] = spelling
+        return names
+    if f.text_formats and f.text_formats[0] in TIMESTAMP_FORMATS:
+        values, fmt = parse_timestamps(tokens, ref, f.text_formats, zone)
+        layout["formats"][f.name] = fmt
+        return values
+    if f.text_formats:
+        values, fmt = parse_durations(tokens, ref, f.text_formats)
+        layout["formats"][f.name] = fmt
+        return values
+    if f.enum is not None:
+        return parse_integers(tokens, ref, f"one of {f.description}", list(f.enum))
+    return parse_integers(tokens, ref)
+
+
+def _check_jobs(columns: dict[str, Any], tokens: dict[str, pa.Array], refs: dict[str, FieldRef]) -> None:
+    """Cross-column checks: finish not before start, job ids unique."""
+    late = columns["finish_time"] < columns["start_time"]
+    if late.any():
+        row = int(np.argmax(late))
+        start = tokens["start_time"][row].as_py()
+        raise refs["finish_time"].error(row, tokens["finish_time"][row].as_py(),
+                                        f"is before the start time {start!r}",
+                                        "a finish time at or after the start time")
+    ids = columns["job_id"]
+    if (np.diff(ids) > 0).all():  # ascending ids, the usual case: no sort needed
+        return
+    order = np.argsort(ids, kind="stable")
+    repeated = ids[order[1:]] == ids[order[:-1]]
+    if repeated.any():
+        later, earlier = order[1:][repeated], order[:-1][repeated]
+        i = int(np.argmin(later))
+        row, first_row = int(later[i]), int(earlier[i])
+        raise refs["job_id"].error(row, tokens["job_id"][row].as_py(),
+                                   f"repeats the job id on line {first_row + 2}",
+                                   "job ids unique within the file")
+
+
+def _gpu_columns(gpu_values: np.ndarray, nodes: np.ndarray, gpus_total: bool) -> dict[str, Any]:
+    if not gpus_total:
+        return {"gpus_per_node": gpu_values, "gpus": nodes * gpu_values}
+    divisible = (nodes > 0) & (gpu_values % np.where(nodes > 0, nodes, 1) == 0)
+    per_node = pa.array(gpu_values // np.where(nodes > 0, nodes, 1), mask=~divisible)
+    return {"gpus": gpu_values, "gpus_per_node": per_node}
+
+
+def read(path: str | Path, *, site: Site | str | Path | None = None, form: str | None = None,
+         gpus_total: bool = False, progress: bool = False) -> pa.Table:
+    """Read an NQSII job log (published or raw form, gzip or plain) into the job table.
+
+    ``form`` None detects the form from the first job line; ``gpus_total`` says the GPU column
+    holds total GPUs rather than GPUs per node. Bad input raises ``InputError`` naming the line,
+    field, value and what was expected.
+    """
+    name = str(path)
+    site_obj = resolve_site(site)
+    zone = site_obj.time_zone
+    data = load_bytes(path)
+    log = split_log(data, name)
+    del data
+    schema, fields, tokens = _choose_form(log, form, name)
+    show = progress and log.estimated_lines > PROGRESS_MIN_LINES
+    layout: dict[str, Any] = {
+        "form": schema.form, "header": log.header, "fields": [f.name for f in fields],
+        "separator": log.separator, "line_ending": log.line_ending,
+        "final_newline": log.final_newline, "bom": log.bom,
+        "gpus_column": "total" if gpus_total else "per_node", "formats": {}, "queue_spelling": {},
+    }
+    columns: dict[str, Any] = {}
+    by_column: dict[str, pa.Array] = {}
+    refs: dict[str, FieldRef] = {}
+    problems: list[tuple[int, int, InputError]] = []
+    with _progress(show, len(fields) + 1, f"reading {Path(name).name}") as step:
+        for position, (f, text, header) in enumerate(zip(fields, tokens, log.header)):
+            ref = refs[f.column] = FieldRef(name, header, f.title)
+            by_column[f.column] = text
+            try:
+                columns[f.column] = _convert(f, text, ref, schema, site_obj, zone, layout)
+            except InputError as exc:
+                problems.append((exc.line or 0, position, exc))
+            step(f.name)
+        if problems:  # report the earliest line; on one line, the leftmost column
+            raise min(problems, key=lambda p: p[:2])[2]
+        gpu_column = columns.pop("gpus_per_node")
+        columns.update(_gpu_columns(gpu_column, columns["nodes"], gpus_total))
+        _check_jobs(columns, by_column, refs)
+        step("checks")
+    metadata = {"source_file": Path(name).name, "source_format": "nqsii", "site": site_obj.name,
+                "time_zone": zone, "converter_version": _version(), "nqsii": layout}
+    arrays = {k: (pa.array(v) if isinstance(v, np.ndarray) else v) for k, v in columns.items()}
+    return jt.from_columns(arrays, metadata)
+
+
+def _version() -> str:
+    from swftools import __version__
+
+    return __version__

@@ -1,0 +1,163 @@
+"""From NQSII log bytes to one text array per column: decompression, text checks, header, CSV.
+
+Row ``r`` of the parsed body is file line ``r + 2`` (line 1 is the header; empty lines are
+rows too, so the numbering holds).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from swftools.errors import InputError
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass
+class RawLog:
+    """An NQSII log split into header and body, with the text layout needed to write it back."""
+
+    header: list[str]
+    body: bytes  # job lines, separators normalized to a bare comma
+    separator: str
+    line_ending: str
+    final_newline: bool
+    bom: bool
+    estimated_lines: int
+
+
+def load_bytes(path: str | Path) -> bytes:
+    """The file's bytes, gunzipped when they start with the gzip magic number."""
+    data = Path(path).read_bytes()
+    if not data.startswith(_GZIP_MAGIC):
+        return data
+    try:
+        return gzip.decompress(data)
+    except EOFError:
+        raise InputError(str(path), "truncated gzip file: the compressed stream ends early",
+                         expected="a complete gzip file") from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(str(path), f"corrupt gzip data ({exc})",
+                         expected="a valid gzip file") from None
+
+
+def _line_of(data: bytes, position: int) -> int:
+    return data.count(b"\n", 0, position) + 1
+
+
+def check_text(data: bytes, path: str) -> None:
+    """InputError unless ``data`` is non-empty text without NUL bytes."""
+    if not re.search(rb"\S", data):
+        raise InputError(path, "empty file: no header row and no job rows",
+                         expected="a header row and one job per line")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise InputError(path, "binary data: NUL byte, not a text file", line=_line_of(data, nul),
+                         expected="a CSV text file")
+
+
+def check_utf8(data: bytes, path: str, line_offset: int = 0) -> None:
+    """InputError at the first byte that is not UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded",
+                         line=_line_of(data, exc.start) + line_offset,
+                         expected="a CSV text file in UTF-8") from None
+
+
+def _detect_separator(lines: list[bytes]) -> str:
+    """``", "`` when every comma of the header and first job line is followed by one space."""
+    commas = sum(line.count(b",") for line in lines)
+    spaced = sum(line.count(b", ") for line in lines)
+    doubled = any(b",  " in line for line in lines)
+    return ", " if commas and spaced == commas and not doubled else ","
+
+
+def _drop_spaces_after_commas(body: bytes) -> bytes:
+    """Remove spaces after field separators (outside quoted values)."""
+    if body.find(b", ") < 0:
+        return body
+    if b'"' not in body:
+        while b", " in body:
+            body = body.replace(b", ", b",")
+        return body
+    return re.sub(rb'("(?:[^"]|"")*")|, +', lambda m: m.group(1) or b",", body)
+
+
+def split_log(data: bytes, path: str) -> RawLog:
+    """Split the header from the body and record the text layout (separator, line ending, BOM)."""
+    check_text(data, path)
+    bom = data.startswith(_BOM)
+    if bom:
+        data = data[len(_BOM):]
+    end = data.find(b"\n")
+    header_line = data if end < 0 else data[:end]
+    line_ending = "\r\n" if header_line.endswith(b"\r") else "\n"
+    check_utf8(header_line, path)
+    header_text = header_line.decode("utf-8").rstrip("\r")
+    header = next(csv.reader([header_text], skipinitialspace=True), [])
+    body = b"" if end < 0 else data[end + 1:]
+    if not re.search(rb"\S", body):
+        raise InputError(path, "no job rows: the file holds only a header", line=1,
+                         expected="one job per line after the header")
+    first_job_line = body[:body.find(b"\n")] if b"\n" in body[:1 << 16] else body[:1 << 16]
+    return RawLog(header=header, body=_drop_spaces_after_commas(body),
+                  separator=_detect_separator([header_line, first_job_line]),
+                  line_ending=line_ending, final_newline=data.endswith(b"\n"), bom=bom,
+                  estimated_lines=len(body) // (len(first_job_line) + 1))
+
+
+def _first_invalid_row(body: bytes, names: list[str]) -> tuple[int, int, str] | None:
+    """(line, field count, text) of the first row whose field count is wrong, or None."""
+    found: list[tuple[int, int, str]] = []
+
+    def handler(row: pacsv.InvalidRow) -> str:
+        found.append((row.number + 1, row.actual_columns, row.text))
+        return "error"
+
+    try:
+        _read(body, names, threads=False, handler=handler)
+    except pa.ArrowInvalid:
+        pass
+    return found[0] if found else None
+
+
+def _read(body: bytes, names: list[str], threads: bool, handler=None) -> pa.Table:
+    return pacsv.read_csv(
+        io.BytesIO(body),
+        read_options=pacsv.ReadOptions(column_names=names, use_threads=threads,
+                                       block_size=min(max(len(body) + 1, 1 << 20), 1 << 28)),
+        parse_options=pacsv.ParseOptions(ignore_empty_lines=False, invalid_row_handler=handler),
+        convert_options=pacsv.ConvertOptions(
+            column_types={n: pa.string() for n in names}, strings_can_be_null=False,
+            quoted_strings_can_be_null=False, null_values=[]),
+    )
+
+
+def parse_body(log: RawLog, path: str) -> list[pa.Array]:
+    """The body's text tokens, one string array per header column; InputError on a wrong
+    field count."""
+    names = [f"c{i}" for i in range(len(log.header))]
+    try:
+        table = _read(log.body, names, threads=False)
+    except pa.ArrowInvalid as exc:
+        check_utf8(log.body, path, line_offset=1)
+        bad = _first_invalid_row(log.body, names)
+        if bad is None:
+            raise InputError(path, f"not a readable CSV log ({exc})") from None
+        line, count, text = bad
+        what = "empty line" if not text.strip() else f"{count} field{'s' * (count != 1)}"
+        raise InputError(path, f"{what}, expected {len(names)} (one per header column)",
+                         line=line, value=text) from None
+    return [c.combine_chunks() if c.num_chunks != 1 else c.chunk(0) for c in table.columns]

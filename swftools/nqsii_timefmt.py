@@ -1,0 +1,321 @@
+"""Whole-column conversion between text and seconds for NQSII logs (no per-row Python).
+
+Instants: UNIX seconds, local ``YYYY-MM-DD HH:MM:SS`` (an IANA zone), ISO 8601 with an offset.
+Durations: seconds or ``HH:MM:SS`` (hours unbounded). Date-times are fixed width, so they are
+parsed and formatted as an ``(n, 19)`` byte matrix with numpy; the zone offset is computed with
+``zoneinfo`` once per distinct day, and per value only on days where the offset changes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+DATETIME_WIDTH = 19  # YYYY-MM-DD HH:MM:SS
+_DIGIT_POSITIONS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
+_EPOCH = datetime(1970, 1, 1)
+_DAY_S = 86_400
+
+# How each text format is named in error messages, in the order messages list them.
+FORMAT_LABELS = {
+    "epoch": "UNIX seconds",
+    "local": "YYYY-MM-DD HH:MM:SS local time",
+    "iso": "ISO 8601 with offset",
+    "seconds": "seconds",
+    "hms": "HH:MM:SS",
+}
+TIMESTAMP_FORMATS = ("epoch", "local", "iso")
+DURATION_FORMATS = ("seconds", "hms")
+
+EPOCH_PATTERN = r"^[0-9]{1,18}$"
+LOCAL_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"
+ISO_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:?[0-9]{2})$"
+HMS_PATTERN = r"^[0-9]{1,12}:[0-5][0-9]:[0-5][0-9]$"
+
+
+def describe_formats(formats: list[str] | tuple[str, ...]) -> str:
+    """``'A, B, or C'`` for the given format names, in the canonical order."""
+    order = [f for f in (*TIMESTAMP_FORMATS, *DURATION_FORMATS) if f in formats]
+    labels = [FORMAT_LABELS[f] for f in order]
+    if len(labels) <= 2:
+        return " or ".join(labels)
+    return ", ".join(labels[:-1]) + ", or " + labels[-1]
+
+
+# ---------------------------------------------------------------- string arrays <-> byte matrix
+
+def _plain_string_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    if arr.type != pa.string():
+        arr = arr.cast(pa.string())
+    return arr
+
+
+def string_lengths(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Byte length of every string (int64)."""
+    return np.asarray(pc.binary_length(arr).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def string_matrix(arr: pa.Array | pa.ChunkedArray, width: int) -> np.ndarray | None:
+    """View a string array whose values all have ``width`` bytes as an ``(n, width)`` uint8 matrix."""
+    arr = _plain_string_array(arr)
+    n = len(arr)
+    if arr.null_count:
+        return None
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + n + 1]
+    if n == 0:
+        return np.zeros((0, width), dtype=np.uint8)
+    if not np.all(np.diff(offsets) == width):
+        return None
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)
+    return data[offsets[0]:offsets[0] + n * width].reshape(n, width)
+
+
+def matrix_strings(matrix: np.ndarray) -> pa.Array:
+    """A string array from an ``(n, width)`` uint8 matrix of ASCII bytes."""
+    n, width = matrix.shape
+    offsets = (np.arange(n + 1, dtype=np.int64) * width).astype(np.int32)
+    data = np.ascontiguousarray(matrix, dtype=np.uint8).tobytes()
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets.tobytes()),
+                                                 pa.py_buffer(data)])
+
+
+# ---------------------------------------------------------------------------- civil date-times
+
+_MONTH_DAYS = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
+_DAYS_BEFORE_MONTH = np.concatenate([[0], np.cumsum(_MONTH_DAYS)[:-1]])
+
+
+def _leap_days_through(year: np.ndarray) -> np.ndarray:
+    """Gregorian leap years in 1..``year``."""
+    return year // 4 - year // 100 + year // 400
+
+
+def parse_datetime_matrix(matrix: np.ndarray, separators: bytes = b" ") -> tuple[np.ndarray, np.ndarray]:
+    """Parse rows ``YYYY-MM-DD?HH:MM:SS`` (``?`` one of ``separators``) as naive seconds since 1970.
+
+    Returns ``(seconds, ok)``; ``ok`` is False where a row is not a real calendar date-time
+    (month 13, 30 February, hour 24, second 60, a non-digit, a wrong separator).
+    """
+    digits = matrix[:, _DIGIT_POSITIONS].astype(np.int32) - 48
+    ok = ((digits >= 0) & (digits <= 9)).all(axis=1)
+    ok &= (matrix[:, 4] == ord("-")) & (matrix[:, 7] == ord("-"))
+    ok &= (matrix[:, 13] == ord(":")) & (matrix[:, 16] == ord(":"))
+    separator_ok = matrix[:, 10] == separators[0]
+    for extra in separators[1:]:
+        separator_ok |= matrix[:, 10] == extra
+    ok &= separator_ok
+    pairs = digits.reshape(-1, 7, 2)
+    numbers = (pairs[:, :, 0] * 10 + pairs[:, :, 1]).astype(np.int64)  # YY YY MM DD hh mm ss
+    year = numbers[:, 0] * 100 + numbers[:, 1]
+    month, day, hour, minute, second = (numbers[:, i] for i in range(2, 7))
+    ok &= (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)
+    ok &= (hour <= 23) & (minute <= 59) & (second <= 59)
+    month_index = np.where(ok, month - 1, 0)
+    year = np.where(ok, year, 1970)
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    after_february = month_index >= 2
+    ok &= day <= _MONTH_DAYS[month_index] + (leap & (month_index == 1))
+    days = (365 * (year - 1970) + _leap_days_through(year - 1) - _leap_days_through(np.int64(1969))
+            + _DAYS_BEFORE_MONTH[month_index] + (leap & after_february) + day - 1)
+    seconds = days * _DAY_S + hour * 3600 + minute * 60 + second
+    return np.where(ok, seconds, 0), ok
+
+
+def format_datetime_matrix(naive_s: np.ndarray, separator: str = " ") -> np.ndarray:
+    """Naive seconds since 1970 as an ``(n, 19)`` matrix of ``YYYY-MM-DD?HH:MM:SS`` bytes.
+
+    Raises ``ValueError`` for instants outside years 1..9999.
+    """
+    naive_s = np.asarray(naive_s, dtype=np.int64)
+    days = naive_s // _DAY_S
+    second_of_day = naive_s - days * _DAY_S
+    date = days.astype("datetime64[D]")
+    month_start = date.astype("datetime64[M]")
+    year = month_start.astype("datetime64[Y]").astype(np.int64) + 1970
+    if len(year) and (year.min() < 1 or year.max() > 9999):
+        raise ValueError("date outside years 1..9999")
+    month = month_start.astype(np.int64) % 12 + 1
+    day = days - month_start.astype("datetime64[D]").astype(np.int64) + 1
+    parts = (year // 1000, year // 100 % 10, year // 10 % 10, year % 10,
+             month // 10, month % 10, day // 10, day % 10,
+             second_of_day // 36000, second_of_day // 3600 % 10,
+             second_of_day % 3600 // 600, second_of_day % 3600 // 60 % 10,
+             second_of_day % 60 // 10, second_of_day % 10)
+    out = np.empty((len(naive_s), DATETIME_WIDTH), dtype=np.uint8)
+    for position, value in zip(_DIGIT_POSITIONS, parts):
+        out[:, position] = value + 48
+    out[:, 4] = out[:, 7] = ord("-")
+    out[:, 10] = ord(separator)
+    out[:, 13] = out[:, 16] = ord(":")
+    return out
+
+
+# ------------------------------------------------------------------------------ time zones
+
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` without sorting when the range is small."""
+    low, high = int(values.min()), int(values.max())
+    if high - low > 10_000_000:
+        return np.unique(values, return_inverse=True)
+    present = np.zeros(high - low + 1, dtype=bool)
+    present[values - low] = True
+    distinct = np.flatnonzero(present)
+    index = np.cumsum(present) - 1
+    return distinct + low, index[values - low]
+
+
+@lru_cache(maxsize=16)
+def _zone(name: str) -> ZoneInfo:
+    return ZoneInfo(name)
+
+
+def _local_offset(naive: datetime, zone: ZoneInfo, fold: int) -> int:
+    return int(naive.replace(tzinfo=zone, fold=fold).utcoffset().total_seconds())
+
+
+def local_to_utc(naive_s: np.ndarray, zone_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Convert naive local seconds in ``zone_name`` to UTC epoch seconds.
+
+    Returns ``(utc_s, ok)``; ``ok`` is False for local times that are ambiguous or do not exist
+    (a daylight-saving change).
+    """
+    zone = _zone(zone_name)
+    naive_s = np.asarray(naive_s, dtype=np.int64)
+    ok = np.ones(len(naive_s), dtype=bool)
+    if not len(naive_s):
+        return naive_s.copy(), ok
+    days, inverse = _distinct(naive_s // _DAY_S)
+    day_offset = np.zeros(len(days), dtype=np.int64)
+    uniform = np.ones(len(days), dtype=bool)
+    for i, day in enumerate(days.tolist()):
+        start = _EPOCH + timedelta(days=day)
+        end = start + timedelta(seconds=_DAY_S - 1)
+        seen = {_local_offset(t, zone, fold) for t in (start, end) for fold in (0, 1)}
+        if len(seen) == 1:
+            day_offset[i] = seen.pop()
+        else:
+            uniform[i] = False
+    offset = day_offset[inverse]
+    for j in np.flatnonzero(~uniform[inverse]).tolist():
+        moment = _EPOCH + timedelta(seconds=int(naive_s[j]))
+        first, second = _local_offset(moment, zone, 0), _local_offset(moment, zone, 1)
+        offset[j] = first
+        ok[j] = first == second
+    return naive_s - offset, ok
+
+
+def utc_offsets(utc_s: np.ndarray, zone_name: str) -> np.ndarray:
+    """UTC offset (seconds) of ``zone_name`` at each UTC epoch second."""
+    zone = _zone(zone_name)
+    utc_s = np.asarray(utc_s, dtype=np.int64)
+    if not len(utc_s):
+        return utc_s.copy()
+    days, inverse = _distinct(utc_s // _DAY_S)
+    day_offset = np.zeros(len(days), dtype=np.int64)
+    uniform = np.ones(len(days), dtype=bool)
+
+    def offset_at(t: int) -> int:
+        moment = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=t)
+        return int(moment.astimezone(zone).utcoffset().total_seconds())
+
+    for i, day in enumerate(days.tolist()):
+        first, last = offset_at(day * _DAY_S), offset_at(day * _DAY_S + _DAY_S - 1)
+        day_offset[i] = first
+        uniform[i] = first == last
+    offset = day_offset[inverse]
+    for j in np.flatnonzero(~uniform[inverse]).tolist():
+        offset[j] = offset_at(int(utc_s[j]))
+    return offset
+
+
+def parse_offset(text: str) -> int | None:
+    """Seconds east of UTC for ``Z``, ``+HH:MM`` or ``+HHMM``; None if not a valid offset."""
+    if text == "Z":
+        return 0
+    body = text[1:].replace(":", "", 1)
+    if text[:1] not in "+-" or len(body) != 4 or not body.isdigit():
+        return None
+    hours, minutes = int(body[:2]), int(body[2:])
+    if hours > 23 or minutes > 59:
+        return None
+    seconds = hours * 3600 + minutes * 60
+    return -seconds if text[0] == "-" else seconds
+
+
+def format_offset(seconds: int, colon: bool = True) -> str:
+    """``+HH:MM`` (or ``+HHMM``) for an offset in whole minutes."""
+    sign = "-" if seconds < 0 else "+"
+    hours, minutes = divmod(abs(int(seconds)) // 60, 60)
+    return f"{sign}{hours:02d}{':' if colon else ''}{minutes:02d}"
+
+
+# ---------------------------------------------------------------------------------- durations
+
+_TWO_DIGITS = pa.array([f"{i:02d}" for i in range(60)])
+
+
+def parse_hms(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Parse ``H+:MM:SS`` strings. Returns ``(seconds, ok, hour_digits)`` per value."""
+    arr = _plain_string_array(arr)
+    ok = np.asarray(pc.match_substring_regex(arr, HMS_PATTERN).to_numpy(zero_copy_only=False),
+                    dtype=bool)
+    seconds = np.zeros(len(arr), dtype=np.int64)
+    hour_digits = np.asarray(pc.find_substring(arr, ":").to_numpy(zero_copy_only=False),
+                             dtype=np.int64)
+    if ok.any():
+        good = arr.filter(pa.array(ok)) if not ok.all() else arr
+        parts = pc.list_flatten(pc.split_pattern(good, ":"))
+        hms = np.asarray(pc.cast(parts, pa.int64()).to_numpy(), dtype=np.int64).reshape(-1, 3)
+        seconds[ok] = hms[:, 0] * 3600 + hms[:, 1] * 60 + hms[:, 2]
+    return seconds, ok, hour_digits
+
+
+def format_hms(seconds: np.ndarray, hour_width: int = 2) -> pa.Array:
+    """Non-negative seconds as ``HH:MM:SS`` (hours zero-padded to ``hour_width`` digits)."""
+    seconds = np.asarray(seconds, dtype=np.int64)
+    hours = pc.cast(pa.array(seconds // 3600), pa.string())
+    if hour_width > 1:
+        hours = pc.utf8_lpad(hours, hour_width, "0")
+    minutes = _TWO_DIGITS.take(pa.array(seconds % 3600 // 60))
+    secs = _TWO_DIGITS.take(pa.array(seconds % 60))
+    return pc.binary_join_element_wise(hours, minutes, secs, ":")
+
+
+def format_integers(values: np.ndarray) -> pa.Array:
+    """Integers as decimal strings."""
+    return pc.cast(pa.array(np.asarray(values, dtype=np.int64)), pa.string())
+
+
+def format_instants(utc_s: np.ndarray, fmt: dict, zone_name: str) -> pa.Array:
+    """Format UTC epoch seconds in a recorded text format (``{"format": "epoch"|"local"|"iso", ...}``)."""
+    kind = fmt.get("format", "epoch")
+    utc_s = np.asarray(utc_s, dtype=np.int64)
+    if kind == "epoch":
+        return format_integers(utc_s)
+    if kind == "local":
+        return matrix_strings(format_datetime_matrix(utc_s + utc_offsets(utc_s, zone_name)))
+    separator = fmt.get("separator", "T")
+    fixed = fmt.get("offset")
+    if fixed is not None:
+        offset_s = parse_offset(fixed)
+        base = matrix_strings(format_datetime_matrix(utc_s + offset_s, separator))
+        return pc.binary_join_element_wise(base, pa.scalar(fixed), "")
+    offsets = utc_offsets(utc_s, zone_name)
+    base = matrix_strings(format_datetime_matrix(utc_s + offsets, separator))
+    distinct, inverse = np.unique(offsets, return_inverse=True)
+    suffix = pa.array([format_offset(o) for o in distinct.tolist()]).take(pa.array(inverse))
+    return pc.binary_join_element_wise(base, suffix, "")
+
+
+def format_durations(seconds: np.ndarray, fmt: dict) -> pa.Array:
+    """Format durations in a recorded text format (``{"format": "seconds"|"hms", ...}``)."""
+    if fmt.get("format", "seconds") == "hms":
+        return format_hms(seconds, fmt.get("hour_width", 2))
+    return format_integers(seconds)

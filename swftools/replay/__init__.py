@@ -1,0 +1,119 @@
+"""Replay a trace through a textbook FCFS / EASY-backfilling scheduler on declared resources.
+
+``replay(table, site=..., policy="easy")`` returns a ``ReplayResult``; ``compare(table, result)``
+(in ``swftools.replay.compare``) sets the recorded schedule against it.
+
+Resource model: with ``site`` (a ``Site``, preset name or settings file) the site's GPU nodes
+(``model.GpuNodes``); with ``procs`` a flat pool of that many processors; with neither, the
+preset named in the table's metadata, else a flat pool of the SWF header's ``MaxProcs``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from swftools import table as jt
+from swftools.errors import UsageError
+from swftools.replay.engine_flat import run_flat
+from swftools.replay.engine_gpu import run_gpu
+from swftools.replay.model import ALLOCATIONS, FlatPool, GpuNodes, bits
+from swftools.replay.result import JOBS_SCHEMA, SKIPPED_SCHEMA, ReplayResult, summarize
+from swftools.replay.workload import Workload, prepare
+from swftools.site import Site, resolve_site
+from swftools.swf_header import header_int
+
+POLICIES = ("fcfs", "easy")
+
+__all__ = ["ALLOCATIONS", "POLICIES", "ReplayResult", "replay", "resource_model"]
+
+
+def resource_model(table: pa.Table, site: Site | str | Path | None = None,
+                   procs: int | None = None,
+                   allocation: str = "first-fit") -> FlatPool | GpuNodes:
+    """The resource model a replay of ``table`` uses (see the module docstring)."""
+    if site is not None and procs is not None:
+        raise UsageError("give either a site (GPU node model) or a processor count (flat pool), "
+                         "not both")
+    if procs is not None:
+        if procs < 1:
+            raise UsageError(f"--procs must be a positive processor count, not {procs}")
+        return FlatPool(int(procs))
+    resolved = resolve_site(site, table)
+    if resolved is not None:
+        return GpuNodes(resolved, allocation)
+    max_procs = header_int(jt.get_metadata(table).get("swf_header") or [], "MaxProcs")
+    if max_procs is None or max_procs < 1:
+        raise UsageError("the trace declares no MaxProcs in its SWF header; "
+                         "give --procs N (flat pool) or --site (GPU nodes)")
+    return FlatPool(max_procs)
+
+
+def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str = "easy",
+           allocation: str = "first-fit", kill_at_request: bool = False,
+           procs: int | None = None) -> ReplayResult:
+    """Replay ``table`` under ``policy`` (``fcfs`` or ``easy``) on the declared resources."""
+    if policy not in POLICIES:
+        raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
+    if allocation not in ALLOCATIONS:
+        raise UsageError(f"unknown allocation {allocation!r} (choose from {', '.join(ALLOCATIONS)})")
+    model = resource_model(table, site, procs, allocation)
+    work = prepare(table, model, kill_at_request=kill_at_request)
+    skipped_rows = list(work.skipped_row)
+    skipped_reasons = list(work.skipped_reason)
+    node_ids = gpu_ids = None
+    keep = np.ones(len(work), dtype=bool)
+    if isinstance(model, GpuNodes):
+        run = run_gpu(work, model, policy)
+        start = run.start
+        node_ids = [",".join(map(str, bits(m))) for m in run.node_sets]
+        gpu_ids = [",".join(map(str, bits(m))) for m in run.gpu_sets]
+        for j, reason in run.dropped:
+            keep[j] = False
+            skipped_rows.append(work.row[j])
+            skipped_reasons.append(reason)
+        capacity = [(t, nodes * model.gpus_per_node) for t, nodes in model.capacity_changes()]
+        unit, allocation_used = "GPUs", allocation
+    else:
+        start = run_flat(work, model.procs, policy)
+        capacity = [(0, model.procs)]
+        unit, allocation_used = "processors", None
+    jobs = _jobs_table(table, work, start, keep, node_ids, gpu_ids, isinstance(model, GpuNodes))
+    skipped = _skipped_table(table, skipped_rows, skipped_reasons)
+    summary = summarize(jobs, skipped, model=model.describe(), policy=policy,
+                        allocation=allocation_used, kill_at_request=kill_at_request, unit=unit,
+                        capacity=capacity)
+    return ReplayResult(jobs, skipped, summary, capacity)
+
+
+def _jobs_table(table: pa.Table, work: Workload, start: np.ndarray, keep: np.ndarray,
+                node_ids: list[str] | None, gpu_ids: list[str] | None, gpu: bool) -> pa.Table:
+    idx = np.flatnonzero(keep)
+    start = start[idx]
+    queue = table.column("queue").take(pa.array(work.row[idx])) if table.num_rows else pa.array(
+        [], pa.string())
+    columns: dict[str, Any] = {
+        "job_id": work.job_id[idx],
+        "queue": queue,
+        "submit_time": work.submit[idx],
+        "start_time": start,
+        "end_time": start + work.runtime[idx],
+        "wait_s": start - work.submit[idx],
+        "run_s": work.runtime[idx],
+        "estimate_s": work.estimate[idx],
+        "size": work.size[idx],
+        "nodes": work.nodes[idx] if gpu else pa.nulls(len(idx), pa.int64()),
+        "node_ids": [node_ids[i] for i in idx] if gpu else pa.nulls(len(idx), pa.string()),
+        "gpu_ids": [gpu_ids[i] for i in idx] if gpu else pa.nulls(len(idx), pa.string()),
+    }
+    return pa.table(columns, schema=JOBS_SCHEMA)
+
+
+def _skipped_table(table: pa.Table, rows: list[int], reasons: list[str]) -> pa.Table:
+    ids = table.column("job_id").to_numpy()[np.asarray(rows, dtype=np.int64)] if rows else []
+    order = np.lexsort((np.arange(len(rows)), np.asarray(ids, dtype=np.int64))) if rows else []
+    return pa.table({"job_id": [int(ids[i]) for i in order],
+                     "reason": [reasons[i] for i in order]}, schema=SKIPPED_SCHEMA)

@@ -1,0 +1,211 @@
+"""Event-driven FCFS / EASY replay on a flat pool of processors (SWF mode).
+
+The scheduler acts only at submissions and job ends; all events of one instant are applied
+before it schedules. A zero-length job started at ``t`` ends at ``t``: that end is a new event
+of the same instant, handled in a further round at ``t``.
+
+Scheduling pass at ``now``:
+
+1. start jobs from the head of the queue (submit order, ties by job id) while they fit;
+2. EASY only: if the head does not fit, it gets a reservation at the *shadow time*, the
+   earliest instant at which the free processors plus those of running jobs whose *estimated*
+   end (start + estimate; ``now`` if already past) has come reach its size; ``extra`` is what
+   is free at that instant beyond the head's size. A later job may start now if it fits and
+   either ends by the shadow time according to its estimate, or needs at most ``extra``
+   processors (and then ``extra`` shrinks by its size). Jobs are taken in queue order.
+
+Speed: the waiting queue is a segment tree over queue positions holding the minimum size and
+the minimum estimate of each subtree, so one backfill search costs O(log n) in the usual case
+instead of a scan of the whole queue; the reservation is cached until a job ends or the head
+changes (starting a backfilled job never moves the shadow time: it either ends before it or
+consumes ``extra``).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from heapq import heappop, heappush
+
+import numpy as np
+
+from swftools.replay.workload import Workload
+
+INFINITY = 1 << 62
+
+
+def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
+    """Start time of every job of ``work`` (queue order) on ``procs`` processors."""
+    n = len(work)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    submit = work.submit.tolist()
+    runtime = work.runtime.tolist()
+    size = work.size.tolist()
+    estimate = work.estimate.tolist()
+    easy = policy == "easy"
+
+    start = [0] * n
+    shift = max(1, n.bit_length())
+    low = (1 << shift) - 1
+    ends: list[int] = []  # heap of end << shift | job
+    running: list[int] = []  # sorted estimated_end << shift | job
+    est_key = [0] * n
+
+    leaves = 1 << max(1, (n - 1).bit_length())
+    min_size = [INFINITY] * (2 * leaves)
+    min_est = [INFINITY] * (2 * leaves)
+    job_at = [0] * n  # queue position -> job
+    next_pos = 0
+    head = 0  # smallest position that may still be waiting
+    waiting = 0
+    free = procs
+    res_head = -1  # job the cached reservation is for (-1: none)
+    shadow = extra = 0
+
+    def search(fit: int, spare: int, window: int) -> int:
+        """First queue position whose job has size <= spare, or size <= fit and estimate <= window."""
+        s = min_size[1]
+        if not (s <= spare or (s <= fit and min_est[1] <= window)):
+            return -1
+        stack = []
+        i = 1
+        while i < leaves:
+            left = i << 1
+            s = min_size[left]
+            left_ok = s <= spare or (s <= fit and min_est[left] <= window)
+            right = left + 1
+            s = min_size[right]
+            right_ok = s <= spare or (s <= fit and min_est[right] <= window)
+            if left_ok:
+                if right_ok:
+                    stack.append(right)
+                i = left
+            elif right_ok:
+                i = right
+            elif stack:
+                i = stack.pop()
+            else:
+                return -1
+        return i - leaves
+
+    def dequeue(pos: int) -> None:
+        i = pos + leaves
+        min_size[i] = INFINITY
+        min_est[i] = INFINITY
+        i >>= 1
+        while i:
+            left = i << 1
+            a = min_size[left]
+            b = min_size[left + 1]
+            s = a if a < b else b
+            a = min_est[left]
+            b = min_est[left + 1]
+            e = a if a < b else b
+            if min_size[i] == s and min_est[i] == e:
+                break
+            min_size[i] = s
+            min_est[i] = e
+            i >>= 1
+
+    i_sub = 0
+    while i_sub < n or ends:
+        if ends and (i_sub >= n or ends[0] >> shift <= submit[i_sub]):
+            now = ends[0] >> shift
+        else:
+            now = submit[i_sub]
+        while ends and ends[0] >> shift == now:
+            j = heappop(ends) & low
+            free += size[j]
+            del running[bisect_left(running, est_key[j])]
+            res_head = -1
+        first_arrival = i_sub
+        while i_sub < n and submit[i_sub] == now:
+            i_sub += 1
+
+        # 1. start from the head while it fits
+        while waiting:
+            while min_size[head + leaves] == INFINITY:
+                head += 1
+            j = job_at[head]
+            if size[j] > free:
+                break
+            dequeue(head)
+            waiting -= 1
+            free -= size[j]
+            start[j] = now
+            heappush(ends, (now + runtime[j]) << shift | j)
+            k = (now + estimate[j]) << shift | j
+            est_key[j] = k
+            insort(running, k)
+        for j in range(first_arrival, i_sub):
+            if not waiting and size[j] <= free:
+                free -= size[j]
+                start[j] = now
+                heappush(ends, (now + runtime[j]) << shift | j)
+                k = (now + estimate[j]) << shift | j
+                est_key[j] = k
+                insort(running, k)
+                continue
+            pos = next_pos
+            next_pos += 1
+            job_at[pos] = j
+            waiting += 1
+            s = size[j]
+            e = estimate[j]
+            t = pos + leaves
+            min_size[t] = s
+            min_est[t] = e
+            t >>= 1
+            while t:
+                changed = False
+                if min_size[t] > s:
+                    min_size[t] = s
+                    changed = True
+                if min_est[t] > e:
+                    min_est[t] = e
+                    changed = True
+                if not changed:
+                    break
+                t >>= 1
+        if not (easy and waiting) or min_size[1] > free:
+            continue
+
+        # 2. EASY backfilling behind the blocked head
+        while min_size[head + leaves] == INFINITY:
+            head += 1
+        hj = job_at[head]
+        if res_head != hj or shadow < now:
+            need = size[hj] - free
+            acc = 0
+            idx = 0
+            for k in running:
+                acc += size[k & low]
+                idx += 1
+                if acc >= need:
+                    break
+            t = running[idx - 1] >> shift
+            shadow = t if t > now else now
+            count = len(running)
+            while idx < count and running[idx] >> shift <= shadow:
+                acc += size[running[idx] & low]
+                idx += 1
+            extra = acc - need
+            res_head = hj
+        while True:
+            pos = search(free, extra if extra < free else free, shadow - now)
+            if pos < 0:
+                break
+            j = job_at[pos]
+            dequeue(pos)
+            waiting -= 1
+            free -= size[j]
+            if now + estimate[j] > shadow:
+                pass
+            start[j] = now
+            heappush(ends, (now + runtime[j]) << shift | j)
+            k = (now + estimate[j]) << shift | j
+            est_key[j] = k
+            insort(running, k)
+            if min_size[1] > free:
+                break
+    return np.asarray(start, dtype=np.int64)

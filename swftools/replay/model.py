@@ -1,0 +1,301 @@
+"""Resource models: a flat pool of processors (SWF mode) and the site's GPU nodes.
+
+GPU model (from the site settings): ``nodes x gpus_per_node`` GPUs; the managed node count
+follows the site's capacity timeline (nodes ``0 .. nodes_at(t) - 1`` take new jobs; a node
+leaving the pool keeps its running jobs until they end). Single-node jobs share nodes at GPU
+granularity (first-fit: lowest-numbered node with enough free GPUs; best-fit: the node with the
+fewest free GPUs that still fit, lowest number on ties); multi-node jobs take whole free nodes,
+lowest numbers first. Within a node a job takes the lowest-numbered free GPUs.
+
+Nodes and GPUs are bit sets (Python ints): bit ``k`` is node ``k`` (or GPU ``k`` of a node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from swftools.errors import UsageError
+from swftools.site import Site
+
+ALLOCATIONS = ("first-fit", "best-fit")
+
+
+@dataclass(frozen=True)
+class FlatPool:
+    """A pool of ``procs`` identical processors (the archive's traditional SWF use)."""
+
+    procs: int
+
+    @property
+    def capacity(self) -> int:
+        return self.procs
+
+    def can_ever_fit(self, submit: np.ndarray, nodes: np.ndarray, per_node: np.ndarray,
+                     size: np.ndarray) -> np.ndarray:
+        """Which jobs fit the machine at all."""
+        return size <= self.procs
+
+    def describe_demand(self, nodes: int, per_node: int, size: int) -> str:
+        return f"needs {size} processors, the machine has {self.procs}"
+
+    def capacity_at(self, t: np.ndarray) -> np.ndarray:
+        """Processors available at each instant (constant)."""
+        return np.full(np.shape(t), self.procs, dtype=np.int64)
+
+    def describe(self) -> str:
+        return f"flat pool of {self.procs} processors"
+
+
+@dataclass(frozen=True)
+class GpuNodes:
+    """The site's GPU nodes with its capacity timeline and an allocation rule."""
+
+    site: Site
+    allocation: str = "first-fit"
+
+    def __post_init__(self) -> None:
+        if self.allocation not in ALLOCATIONS:
+            raise UsageError(f"unknown allocation {self.allocation!r} "
+                             f"(choose from {', '.join(ALLOCATIONS)})")
+        if not self.site.multi_node_whole_nodes:
+            raise UsageError(f"site {self.site.name}: replay models multi-node jobs on whole "
+                             "nodes only (multi_node_whole_nodes must be true)")
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.site.gpus_per_node
+
+    @property
+    def max_nodes(self) -> int:
+        return self.site.max_nodes
+
+    @property
+    def capacity(self) -> int:
+        """Largest GPU count the site ever managed."""
+        return self.site.max_gpus
+
+    def capacity_changes(self) -> list[tuple[int, int]]:
+        """(instant, managed nodes) of the timeline; the first entry also covers earlier times."""
+        return list(zip(self.site.capacity_since, self.site.capacity_nodes))
+
+    def nodes_at(self, t: int) -> int:
+        return self.site.nodes_at(t)
+
+    def capacity_at(self, t: np.ndarray) -> np.ndarray:
+        """GPUs managed at each instant."""
+        since = np.asarray(self.site.capacity_since, dtype=np.int64)
+        nodes = np.asarray(self.site.capacity_nodes, dtype=np.int64)
+        i = np.maximum(np.searchsorted(since, np.asarray(t), side="right") - 1, 0)
+        return nodes[i] * self.gpus_per_node
+
+    def max_nodes_from(self, t: np.ndarray) -> np.ndarray:
+        """The largest managed node count at ``t`` or later."""
+        nodes = np.asarray(self.site.capacity_nodes, dtype=np.int64)
+        suffix = np.maximum.accumulate(nodes[::-1])[::-1]
+        since = np.asarray(self.site.capacity_since, dtype=np.int64)
+        i = np.maximum(np.searchsorted(since, np.asarray(t), side="right") - 1, 0)
+        return suffix[i]
+
+    def can_ever_fit(self, submit: np.ndarray, nodes: np.ndarray, per_node: np.ndarray,
+                     size: np.ndarray) -> np.ndarray:
+        """Which jobs fit a node shape the site offers at their submission or later."""
+        return (per_node <= self.gpus_per_node) & (nodes <= self.max_nodes_from(submit))
+
+    def describe_demand(self, nodes: int, per_node: int, size: int) -> str:
+        return (f"needs {nodes} node(s) x {per_node} GPUs, the site has at most "
+                f"{self.max_nodes} nodes x {self.gpus_per_node} GPUs")
+
+    def describe(self) -> str:
+        return (f"site {self.site.name}: up to {self.max_nodes} nodes x {self.gpus_per_node} "
+                f"GPUs, {self.allocation}")
+
+
+def lowest_bits(mask: int, count: int) -> int:
+    """The ``count`` lowest set bits of ``mask``."""
+    chosen = 0
+    for _ in range(count):
+        low = mask & -mask
+        chosen |= low
+        mask ^= low
+    return chosen
+
+
+def bits(mask: int) -> list[int]:
+    """Indices of the set bits of ``mask``, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+class GpuState:
+    """Free GPUs per node during a replay, with O(gpus_per_node) fit tests and placement.
+
+    ``exact[f]`` is the set of managed nodes with exactly ``f`` free GPUs.
+    """
+
+    def __init__(self, model: GpuNodes, t0: int) -> None:
+        self.g = model.gpus_per_node
+        self.best_fit = model.allocation == "best-fit"
+        self.n_nodes = model.max_nodes
+        self.full_gpus = (1 << self.g) - 1
+        self.free = [self.g] * self.n_nodes
+        self.gpu_free = [self.full_gpus] * self.n_nodes
+        self.managed = 0
+        self.exact = [0] * (self.g + 1)
+        self.set_capacity(model.nodes_at(t0))
+
+    def set_capacity(self, nodes: int) -> None:
+        """Manage nodes ``0 .. nodes - 1`` from now on."""
+        new = (1 << nodes) - 1
+        for k in bits(self.managed & ~new):
+            self.exact[self.free[k]] &= ~(1 << k)
+        for k in bits(new & ~self.managed):
+            self.exact[self.free[k]] |= 1 << k
+        self.managed = new
+
+    def fit_bound(self) -> int:
+        """Largest job size (GPUs held) that fits now: jobs fit iff their size <= this bound."""
+        whole = self.exact[self.g].bit_count()
+        if whole:
+            return whole * self.g
+        for f in range(self.g - 1, 0, -1):
+            if self.exact[f]:
+                return f
+        return 0
+
+    def place(self, nodes: int, per_node: int) -> int:
+        """The node set the allocator would choose for a job that fits (not committed)."""
+        exact = self.exact
+        if nodes > 1:
+            return lowest_bits(exact[self.g], nodes)
+        if self.best_fit:
+            for f in range(per_node, self.g + 1):
+                if exact[f]:
+                    return exact[f] & -exact[f]
+            raise AssertionError("place() called for a job that does not fit")
+        candidates = 0
+        for f in range(per_node, self.g + 1):
+            candidates |= exact[f]
+        return candidates & -candidates
+
+    def take(self, node_set: int, per_node: int) -> int:
+        """Allocate ``per_node`` GPUs on each node of ``node_set``; returns the GPU set used."""
+        exact, free, gpu_free = self.exact, self.free, self.gpu_free
+        gpus = 0
+        while node_set:
+            low = node_set & -node_set
+            node_set ^= low
+            k = low.bit_length() - 1
+            f = free[k]
+            exact[f] ^= low
+            exact[f - per_node] |= low
+            free[k] = f - per_node
+            gpus = lowest_bits(gpu_free[k], per_node)
+            gpu_free[k] ^= gpus
+        return gpus
+
+    def give_back(self, node_set: int, gpus: int, per_node: int) -> None:
+        """Release a job's GPUs."""
+        exact, free, gpu_free, managed = self.exact, self.free, self.gpu_free, self.managed
+        while node_set:
+            low = node_set & -node_set
+            node_set ^= low
+            k = low.bit_length() - 1
+            f = free[k]
+            free[k] = f + per_node
+            gpu_free[k] |= gpus
+            if managed & low:
+                exact[f] ^= low
+                exact[f + per_node] |= low
+
+
+class Reservation:
+    """EASY reservation of the blocked head job in the GPU model.
+
+    ``projected`` holds the free GPUs per node at the shadow time (running jobs released at
+    their estimated end, overdue ones now). A job still running at the shadow time may start
+    only if the head job still fits the projected state once that job's GPUs are taken out.
+    """
+
+    def __init__(self, shadow: int, head_nodes: int, head_per_node: int, g: int,
+                 projected: list[int], managed: int) -> None:
+        self.shadow = shadow
+        self.head_nodes = head_nodes
+        self.head_per_node = head_per_node
+        self.projected = projected
+        if head_nodes > 1:
+            self.whole = sum(1 << k for k in bits(managed) if projected[k] == g)
+            self.spare = self.whole.bit_count() - head_nodes
+        else:
+            self.fitting = sum(1 << k for k in bits(managed) if projected[k] >= head_per_node)
+
+    def allows(self, node_set: int, per_node: int) -> bool:
+        """Whether taking ``per_node`` GPUs on ``node_set`` past the shadow time keeps the head fitting."""
+        if self.head_nodes > 1:
+            return (node_set & self.whole).bit_count() <= self.spare
+        left = self.fitting
+        for k in bits(node_set & left):
+            if self.projected[k] - per_node < self.head_per_node:
+                left &= ~(1 << k)
+        return left != 0
+
+    def commit(self, node_set: int, per_node: int) -> None:
+        """Record that a job holds ``node_set`` beyond the shadow time."""
+        if self.head_nodes > 1:
+            self.spare -= (node_set & self.whole).bit_count()
+            self.whole &= ~node_set
+            return
+        for k in bits(node_set):
+            self.projected[k] -= per_node
+            if self.projected[k] < self.head_per_node:
+                self.fitting &= ~(1 << k)
+
+
+def gpu_reservation(state: GpuState, model: GpuNodes, now: int, head_nodes: int,
+                    head_per_node: int, running: list[int], shift: int,
+                    node_sets: list[int], per_nodes: list[int]) -> Reservation | None:
+    """Earliest instant the head fits when running jobs end at their estimates.
+
+    ``running`` holds ``estimated_end << shift | job`` of the running jobs, sorted; an estimated
+    end before ``now`` counts as ``now``. The capacity timeline applies at each instant considered.
+    None when the head can never fit again (the managed node count dropped below its need).
+    """
+    g = state.g
+    projected = list(state.free)
+    changes = [(t, n) for t, n in model.capacity_changes() if t > now]
+    managed = state.managed
+    mask = (1 << shift) - 1
+
+    def fits() -> bool:
+        if head_nodes > 1:
+            return sum(1 for k in bits(managed) if projected[k] == g) >= head_nodes
+        return any(projected[k] >= head_per_node for k in bits(managed))
+
+    i, c = 0, 0
+    n_running = len(running)
+    t = now
+    while True:
+        while i < n_running and running[i] >> shift <= t:
+            j = running[i] & mask
+            per_node = per_nodes[j]
+            for k in bits(node_sets[j]):
+                projected[k] += per_node
+            i += 1
+        while c < len(changes) and changes[c][0] <= t:
+            managed = (1 << changes[c][1]) - 1
+            c += 1
+        if fits():
+            return Reservation(t, head_nodes, head_per_node, g, projected, managed)
+        nexts = []
+        if i < n_running:
+            nexts.append(running[i] >> shift)
+        if c < len(changes):
+            nexts.append(changes[c][0])
+        if not nexts:
+            return None
+        t = min(nexts)

@@ -1,0 +1,141 @@
+"""What a replay produces: per-job schedule, skipped jobs, summary; deterministic output files."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from swftools.atomic import atomic_dir
+from swftools.resources import load_json
+
+BOUNDED_SLOWDOWN_TAU_S = 10
+
+JOBS_SCHEMA = pa.schema([
+    pa.field("job_id", pa.int64(), nullable=False),
+    pa.field("queue", pa.string()),
+    pa.field("submit_time", pa.int64(), nullable=False),
+    pa.field("start_time", pa.int64(), nullable=False),
+    pa.field("end_time", pa.int64(), nullable=False),
+    pa.field("wait_s", pa.int64(), nullable=False),
+    pa.field("run_s", pa.int64(), nullable=False),
+    pa.field("estimate_s", pa.int64(), nullable=False),
+    pa.field("size", pa.int64(), nullable=False),
+    pa.field("nodes", pa.int64()),
+    pa.field("node_ids", pa.string()),
+    pa.field("gpu_ids", pa.string()),
+])
+SKIPPED_SCHEMA = pa.schema([
+    pa.field("job_id", pa.int64(), nullable=False),
+    pa.field("reason", pa.string(), nullable=False),
+])
+OUTPUT_FILES = ("jobs.parquet", "jobs.csv", "skipped.csv", "summary.json")
+
+
+@dataclass
+class ReplayResult:
+    """A replayed schedule.
+
+    ``jobs``: one row per replayed job in queue order (``JOBS_SCHEMA``); ``skipped``: job id and
+    reason for every job that was not replayed; ``summary``: the figures of
+    ``schemas/replay-summary.schema.json``; ``capacity``: the model's capacity timeline as
+    ``(since, units)`` pairs (used by ``compare``).
+    """
+
+    jobs: pa.Table
+    skipped: pa.Table
+    summary: dict[str, Any]
+    capacity: list[tuple[int, int]] = field(default_factory=list)
+
+    def write(self, out_dir: str | Path, force: bool = False) -> list[Path]:
+        """Write ``jobs.parquet``, ``jobs.csv``, ``skipped.csv`` and ``summary.json`` atomically."""
+        with atomic_dir(out_dir, force=force) as tmp:
+            pq.write_table(self.jobs, tmp / "jobs.parquet", compression="zstd",
+                           write_statistics=False, store_schema=True)
+            pacsv.write_csv(self.jobs, tmp / "jobs.csv")
+            pacsv.write_csv(self.skipped, tmp / "skipped.csv")
+            (tmp / "summary.json").write_text(summary_json(self.summary), encoding="utf-8")
+        return [Path(out_dir) / name for name in OUTPUT_FILES]
+
+
+def summary_json(summary: dict[str, Any]) -> str:
+    """The summary as stable, pretty JSON."""
+    return json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def summary_schema() -> dict[str, Any]:
+    """JSON Schema of the summary (``schemas/replay-summary.schema.json``)."""
+    return load_json("replay-summary.schema.json")
+
+
+def peak_busy(start: np.ndarray, end: np.ndarray, size: np.ndarray) -> int:
+    """Largest number of units held at once; jobs hold ``[start, end)``."""
+    if len(start) == 0:
+        return 0
+    times = np.concatenate([start, end])
+    delta = np.concatenate([size, -size])
+    order = np.lexsort((delta, times))  # at one instant, ends (negative) before starts
+    return int(max(0, np.cumsum(delta[order]).max()))
+
+
+def capacity_integral(capacity: list[tuple[int, int]], t0: int, t1: int) -> int:
+    """Unit-seconds of capacity over ``[t0, t1)``; the first entry also covers earlier times."""
+    total = 0
+    for k, (since, units) in enumerate(capacity):
+        lo = t0 if k == 0 else max(t0, since)
+        hi = t1 if k + 1 == len(capacity) else min(t1, capacity[k + 1][0])
+        if hi > lo:
+            total += (hi - lo) * units
+    return total
+
+
+def summarize(jobs: pa.Table, skipped: pa.Table, *, model: str, policy: str, allocation: str | None,
+              kill_at_request: bool, unit: str, capacity: list[tuple[int, int]]) -> dict[str, Any]:
+    """The replay summary: jobs, makespan, waits, bounded slowdown, utilization, peak busy."""
+    submit = jobs.column("submit_time").to_numpy()
+    start = jobs.column("start_time").to_numpy()
+    end = jobs.column("end_time").to_numpy()
+    run = jobs.column("run_s").to_numpy()
+    size = jobs.column("size").to_numpy()
+    reasons: dict[str, int] = {}
+    for reason in skipped.column("reason").to_pylist():
+        key = reason.split(":")[0]
+        reasons[key] = reasons.get(key, 0) + 1
+    summary: dict[str, Any] = {
+        "model": model,
+        "policy": policy,
+        "allocation": allocation,
+        "kill_at_request": kill_at_request,
+        "unit": unit,
+        "capacity": max((units for _, units in capacity), default=0),
+        "jobs": int(jobs.num_rows),
+        "skipped": int(skipped.num_rows),
+        "skipped_by_reason": dict(sorted(reasons.items())),
+        "first_submit_time": None, "last_end_time": None, "makespan_s": 0,
+        "mean_wait_s": None, "median_wait_s": None,
+        "bounded_slowdown_tau_s": BOUNDED_SLOWDOWN_TAU_S, "mean_bounded_slowdown": None,
+        "utilization": None, "peak_busy": 0,
+    }
+    if jobs.num_rows == 0:
+        return summary
+    wait = start - submit
+    t0, t1 = int(submit.min()), int(end.max())
+    bsld = np.maximum(1.0, (wait + run) / np.maximum(run, BOUNDED_SLOWDOWN_TAU_S))
+    available = capacity_integral(capacity, t0, t1)
+    summary.update({
+        "first_submit_time": t0,
+        "last_end_time": t1,
+        "makespan_s": t1 - t0,
+        "mean_wait_s": round(float(wait.mean()), 3),
+        "median_wait_s": float(np.median(wait)),
+        "mean_bounded_slowdown": round(float(bsld.mean()), 6),
+        "utilization": round(float((size * run).sum()) / available, 6) if available else None,
+        "peak_busy": peak_busy(start, end, size),
+    })
+    return summary

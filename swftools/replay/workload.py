@@ -1,0 +1,116 @@
+"""The replayable workload: per-job arrays in queue order, and the jobs that cannot be replayed.
+
+Pinned semantics (as the archive's users read them):
+
+* a job's *size* is its requested processors (SWF field 8, ``requested_procs``) when known and
+  positive, else its allocated ones (field 5, ``gpus``);
+* its *estimate* is its requested time (field 9, ``requested_walltime_s``) when known, else its
+  run time (field 4, ``walltime_s``);
+* with ``kill_at_request`` the run time is capped at the requested time when that is known;
+* jobs with an unknown submit time, run time or size are skipped and reported, and so are jobs
+  that can never fit the machine;
+* queue order is submit order, ties broken by job id (then by row, for duplicate ids).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from swftools.replay.model import FlatPool, GpuNodes
+
+SKIP_UNKNOWN_SUBMIT = "unknown submit time"
+SKIP_UNKNOWN_RUNTIME = "unknown run time"
+SKIP_UNKNOWN_SIZE = "unknown size (requested and allocated processors unknown or 0)"
+SKIP_NEVER_FITS = "never fits"
+
+
+@dataclass
+class Workload:
+    """Replayable jobs sorted in queue order (submit time, then job id)."""
+
+    row: np.ndarray  # row index in the input table
+    job_id: np.ndarray
+    submit: np.ndarray
+    runtime: np.ndarray
+    estimate: np.ndarray
+    size: np.ndarray  # processors (flat pool) or GPUs held (GPU model: nodes x GPUs per node)
+    nodes: np.ndarray  # GPU model: nodes per job (flat pool: all ones)
+    gpus_per_node: np.ndarray  # GPU model: GPUs used on each node (flat pool: == size)
+    skipped_row: np.ndarray
+    skipped_reason: list[str]
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+
+def _int_column(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values with nulls as 0, known mask) of an integer column."""
+    col = table.column(name).combine_chunks() if table.num_rows else pa.array([], pa.int64())
+    known = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    values = np.asarray(col.fill_null(0).to_numpy(zero_copy_only=False))
+    return values.astype(np.int64, copy=False), known
+
+
+def prepare(table: pa.Table, model: FlatPool | GpuNodes, *,
+            kill_at_request: bool = False) -> Workload:
+    """Extract the replayable jobs of ``table`` for ``model``; report the others with a reason."""
+    n = table.num_rows
+    job_id, _ = _int_column(table, "job_id")
+    submit, submit_known = _int_column(table, "submit_time")
+    runtime, runtime_known = _int_column(table, "walltime_s")
+    requested_time, requested_time_known = _int_column(table, "requested_walltime_s")
+    requested_procs, requested_procs_known = _int_column(table, "requested_procs")
+    allocated, allocated_known = _int_column(table, "gpus")
+    nodes_col, nodes_known = _int_column(table, "nodes")
+    per_node_col, per_node_known = _int_column(table, "gpus_per_node")
+
+    use_requested = requested_procs_known & (requested_procs > 0)
+    size = np.where(use_requested, requested_procs, allocated)
+    size_known = use_requested | (allocated_known & (allocated > 0))
+
+    runtime_known &= runtime >= 0
+    if kill_at_request:
+        runtime = np.where(requested_time_known, np.minimum(runtime, requested_time), runtime)
+    estimate = np.where(requested_time_known, requested_time, runtime)
+
+    if isinstance(model, GpuNodes):
+        g = model.gpus_per_node
+        explicit = nodes_known & per_node_known & (nodes_col > 0) & (per_node_col > 0)
+        nodes = np.where(explicit, nodes_col, -(-size // g))
+        per_node = np.where(explicit, per_node_col, np.where(nodes > 1, g, size))
+        per_node = np.where(nodes > 1, g, per_node)  # multi-node jobs hold whole nodes
+        size_known |= explicit
+        size = nodes * per_node
+    else:
+        nodes = np.ones(n, dtype=np.int64)
+        per_node = size
+
+    reasons = np.full(n, "", dtype=object)
+    reasons[~size_known] = SKIP_UNKNOWN_SIZE
+    reasons[~runtime_known] = SKIP_UNKNOWN_RUNTIME
+    reasons[~submit_known] = SKIP_UNKNOWN_SUBMIT
+    ok = submit_known & runtime_known & size_known
+    never = ok & ~model.can_ever_fit(submit, nodes, per_node, size)
+    for i in np.flatnonzero(never):
+        reasons[i] = f"{SKIP_NEVER_FITS}: {model.describe_demand(int(nodes[i]), int(per_node[i]), int(size[i]))}"
+    ok &= ~never
+
+    rows = np.flatnonzero(ok)
+    order = np.lexsort((rows, job_id[rows], submit[rows]))
+    rows = rows[order]
+    skipped = np.flatnonzero(~ok)
+    return Workload(
+        row=rows,
+        job_id=job_id[rows],
+        submit=submit[rows],
+        runtime=runtime[rows],
+        estimate=estimate[rows],
+        size=size[rows],
+        nodes=nodes[rows],
+        gpus_per_node=per_node[rows],
+        skipped_row=skipped,
+        skipped_reason=[str(r) for r in reasons[skipped]],
+    )

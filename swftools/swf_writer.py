@@ -1,0 +1,112 @@
+"""SWF writer: strict 18 fields, -1 for unknown, header from table metadata.
+
+Whole columns are formatted at once with pyarrow compute (cast to string, left-pad to the column
+width, join with single spaces). A table read from SWF keeps its layout and verbatim header, so an
+unmodified table is written back byte for byte; any other table gets the Parallel Workloads
+Archive layout and a generated SWF 2.2 header (see ``swftools.swf_meta``).
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from swftools import table as jt
+from swftools.atomic import atomic_file
+from swftools import swf_kernels
+from swftools.swf_fields import FIELDS, PWA_WIDTHS, SwfField
+from swftools.swf_header import parse_header, render_header
+from swftools.swf_meta import build_header, describe_losses, swf_field_values
+
+
+def _decimal_digits(values: np.ndarray, field: SwfField, decimals: dict[str, Any] | None,
+                    n_rows: int) -> np.ndarray:
+    """Per-row decimals to write for a float field (-1 = write as an integer)."""
+    if decimals and str(field.value) in decimals:
+        from swftools.swf import unpack_mask
+
+        spec = decimals[str(field.value)]
+        return np.where(unpack_mask(spec["rows"], n_rows), int(spec["digits"]), -1).astype(np.int8)
+    return np.where(values != np.floor(values), 2, -1).astype(np.int8)
+
+
+def format_lines(table: pa.Table, widths: list[int] | tuple[int, ...] = PWA_WIDTHS,
+                 decimals: dict[str, Any] | None = None, site: Any = None) -> bytes:
+    """The job lines of ``table`` as SWF text (one line per row, newline-terminated)."""
+    n_rows = table.num_rows
+    if n_rows == 0:
+        return b""
+    ints = np.empty((len(FIELDS), n_rows), dtype=np.int64)
+    scaled = np.zeros((len(FIELDS), n_rows), dtype=np.int64)
+    digits = np.full((len(FIELDS), n_rows), -1, dtype=np.int8)
+    for k, (field, values) in enumerate(zip(FIELDS, swf_field_values(table, site))):
+        column = values.to_numpy(zero_copy_only=False)
+        if column.dtype.kind == "f":
+            ints[k] = np.rint(column)
+            digits[k] = _decimal_digits(column, field, decimals, n_rows)
+            if (digits[k] >= 0).any():
+                scaled[k] = np.rint(column * 10.0 ** np.maximum(digits[k], 0))
+        else:
+            ints[k] = column
+    return swf_kernels.format_lines(ints, scaled, digits,
+                                    np.asarray(widths, dtype=np.int64)).tobytes()
+
+
+def _insert_other_lines(body: bytes, other_lines: list[list[Any]]) -> bytes:
+    if not other_lines:
+        return body
+    rows = body.split(b"\n")[:-1]
+    out: list[bytes] = []
+    pending = sorted(other_lines, key=lambda item: item[0])
+    i = 0
+    for row_index, row in enumerate(rows + [None]):
+        while i < len(pending) and pending[i][0] == row_index:
+            out.append(pending[i][1].encode("latin-1"))
+            i += 1
+        if row is not None:
+            out.append(row)
+    return b"\n".join(out) + b"\n"
+
+
+def _header_lines(table: pa.Table, site: Any) -> list[str]:
+    meta = jt.get_metadata(table)
+    raw = meta.get("swf_header_lines")
+    pairs = meta.get("swf_header")
+    if raw is not None and pairs is not None and parse_header(raw) == pairs:
+        return list(raw)
+    if pairs is not None and meta.get("source_format") == "swf":
+        return render_header(pairs)
+    return render_header(build_header(table, site))
+
+
+def to_bytes(table: pa.Table, site: Any = None) -> bytes:
+    """The complete SWF file content for ``table``."""
+    meta = jt.get_metadata(table)
+    layout = meta.get("swf_layout") or {}
+    same_rows = layout.get("n_rows") == table.num_rows
+    widths = layout.get("widths", PWA_WIDTHS) if same_rows else PWA_WIDTHS
+    decimals = layout.get("decimals") if same_rows else None
+    body = format_lines(table, widths, decimals, site)
+    if same_rows:
+        body = _insert_other_lines(body, layout.get("other_lines", []))
+    header = "".join(f"{line}\n" for line in _header_lines(table, site)).encode("latin-1")
+    return header + body
+
+
+def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = False,
+          progress: bool = False) -> list[str]:
+    """Write ``table`` as SWF (gzip when the path ends in .gz); returns the loss report."""
+    del progress
+    content = to_bytes(table, site)
+    with atomic_file(path, force) as tmp:
+        if str(path).endswith(".gz"):
+            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                                       mtime=0, compresslevel=6) as gz:
+                gz.write(content)
+        else:
+            tmp.write_bytes(content)
+    return describe_losses(table, site)

@@ -1,0 +1,177 @@
+"""Prometheus HTTP API JSON: ``query_range`` matrices and raw range-selector responses.
+
+Envelope ``{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {...},
+"values": [[<float seconds>, "<value>"], ...]}]}, "warnings": [...]}``; values are strings so
+``NaN``/``+Inf``/``-Inf`` can travel. ``.json`` or ``.json.gz``. Whether a file holds raw scraped
+samples or a resampled ``query_range`` grid is detected (override with ``sampling=``) and recorded.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from swftools.errors import InputError
+from swftools.telemetry.buffer import FileStats, SampleBuffer
+
+SAMPLINGS = ("auto", "raw", "resampled")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                return fh.read()
+        return path.read_text(encoding="utf-8")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(str(path), f"cannot read gzip/JSON file: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), f"not UTF-8 text ({exc.reason})") from None
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def json_position(text: str, path: list[str | int]) -> int:
+    """Character offset of the value at ``path`` (keys/indices) in a JSON document.
+
+    Only used to put a line number on an error, so simplicity beats speed here.
+    """
+    decoder = json.JSONDecoder()
+    pos = _skip_ws(text, 0)
+    for step in path:
+        opener = "{" if isinstance(step, str) else "["
+        if pos >= len(text) or text[pos] != opener:
+            return pos
+        pos = _skip_ws(text, pos + 1)
+        index = 0
+        while pos < len(text) and text[pos] not in "}]":
+            if isinstance(step, str):
+                key, pos = decoder.raw_decode(text, pos)
+                pos = _skip_ws(text, _skip_ws(text, pos) + 1)  # past ':'
+                if key == step:
+                    break
+            elif index == step:
+                break
+            _, pos = decoder.raw_decode(text, pos)
+            pos = _skip_ws(text, pos)
+            if pos < len(text) and text[pos] == ",":
+                pos = _skip_ws(text, pos + 1)
+            index += 1
+    return pos
+
+
+def _line_of(text: str, path: list[str | int]) -> int:
+    return text.count("\n", 0, json_position(text, path)) + 1
+
+
+def _fail(path: Path, text: str, where: list[str | int], message: str, **kw: Any) -> InputError:
+    field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where).lstrip(".")
+    return InputError(str(path), message, line=_line_of(text, where), field=field or None, **kw)
+
+
+def _detect_sampling(all_ts: list[np.ndarray]) -> str:
+    """'resampled' when every series sits on one shared step grid (query_range), else 'raw'."""
+    series = [t for t in all_ts if len(t) >= 2]
+    if not series:
+        return "raw"
+    step = min(float(np.min(np.diff(t))) for t in series)
+    if step <= 0:
+        return "raw"
+    origin = min(float(t[0]) for t in series)
+    for t in series:
+        phase = np.mod(t - origin, step)
+        off = np.minimum(phase, step - phase)
+        if off.max() > 1e-3:  # 1 ms: Prometheus timestamps have ms precision
+            return "raw"
+    return "resampled"
+
+
+def read_promjson(path: str | Path, buffer: SampleBuffer, src: int,
+                  sampling: str = "auto") -> FileStats:
+    """Map every sample of one Prometheus API JSON file into ``buffer``."""
+    path = Path(path)
+    text = _read_text(path)
+    stats = FileStats(str(path), "prometheus-json")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(doc, dict) or "status" not in doc:
+        raise InputError(str(path), "not a Prometheus API response", line=1, field="status",
+                         expected='an object with "status" and "data"')
+    if doc["status"] != "success":
+        raise _fail(path, text, ["status"], f"the query failed: {doc.get('errorType', '?')}: "
+                    f"{doc.get('error', '?')}", value=str(doc["status"]), expected='"success"')
+    stats.warnings = [str(w) for w in doc.get("warnings", []) or []]
+    data = doc.get("data")
+    if not isinstance(data, dict) or data.get("resultType") not in ("matrix", "vector"):
+        got = data.get("resultType") if isinstance(data, dict) else type(data).__name__
+        raise _fail(path, text, ["data"], "unsupported result", field="data.resultType",
+                    value=str(got), expected='"matrix" (query_range or a range selector) or "vector"')
+    vector = data["resultType"] == "vector"
+    result = data.get("result")
+    if not isinstance(result, list):
+        raise _fail(path, text, ["data", "result"], "data.result is not a list")
+    all_ts = []
+    for i, series in enumerate(result):
+        labels = series.get("metric") if isinstance(series, dict) else None
+        if not isinstance(labels, dict):
+            raise _fail(path, text, ["data", "result", i], "series without a 'metric' object")
+        name = labels.get("__name__")
+        if not name:
+            raise _fail(path, text, ["data", "result", i, "metric"],
+                        "series has no __name__ label (an expression result?); export the raw "
+                        "metric or rename it", field="__name__", expected="a metric name")
+        pairs = [series.get("value")] if vector else series.get("values")
+        key = "value" if vector else "values"
+        if not isinstance(pairs, list):
+            raise _fail(path, text, ["data", "result", i], f"series without {key!r}")
+        ts, values = _parse_pairs(path, text, i, key, pairs, vector)
+        all_ts.append(ts)
+
+        def where(j: int, i: int = i) -> int:
+            return _line_of(text, ["data", "result", i, key] + ([] if vector else [j]))
+
+        buffer.add_series(str(path), src, name, {k: str(v) for k, v in labels.items()}, ts,
+                          values, stats, where)
+    stats.sampling = _detect_sampling(all_ts) if sampling == "auto" else sampling
+    return stats
+
+
+def _parse_pairs(path: Path, text: str, i: int, key: str, pairs: list, vector: bool
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        ts = np.array([p[0] for p in pairs], dtype=np.float64)
+        values = np.array([p[1] for p in pairs], dtype=str).astype(np.float64)
+        if any(not isinstance(p[1], str) or len(p) != 2 for p in pairs):
+            raise ValueError
+        return ts, values
+    except (ValueError, TypeError, IndexError, KeyError):
+        pass
+    for j, p in enumerate(pairs):  # locate the culprit
+        where = ["data", "result", i, key] + ([] if vector else [j])
+        if not isinstance(p, list) or len(p) != 2:
+            raise _fail(path, text, where, "sample is not a [timestamp, \"value\"] pair",
+                        value=json.dumps(p)[:60])
+        t, v = p
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            raise _fail(path, text, where, "timestamp is not a number", value=repr(t),
+                        expected="float UTC epoch seconds")
+        if not isinstance(v, str):
+            raise _fail(path, text, where, "value is not a JSON string", value=repr(v),
+                        expected='a quoted number such as "42" or "NaN"')
+        try:
+            float(v)
+        except ValueError:
+            raise _fail(path, text, where, f"value {v!r} is not a number", value=v,
+                        expected='a number, "NaN", "+Inf" or "-Inf"') from None
+    raise _fail(path, text, ["data", "result", i], "unreadable samples")  # pragma: no cover

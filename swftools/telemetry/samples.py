@@ -1,0 +1,214 @@
+"""Read every sample input and stage it in DuckDB as one ``samples`` relation.
+
+``samples(ts, node, gpu_index, metric, value, series, src, prev_ts)`` holds canonical metrics
+only: gauges as read (duplicates are resolved per partition by the engine: the first series in
+label order, the first file), and what the engine derives here, once, over the whole time range:
+counter increments (``gpu_energy_j``, with the previous sample's time in ``prev_ts``; a drop is a
+counter reset and the new value is the increment), ``node_cpu_util_pct`` from idle/total CPU
+seconds, ``node_mem_used_gib`` = total - available, and gauges whose map says ``combine: sum``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from swftools.errors import InputError
+from swftools.telemetry.buffer import FileStats, SampleBuffer
+from swftools.telemetry.metric_map import MetricMap, canonical_metrics
+from swftools.telemetry.readers_exposition import read_exposition
+from swftools.telemetry.readers_long import LongTable, _sql_str, check_long_table
+from swftools.telemetry.readers_promjson import SAMPLINGS, read_promjson
+
+INPUT_FORMATS = ("auto", "prometheus-json", "prometheus-text", "openmetrics", "long")
+
+
+def input_format(path: Path) -> str:
+    """Input format from the file name: .json[.gz], .csv[.gz]/.parquet, else text exposition."""
+    name = path.name.lower()
+    if name.endswith((".json", ".json.gz")):
+        return "prometheus-json"
+    if name.endswith((".csv", ".csv.gz", ".parquet")):
+        return "long"
+    return "text"
+
+
+def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
+    """Files in the given order; a directory contributes its non-hidden files in name order."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise InputError(str(p), "no such sample file or directory")
+    if not out:
+        raise InputError(", ".join(map(str, paths)) or "<samples>", "no sample files given")
+    return out
+
+
+@dataclass
+class SampleSet:
+    """Checked inputs ready to stage: text-parsed rows plus long-table handles."""
+
+    metric_map: MetricMap
+    buffer_rows: Any  # pyarrow.Table of SAMPLE_SCHEMA
+    long_tables: list[LongTable]
+    stats: list[FileStats]
+    metrics: set[str] = field(default_factory=set)  # canonical metrics present after staging
+
+    def describe_sources(self) -> list[dict[str, Any]]:
+        out = []
+        for s in self.stats:
+            d = s.as_dict()
+            d["file"] = Path(d["file"]).name  # base names only: output bytes must not depend on paths
+            out.append(d)
+        return out
+
+
+def read_samples(paths: Sequence[str | Path], metric_map: MetricMap, con: duckdb.DuckDBPyConnection,
+                 *, fmt: str = "auto", sampling: str = "auto") -> SampleSet:
+    """Parse/check every input file (text formats fully, long tables by their summary)."""
+    if fmt not in INPUT_FORMATS:
+        raise InputError("<samples>", f"unknown input format {fmt!r}", expected=", ".join(INPUT_FORMATS))
+    if sampling not in SAMPLINGS:
+        raise InputError("<samples>", f"unknown sampling {sampling!r}", expected=", ".join(SAMPLINGS))
+    buffer = SampleBuffer(metric_map)
+    longs: list[LongTable] = []
+    stats: list[FileStats] = []
+    for src, path in enumerate(expand_paths(paths)):
+        kind = input_format(path) if fmt == "auto" else fmt
+        if kind == "prometheus-json":
+            stats.append(read_promjson(path, buffer, src, sampling))
+        elif kind == "long":
+            table = check_long_table(path, metric_map, con)
+            table.src = src
+            longs.append(table)
+            stats.append(table.stats)
+        else:
+            st = read_exposition(path, buffer, src, None if kind == "text" else kind)
+            if sampling != "auto":
+                st.sampling = sampling
+            stats.append(st)
+    return SampleSet(metric_map, buffer.to_table(), longs, stats)
+
+
+def _long_mapping_sql(table: LongTable, metric_map: MetricMap) -> tuple[str, str]:
+    """CASE expressions turning a long table's metric names/values into canonical ones."""
+    metric_cases, scale_cases = [], []
+    for m in table.metrics:
+        entries = [e for e in (metric_map.lookup(m) or []) if not e.match]
+        if not entries and m in canonical_metrics():
+            continue  # already canonical, scale 1
+        if not entries:
+            continue  # ignored by the map
+        e = entries[0]
+        metric_cases.append(f"WHEN {_sql_str(m)} THEN {_sql_str(e.canonical)}")
+        scale_cases.append(f"WHEN {_sql_str(m)} THEN {e.scale!r}")
+    metric = f"CASE metric {' '.join(metric_cases)} ELSE metric END" if metric_cases else "metric"
+    value = f"value * CASE metric {' '.join(scale_cases)} ELSE 1.0 END" if scale_cases else "value"
+    return metric, value
+
+
+def _usable_metrics(table: LongTable, metric_map: MetricMap) -> list[str]:
+    out = []
+    for m in table.metrics:
+        entries = [e for e in (metric_map.lookup(m) or []) if not e.match]
+        if entries:
+            out.append(entries[0].canonical)
+        elif m in canonical_metrics() and metric_map.lookup(m) is None:
+            out.append(m)
+    return out
+
+
+def stage(con: duckdb.DuckDBPyConnection, sample_set: SampleSet) -> None:
+    """Create the ``samples`` view (and the ``derived`` table) in ``con``."""
+    mm = sample_set.metric_map
+    metrics = canonical_metrics()
+    sum_gauges = {e.canonical for e in mm.entries if e.combine == "sum" and e.kind == "gauge"}
+    staged = {n for n, m in metrics.items() if m.kind == "counter" or m.derives} | sum_gauges
+    direct = sorted(n for n, m in metrics.items() if n not in staged)
+    parts = []
+    con.register("buffer_rows", sample_set.buffer_rows)
+    con.execute("CREATE OR REPLACE TABLE text_rows AS SELECT * FROM buffer_rows ORDER BY ts")
+    con.unregister("buffer_rows")
+    parts.append("SELECT ts, node, gpu_index, metric, value, series, src FROM text_rows")
+    present = {r[0] for r in con.execute("SELECT DISTINCT metric FROM text_rows").fetchall()}
+    for i, lt in enumerate(sample_set.long_tables):
+        metric_sql, value_sql = _long_mapping_sql(lt, mm)
+        body = (f"SELECT ts, node, gpu_index, {metric_sql} AS metric, {value_sql} AS value, "
+                f"'' AS series, {lt.src}::INTEGER AS src FROM {lt.scan_sql()}")
+        if not lt.ts_sorted:  # materialize in ts order so the per-day filters prune
+            con.execute(f"CREATE OR REPLACE TABLE long_{i} AS {body} ORDER BY ts")
+            body = f"SELECT * FROM long_{i}"
+        parts.append(body)
+        present |= set(_usable_metrics(lt, mm))
+    con.execute("CREATE OR REPLACE VIEW raw_rows AS " + " UNION ALL ".join(parts))
+    combine_sum = sorted({e.canonical for e in mm.entries if e.combine == "sum"})
+    _derive(con, sorted(staged), combine_sum)
+    present = {m for m in present if m in direct} | {
+        r[0] for r in con.execute("SELECT DISTINCT metric FROM derived").fetchall()}
+    sample_set.metrics = present
+    in_list = ", ".join(_sql_str(m) for m in direct)
+    con.execute(
+        "CREATE OR REPLACE VIEW samples AS "
+        f"SELECT ts, node, gpu_index, metric, value, series, src, NULL::DOUBLE AS prev_ts "
+        f"FROM raw_rows WHERE metric IN ({in_list}) "
+        "UNION ALL SELECT ts, node, gpu_index, metric, value, '' AS series, 0 AS src, prev_ts "
+        "FROM derived")
+
+
+def _derive(con: duckdb.DuckDBPyConnection, staged: list[str], combine_sum: list[str]) -> None:
+    staged_in = ", ".join(_sql_str(m) for m in staged)
+    sum_in = ", ".join(_sql_str(m) for m in combine_sum) or "NULL"
+    # One value per series and instant (first file wins), then one per node/GPU and instant.
+    con.execute(f"""
+        CREATE OR REPLACE TABLE staged AS
+        WITH per_series AS (
+            SELECT metric, series, ts, any_value(node) AS node, any_value(gpu_index) AS gpu_index,
+                   arg_min(value, {{'r': src, 'v': value}}) AS value
+            FROM raw_rows WHERE metric IN ({staged_in}) GROUP BY metric, series, ts)
+        SELECT ts, node, gpu_index, metric,
+               CASE WHEN metric IN ({sum_in}) THEN sum(value) ELSE arg_min(value, series) END AS value
+        FROM per_series GROUP BY ts, node, gpu_index, metric""")
+    con.execute("""
+        CREATE OR REPLACE TABLE derived AS
+        WITH energy AS (
+            SELECT ts, node, gpu_index, value,
+                   lag(value) OVER w AS prev_value, lag(ts) OVER w AS prev_ts
+            FROM staged WHERE metric = 'gpu_energy_j'
+            WINDOW w AS (PARTITION BY node, gpu_index ORDER BY ts)),
+        cpu AS (
+            SELECT node, ts,
+                   max(value) FILTER (WHERE metric = 'node_cpu_idle_s') AS idle,
+                   max(value) FILTER (WHERE metric = 'node_cpu_total_s') AS total
+            FROM staged WHERE metric IN ('node_cpu_idle_s', 'node_cpu_total_s') GROUP BY node, ts),
+        cpu_delta AS (
+            SELECT node, ts, idle - lag(idle) OVER w AS d_idle, total - lag(total) OVER w AS d_total
+            FROM cpu WHERE idle IS NOT NULL AND total IS NOT NULL
+            WINDOW w AS (PARTITION BY node ORDER BY ts)),
+        mem AS (
+            SELECT node, ts,
+                   max(value) FILTER (WHERE metric = 'node_mem_total_gib') AS total,
+                   max(value) FILTER (WHERE metric = 'node_mem_available_gib') AS avail
+            FROM staged WHERE metric IN ('node_mem_total_gib', 'node_mem_available_gib')
+            GROUP BY node, ts)
+        SELECT ts, node, gpu_index, 'gpu_energy_j' AS metric,
+               CASE WHEN value >= prev_value THEN value - prev_value ELSE value END AS value, prev_ts
+        FROM energy WHERE prev_value IS NOT NULL
+        UNION ALL
+        SELECT ts, node, NULL, 'node_cpu_util_pct', 100.0 * (1.0 - d_idle / d_total), NULL
+        FROM cpu_delta WHERE d_total > 0 AND d_idle >= 0 AND d_idle <= d_total
+        UNION ALL
+        SELECT ts, node, NULL, 'node_mem_used_gib', greatest(total - avail, 0.0), NULL
+        FROM mem WHERE total IS NOT NULL AND avail IS NOT NULL
+        UNION ALL
+        SELECT ts, node, gpu_index, metric, value, NULL FROM staged
+        WHERE metric NOT IN ('gpu_energy_j', 'node_cpu_idle_s', 'node_cpu_total_s',
+                             'node_mem_total_gib', 'node_mem_available_gib')
+        ORDER BY ts""")

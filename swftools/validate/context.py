@@ -1,0 +1,186 @@
+"""What every rule sees: the table as numpy columns, row -> line mapping, site, options, the report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from swftools import table as jt
+from swftools.site import Site
+from swftools.swf_header import header_int, header_value, header_values
+from swftools.validate.registry import NotApplicable
+from swftools.validate.report import Finding, Report
+
+# SWF-only columns (everything an AAIC NQSII log does not record).
+SWF_ONLY = ("avg_cpu_time_s", "used_memory_kb", "requested_procs", "requested_memory_kb",
+            "swf_status", "executable", "partition", "preceding_job_id", "think_time_s")
+
+Values = np.ndarray | Callable[[int], Any] | Any
+
+
+@dataclass(frozen=True)
+class Options:
+    """Thresholds of the rules that need one (CLI: ``--flurry-jobs`` etc.)."""
+
+    flurry_window_s: int = 86_400
+    flurry_min_jobs: int = 1_000
+    flurry_min_share: float = 0.5
+    late_start_s: int = 86_400
+    walltime_grace_s: int | None = None  # None: the site's setting, else 300 s
+    max_intervals: int = 20  # capacity / flurry intervals reported in full per rule
+    max_listed_jobs: int = 10  # job ids listed in one aggregated finding
+
+
+class Context:
+    """The table under validation and helpers to report findings on whole columns."""
+
+    def __init__(self, table: pa.Table, report: Report, *, path: str, lines: np.ndarray,
+                 source_format: str, site: Site | None, options: Options,
+                 table_schema: dict[str, Any] | None = None):
+        self.table = table
+        self.report = report
+        self.path = path
+        self.lines = lines
+        self.source_format = source_format
+        self.site = site
+        self.options = options
+        self.meta = jt.get_metadata(table)
+        self.n = table.num_rows
+        self.table_schema = table_schema or jt.table_schema()
+        self.rule_id = ""
+        self.rule_severity = "error"
+        self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    # -- input facts ---------------------------------------------------------------------------
+    @cached_property
+    def is_swf(self) -> bool:
+        return self.source_format == "swf" or "swf_header" in self.meta
+
+    @property
+    def header(self) -> list[list[str]]:
+        return self.meta.get("swf_header") or []
+
+    def header_value(self, key: str) -> str | None:
+        return header_value(self.header, key)
+
+    def header_values(self, key: str) -> list[str]:
+        return header_values(self.header, key)
+
+    def header_int(self, key: str) -> int | None:
+        return header_int(self.header, key)
+
+    @cached_property
+    def grace_s(self) -> int:
+        if self.options.walltime_grace_s is not None:
+            return self.options.walltime_grace_s
+        return self.site.walltime_grace_s if self.site else 300
+
+    def has(self, name: str) -> bool:
+        """Whether column ``name`` holds at least one known value."""
+        return self.n > 0 and self.table.column(name).null_count < self.n
+
+    def require(self, *names: str) -> None:
+        """Not applicable unless every named column holds some known value."""
+        missing = [n for n in names if not self.has(n)]
+        if missing:
+            raise NotApplicable(f"no known values in {', '.join(missing)}")
+
+    def require_site(self) -> Site:
+        if self.site is None:
+            raise NotApplicable("no site settings (pass --site aaic or a site file)", actionable=True)
+        return self.site
+
+    # -- columns -------------------------------------------------------------------------------
+    def values(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(values, known) of a numeric column; unknown entries hold 0 in ``values``."""
+        if name not in self._cache:
+            col = self.table.column(name)
+            known = np.ones(self.n, bool) if col.null_count == 0 else np.asarray(
+                pc.is_valid(col).combine_chunks() if isinstance(col, pa.ChunkedArray) else pc.is_valid(col),
+                dtype=bool)
+            filled = col if col.null_count == 0 else pc.fill_null(col, 0)
+            arr = filled.to_numpy() if isinstance(filled, pa.ChunkedArray) else filled.to_numpy(
+                zero_copy_only=False)
+            self._cache[name] = (np.ascontiguousarray(arr), known)
+        return self._cache[name]
+
+    def strings(self, name: str) -> pa.Array:
+        col = self.table.column(name)
+        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+    @cached_property
+    def job_ids(self) -> np.ndarray:
+        return self.values("job_id")[0]
+
+    @cached_property
+    def swf_status(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.values("swf_status")
+
+    # -- reporting -----------------------------------------------------------------------------
+    def flag(self, rows: np.ndarray, field: str | None, message: Values, *,
+             value: Values = None, expected: Values = None, severity: str | None = None,
+             rule: str | None = None) -> int:
+        """Report each row of ``rows`` (indices, or a boolean mask); returns how many.
+
+        ``message``, ``value`` and ``expected`` are constants, per-row arrays (indexed like the
+        table) or functions of the row index; they are only evaluated for findings that are kept.
+        """
+        rows = np.flatnonzero(rows) if rows.dtype == bool else np.asarray(rows)
+        if not len(rows):
+            return 0
+        rule = rule or self.rule_id
+        severity = severity or self.rule_severity
+
+        def at(spec: Values, i: int) -> Any:
+            if callable(spec):
+                return spec(i)
+            if isinstance(spec, np.ndarray):
+                return spec[i].item()
+            return spec
+
+        def build():
+            for i in rows:
+                i = int(i)
+                yield Finding(self.path, int(self.lines[i]), int(self.job_ids[i]), field, rule,
+                              severity, str(at(message, i)), _scalar(at(value, i)),
+                              _text(at(expected, i)))
+
+        self.report.extend(rule, severity, len(rows), build())
+        return len(rows)
+
+    def note(self, message: str, *, row: int | None = None, field: str | None = None,
+             value: Any = None, expected: Any = None, severity: str | None = None,
+             line: int | None = None, path: str | None = None, rule: str | None = None) -> None:
+        """Report one finding, attached to a row (job) or to the whole input."""
+        job_id = None
+        if row is not None:
+            line = int(self.lines[row])
+            job_id = int(self.job_ids[row])
+        self.report.add(Finding(path or self.path, line, job_id, field, rule or self.rule_id,
+                                severity or self.rule_severity, message, _scalar(value),
+                                _text(expected)))
+
+    def list_jobs(self, rows: Sequence[int] | np.ndarray) -> str:
+        """``1041, 1042, ... (+37 more)`` for the job ids of ``rows``."""
+        rows = np.asarray(rows)
+        k = self.options.max_listed_jobs
+        ids = ", ".join(str(int(j)) for j in self.job_ids[rows[:k]])
+        return ids + (f", ... (+{len(rows) - k} more)" if len(rows) > k else "")
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)

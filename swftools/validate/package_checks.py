@@ -1,0 +1,370 @@
+"""Data-package checks run on the files before the table is read: descriptor, integrity, CSV cells.
+
+A broken descriptor (bad JSON, unsafe or missing paths, profile violations) is a finding, never a
+crash. CSV cells are type-checked as text, whole columns at a time (RE2 regexes in pyarrow), so
+every bad cell is reported with its line, not just the first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from swftools import table as jt
+from swftools.datapackage_files import file_digest
+from swftools.validate.context import Context
+from swftools.validate.registry import NotApplicable, rule
+
+DESCRIPTOR = "datapackage.json"
+JOBS = "jobs"
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+TYPE_PATTERNS = {
+    "integer": r"^[+-]?[0-9]+$",
+    "number": r"^([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|NaN|INF|-INF)$",
+    "boolean": r"^(true|True|TRUE|1|false|False|FALSE|0)$",
+}
+_EXPECTED = {"integer": "an integer", "number": "a number", "boolean": "true or false"}
+
+
+@dataclass
+class PackageInput:
+    """A data package on disk as validate sees it (descriptor text, parsed object, CSV cells)."""
+
+    root: Path
+    display_root: str
+    text: str | None = None
+    descriptor: dict[str, Any] | None = None
+    load_error: tuple[str, int | None] | None = None
+    problems: int = 0  # package-phase errors found (they explain a failing reader)
+    csv_error: str | None = None
+    _raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def desc_path(self) -> Path:
+        return self.root / DESCRIPTOR
+
+    def shown(self, rel: str) -> str:
+        """How a path inside the package is printed in findings."""
+        return str(PurePosixPath(self.display_root) / rel) if self.display_root else rel
+
+    def resources(self) -> list[dict[str, Any]]:
+        res = (self.descriptor or {}).get("resources")
+        return [r for r in res if isinstance(r, dict)] if isinstance(res, list) else []
+
+    @cached_property
+    def jobs_csv(self) -> dict[str, Any] | None:
+        """The ``jobs`` resource if it is a CSV file inside the package."""
+        for res in self.resources():
+            if res.get("name") == JOBS and isinstance(res.get("path"), str) and \
+                    res.get("format", "csv") == "csv" and (self.root / res["path"]).is_file() \
+                    and safe_path(res["path"]) is None:
+                return res
+        return None
+
+    def table_schema(self, res: dict[str, Any]) -> dict[str, Any]:
+        """The resource's Table Schema (inline or a file in the package), else the canonical one."""
+        schema = res.get("schema")
+        if isinstance(schema, dict) and isinstance(schema.get("fields"), list):
+            return schema
+        if isinstance(schema, str) and not _URL.match(schema) and safe_path(schema) is None:
+            try:
+                loaded = json.loads((self.root / schema).read_text(encoding="utf-8"))
+                if isinstance(loaded, dict) and isinstance(loaded.get("fields"), list):
+                    return loaded
+            except (OSError, ValueError):
+                pass
+        return jt.table_schema()
+
+    def raw_cells(self) -> tuple[pa.Table, list[str]] | None:
+        """The jobs CSV as text cells (all columns string) and its header; None if unreadable."""
+        if "cells" in self._raw:
+            return self._raw["cells"]
+        res, cells = self.jobs_csv, None
+        if res is not None:
+            path = self.root / res["path"]
+            compressed = res.get("compression") == "gz" or path.name.endswith(".gz")
+            try:
+                header = _header(path, compressed)
+                stream = pa.input_stream(str(path), compression="gzip" if compressed else None)
+                with stream:
+                    table = pacsv.read_csv(stream, read_options=pacsv.ReadOptions(
+                        column_names=[f"c{i}" for i in range(len(header))], skip_rows=1),
+                        parse_options=pacsv.ParseOptions(newlines_in_values=True),
+                        convert_options=pacsv.ConvertOptions(
+                            column_types={f"c{i}": pa.string() for i in range(len(header))},
+                            strings_can_be_null=False, null_values=[]))
+                cells = (table, header)
+            except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
+                self.csv_error = str(exc).split("\n")[0]
+        self._raw["cells"] = cells
+        return cells
+
+
+def _header(path: Path, compressed: bool) -> list[str]:
+    import csv
+    import gzip
+    opener = gzip.open if compressed else open
+    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+        row = next(csv.reader(fh), None)
+    if row is None:
+        raise ValueError("empty file (no header row)")
+    return row
+
+
+def safe_path(value: str) -> str | None:
+    """Why a resource path is unsafe (absolute, climbing, URL), or None."""
+    if _URL.match(value):
+        return "is a URL (remote data is not validated)"
+    if PurePosixPath(value).is_absolute() or re.match(r"^[A-Za-z]:[\\/]|^\\", value):
+        return "is an absolute path"
+    if ".." in re.split(r"[\\/]", value):
+        return "climbs out of the package with '..'"
+    return None
+
+
+def load_package(path: str | Path, display: str) -> PackageInput:
+    """Read a package's descriptor text and JSON; problems are kept for package-descriptor."""
+    p = Path(path)
+    root = p if p.is_dir() else p.parent
+    shown = display if Path(display).is_dir() else str(PurePosixPath(display).parent)
+    pkg = PackageInput(root=root, display_root="" if shown == "." else shown)
+    try:
+        pkg.text = pkg.desc_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        pkg.load_error = ("no datapackage.json (not a data package)", None)
+        return pkg
+    except (OSError, UnicodeDecodeError) as exc:
+        pkg.load_error = (f"cannot read: {exc}", None)
+        return pkg
+    try:
+        desc = json.loads(pkg.text)
+    except json.JSONDecodeError as exc:
+        pkg.load_error = (f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno)
+        return pkg
+    if not isinstance(desc, dict):
+        pkg.load_error = ("not a data package descriptor (expected a JSON object)", 1)
+        return pkg
+    pkg.descriptor = desc
+    return pkg
+
+
+def _line_of(pkg: PackageInput, needle: Any) -> int | None:
+    if pkg.text is None or needle is None:
+        return None
+    index = pkg.text.find(json.dumps(needle, ensure_ascii=False))
+    return pkg.text.count("\n", 0, index) + 1 if index >= 0 else None
+
+
+def _package(ctx: Context) -> PackageInput:
+    pkg = getattr(ctx, "package", None)
+    if pkg is None:
+        raise NotApplicable("input is not a data package")
+    return pkg
+
+
+def _profile_errors(desc: dict[str, Any]) -> list[tuple[str, str]]:
+    """(type, note) of the descriptor's violations of its Data Package profile (frictionless)."""
+    from frictionless import Package  # imported lazily: frictionless is slow to import
+
+    return [(e.type, e.note) for e in Package.metadata_validate(desc)]
+
+
+@rule("package-descriptor", "error", "schema",
+      "datapackage.json is valid JSON and follows the Data Package profile it declares (v2 by "
+      "$schema; checked with frictionless), every resource path is relative and inside the "
+      "package and its file exists, and a 'jobs' resource is present.", phase="package")
+def package_descriptor(ctx: Context) -> None:
+    pkg = _package(ctx)
+    where = pkg.shown(DESCRIPTOR)
+
+    def problem(message: str, line: int | None = None, value: Any = None,
+                expected: str | None = None) -> None:
+        pkg.problems += 1
+        ctx.note(message, path=where, line=line, value=value, expected=expected)
+
+    if pkg.load_error:
+        problem(pkg.load_error[0], pkg.load_error[1], expected="a JSON data package descriptor")
+        return
+    desc = pkg.descriptor or {}
+    for kind, note in _profile_errors(desc):
+        problem(f"{kind}: {note}", expected="a descriptor valid against the Data Package profile")
+    names = []
+    for res in pkg.resources():
+        name = res.get("name")
+        names.append(name)
+        paths = res.get("path")
+        for rel in paths if isinstance(paths, list) else [paths] if isinstance(paths, str) else []:
+            if not isinstance(rel, str):
+                continue
+            why = safe_path(rel)
+            if why:
+                problem(f"resource {name!r}: path {rel!r} {why}", _line_of(pkg, rel), rel,
+                        "a relative path inside the package")
+            elif not (pkg.root / rel).is_file():
+                problem(f"resource {name!r}: file {rel!r} does not exist", _line_of(pkg, rel), rel,
+                        "an existing file")
+    if JOBS not in names:
+        problem("no 'jobs' resource", expected="a resource named 'jobs' (the job table)")
+
+
+def _declared(res: dict[str, Any], recorded: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(algorithm, hex, origin) digests to verify for a resource."""
+    out = []
+    declared = res.get("hash")
+    if isinstance(declared, str) and declared:
+        algorithm, _, hexdigest = declared.rpartition(":")
+        algorithm = (algorithm or "md5").lower()
+        if algorithm in ("md5", "sha1", "sha256", "sha512"):
+            out.append((algorithm, hexdigest.lower(), "hash"))
+    record = recorded.get(res.get("path")) if isinstance(res.get("path"), str) else None
+    if isinstance(record, dict) and isinstance(record.get("sha256"), str) and \
+            not any(a == "sha256" for a, _, _ in out):
+        out.append(("sha256", record["sha256"].lower(), "swftools.files"))
+    return out
+
+
+@rule("package-integrity", "error", "schema",
+      "Each resource file has the size ('bytes') and checksum ('hash', or the sha256 swftools "
+      "records) the descriptor declares, Parquet included (frictionless skips Parquet hashes).",
+      phase="package")
+def package_integrity(ctx: Context) -> None:
+    pkg = _package(ctx)
+    if pkg.descriptor is None:
+        raise NotApplicable("no readable descriptor")
+    recorded = (pkg.descriptor.get("swftools") or {}).get("files") or {}
+    for res in pkg.resources():
+        rel = res.get("path")
+        if not isinstance(rel, str) or safe_path(rel) or not (pkg.root / rel).is_file():
+            continue
+        path = pkg.root / rel
+        size = path.stat().st_size
+        if isinstance(res.get("bytes"), int) and res["bytes"] != size:
+            pkg.problems += 1
+            ctx.note(f"resource {res.get('name')!r}: {size} bytes, the descriptor declares "
+                     f"{res['bytes']}", path=pkg.shown(rel), field="bytes", value=size,
+                     expected=str(res["bytes"]))
+        for algorithm, expected, origin in _declared(res, recorded):
+            actual = file_digest(path, algorithm)
+            if actual != expected:
+                pkg.problems += 1
+                ctx.note(f"resource {res.get('name')!r}: {algorithm} checksum differs from the "
+                         f"descriptor's {origin} (changed or damaged file)", path=pkg.shown(rel),
+                         field="hash", value=actual, expected=expected)
+
+
+@rule("schema-structure", "error", "schema",
+      "The jobs CSV parses, its header row names exactly the Table Schema's fields (no missing, "
+      "extra or repeated column) and every row has one cell per header column.", phase="package")
+def schema_structure(ctx: Context) -> None:
+    pkg = _package(ctx)
+    res = pkg.jobs_csv
+    if res is None:
+        raise NotApplicable("no readable jobs CSV resource")
+    where = pkg.shown(res["path"])
+    cells = pkg.raw_cells()
+    if cells is None:
+        pkg.problems += 1
+        ctx.note(f"the CSV cannot be parsed: {pkg.csv_error}", path=where,
+                 expected="one cell per header column on every row")
+        return
+    _, header = cells
+    names = [f["name"] for f in pkg.table_schema(res)["fields"]]
+    for name in names:
+        if name not in header:
+            pkg.problems += 1
+            ctx.note(f"column {name!r} of the Table Schema is missing from the header", path=where,
+                     line=1, field=name, expected="the Table Schema's fields")
+    for position, label in enumerate(header, 1):
+        if label not in names:
+            pkg.problems += 1
+            ctx.note(f"column {position} {label!r} is not in the Table Schema", path=where, line=1,
+                     field=label, value=label, expected="a field of the Table Schema")
+        elif header.index(label) != position - 1:
+            pkg.problems += 1
+            ctx.note(f"column {label!r} appears twice in the header", path=where, line=1,
+                     field=label, expected="distinct column names")
+
+
+@rule("schema-type", "error", "schema",
+      "Every CSV cell of the jobs resource has its field's Table Schema type (integer, number, "
+      "boolean), checked as text; cells equal to a missing value are unknown, not wrong.",
+      phase="package")
+def schema_type(ctx: Context) -> None:
+    pkg = _package(ctx)
+    res = pkg.jobs_csv
+    cells = pkg.raw_cells() if res is not None else None
+    if cells is None:
+        raise NotApplicable("no parseable jobs CSV resource")
+    table, header = cells
+    schema = pkg.table_schema(res)
+    missing = [m if isinstance(m, str) else m.get("value", "") for m in schema.get("missingValues", [""])]
+    where = pkg.shown(res["path"])
+    lines = np.arange(table.num_rows, dtype=np.int64) + 2
+    for f in schema["fields"]:
+        kind = f.get("type", "string")
+        if kind not in TYPE_PATTERNS or f["name"] not in header:
+            continue
+        col = table.column(header.index(f["name"])).combine_chunks()
+        ok = pc.match_substring_regex(col, TYPE_PATTERNS[kind])
+        if missing:
+            ok = pc.or_(ok, pc.is_in(col, value_set=pa.array(missing, pa.string())))
+        bad = np.flatnonzero(~np.asarray(ok, bool))
+        if not len(bad):
+            continue
+        pkg.problems += len(bad)
+
+        def build(bad=bad, col=col, name=f["name"], kind=kind):
+            from swftools.validate.report import Finding
+            for i in bad.tolist():
+                value = col[i].as_py()
+                yield Finding(where, int(lines[i]), None, name, "schema-type", "error",
+                              f"{value!r} is not {_EXPECTED[kind]}", value, _EXPECTED[kind])
+
+        ctx.report.extend("schema-type", "error", len(bad), build())
+
+
+def table_from_cells(pkg: PackageInput) -> tuple[pa.Table, np.ndarray] | None:
+    """The job table built from the CSV text cells, unparseable cells as unknown (null).
+
+    Used only when the package reader refuses the package, so that the semantic rules still run
+    on everything that is readable.
+    """
+    cells = pkg.raw_cells()
+    if cells is None or pkg.jobs_csv is None:
+        return None
+    table, header = cells
+    schema = jt.arrow_schema()
+    columns = {}
+    for name in schema.names:
+        if name not in header:
+            continue
+        col = table.column(header.index(name)).combine_chunks()
+        target = schema.field(name).type
+        if pa.types.is_string(target):
+            columns[name] = pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
+            continue
+        kind = "integer" if pa.types.is_integer(target) else "number"
+        ok = pc.match_substring_regex(col, TYPE_PATTERNS[kind])
+        clean = pc.if_else(ok, col, pa.scalar(None, pa.string()))
+        columns[name] = pc.cast(clean, target)
+    if "job_id" not in columns:
+        return None
+    ext = (pkg.descriptor or {}).get("swftools") or {}
+    metadata = dict((ext.get("metadata") or {}).get(JOBS, {}))
+    if ext.get("time_zone"):
+        metadata["time_zone"] = ext["time_zone"]
+    metadata["source_format"] = "package"
+    keep = np.asarray(pc.is_valid(columns["job_id"]), bool)
+    if not keep.all():  # the job table requires ids; rows without one are reported by schema-type
+        mask = pa.array(keep)
+        columns = {k: pc.filter(v, mask) for k, v in columns.items()}
+    return jt.from_columns(columns, metadata), np.flatnonzero(keep).astype(np.int64) + 2

@@ -1,0 +1,328 @@
+"""A deliberately simple reference scheduler, and the fast engines checked against it job for job.
+
+The reference shares no code with ``swftools.replay``'s engines: at every event it rebuilds the
+whole state from scratch (who runs, what is free, the reservation) and scans the whole queue.
+It is slow (quadratic) but short enough to read against the textbook definition of EASY.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from swftools import table as jt
+
+from ._replay_dev_strategies import replay_gpu_jobs, replay_swf_jobs
+from swftools.replay import replay
+from swftools.site import load_site, site_from_settings
+
+
+@dataclass
+class Job:
+    job_id: int
+    submit: int
+    run: int
+    est: int
+    nodes: int = 1
+    per_node: int = 1  # GPU model: GPUs on each node; flat pool: processors
+
+    @property
+    def size(self) -> int:
+        return self.nodes * self.per_node
+
+
+@dataclass
+class Placement:
+    start: int
+    node_ids: tuple[int, ...] = ()
+    gpu_ids: tuple[int, ...] = ()
+
+
+class Flat:
+    """A flat pool of processors."""
+
+    def __init__(self, procs: int) -> None:
+        self.procs = procs
+
+
+class Nodes:
+    """GPU nodes, re-derived from the list of running jobs at each use."""
+
+    def __init__(self, gpus_per_node, timeline, best_fit=False):
+        self.g = gpus_per_node
+        self.timeline = timeline  # [(since, nodes)] ascending
+        self.best_fit = best_fit
+        self.n = max(n for _, n in timeline)
+
+    def capacity(self, t):
+        nodes = self.timeline[0][1]
+        for since, count in self.timeline:
+            if since <= t:
+                nodes = count
+        return nodes
+
+    def free_now(self, running):
+        free = [[True] * self.g for _ in range(self.n)]
+        for job, p in running:
+            for k in p.node_ids:
+                for gpu in p.gpu_ids:
+                    free[k][gpu] = False
+        return free
+
+    def candidates(self, job, free, managed):
+        counts = [sum(free[k]) for k in range(managed)]
+        if job.nodes > 1:
+            whole = [k for k in range(managed) if counts[k] == self.g]
+            return whole[:job.nodes] if len(whole) >= job.nodes else None
+        fitting = [k for k in range(managed) if counts[k] >= job.per_node]
+        if not fitting:
+            return None
+        if self.best_fit:
+            return [min(fitting, key=lambda k: (counts[k], k))]
+        return [fitting[0]]
+
+    def place(self, job, free, managed):
+        nodes = self.candidates(job, free, managed)
+        gpus = [gpu for gpu in range(self.g) if free[nodes[0]][gpu]][:job.per_node]
+        for k in nodes:
+            for gpu in gpus:
+                free[k][gpu] = False
+        return tuple(nodes), tuple(gpus)
+
+
+def simulate(jobs: list[Job], machine, policy: str = "easy"):
+    """Replay ``jobs``; returns (job id -> placement, ids of jobs dropped as never fitting)."""
+    pending = sorted(jobs, key=lambda j: (j.submit, j.job_id))
+    queue: list[Job] = []
+    running: list[tuple[Job, Placement]] = []
+    done: dict[int, Placement] = {}
+    dropped: list[int] = []
+    gpu = isinstance(machine, Nodes)
+    now = None
+    while pending or queue or running:
+        times = [j.submit for j in pending[:1]] + [p.start + j.run for j, p in running]
+        if gpu and queue:
+            times += [t for t, _ in machine.timeline if t > now]
+        if not times:
+            break
+        now = min(times)
+        running = [(j, p) for j, p in running if p.start + j.run > now]
+        while pending and pending[0].submit == now:
+            queue.append(pending.pop(0))
+        for job, p in schedule(now, queue, running, machine, policy, dropped):
+            done[job.job_id] = p
+            running.append((job, p))
+    return done, dropped
+
+
+def _fits_now(job, machine, running, now):
+    if isinstance(machine, Nodes):
+        free = machine.free_now(running)
+        return machine.candidates(job, free, machine.capacity(now)) is not None
+    return job.size <= machine.procs - sum(j.size for j, _ in running)
+
+
+def _never_fits_again(job, machine, now):
+    if not isinstance(machine, Nodes):
+        return False
+    future = [n for t, n in machine.timeline if t > now] + [machine.capacity(now)]
+    return job.nodes > max(future)
+
+
+def _start(job, machine, running, now):
+    if isinstance(machine, Nodes):
+        free = machine.free_now(running)
+        nodes, gpus = machine.place(job, free, machine.capacity(now))
+        return Placement(now, nodes, gpus)
+    return Placement(now)
+
+
+def _shadow(head, machine, running, now):
+    """Earliest instant the head fits if running jobs end at their estimates (overdue: now)."""
+    def est_end(item):
+        job, p = item
+        return max(now, p.start + job.est)
+
+    instants = {est_end(item) for item in running} | {now}
+    if isinstance(machine, Nodes):
+        instants |= {t for t, _ in machine.timeline if t > now}
+    for t in sorted(instants):
+        still = [item for item in running if est_end(item) > t]
+        if _head_fits_at(head, machine, still, t):
+            return t, still
+    return None, None
+
+
+def _head_fits_at(head, machine, holding, t):
+    if isinstance(machine, Nodes):
+        return machine.candidates(head, machine.free_now(holding), machine.capacity(t)) is not None
+    return head.size <= machine.procs - sum(j.size for j, _ in holding)
+
+
+def schedule(now, queue, running, machine, policy, dropped):
+    """One scheduling pass: returns the (job, placement) started now."""
+    started = []
+    running = list(running)
+    while queue:
+        if _fits_now(queue[0], machine, running, now):
+            job = queue.pop(0)
+            p = _start(job, machine, running, now)
+            running.append((job, p))
+            started.append((job, p))
+        elif _never_fits_again(queue[0], machine, now):
+            dropped.append(queue.pop(0).job_id)
+        else:
+            break
+    if policy != "easy" or not queue:
+        return started
+    head = queue[0]
+    shadow, holding = _shadow(head, machine, running, now)
+    if shadow is None:
+        return started
+    for job in list(queue[1:]):
+        if not _fits_now(job, machine, running, now):
+            continue
+        p = _start(job, machine, running, now)
+        if now + job.est > shadow:  # still running at the shadow time: must leave the head room
+            if not _head_fits_at(head, machine, holding + [(job, p)], shadow):
+                continue
+            holding = holding + [(job, p)]
+        queue.remove(job)
+        running.append((job, p))
+        started.append((job, p))
+    return started
+
+
+def reference_replay(table, *, procs=None, site=None, policy="easy", allocation="first-fit",
+                     kill_at_request=False):
+    """The pinned input rules applied row by row, then ``simulate``.
+
+    Returns (job id -> (start, node ids, gpu ids), job id -> skip reason).
+    """
+    rows = table.to_pylist()
+    skipped, jobs = {}, []
+    for r in rows:
+        size = r["requested_procs"] if (r["requested_procs"] or 0) > 0 else r["gpus"]
+        nodes, per_node = 1, size
+        if site is not None:
+            g = site.gpus_per_node
+            if (r["nodes"] or 0) > 0 and (r["gpus_per_node"] or 0) > 0:
+                nodes, per_node = r["nodes"], r["gpus_per_node"]
+            elif (size or 0) > 0:
+                nodes = -(-size // g)
+                per_node = size
+            if nodes > 1:
+                per_node = g
+        if r["submit_time"] is None:
+            skipped[r["job_id"]] = "unknown submit time"
+            continue
+        if r["walltime_s"] is None or r["walltime_s"] < 0:
+            skipped[r["job_id"]] = "unknown run time"
+            continue
+        if not (per_node or 0) > 0:
+            skipped[r["job_id"]] = "unknown size"
+            continue
+        run = r["walltime_s"]
+        request = r["requested_walltime_s"]
+        if kill_at_request and request is not None:
+            run = min(run, request)
+        est = request if request is not None else run
+        job = Job(r["job_id"], r["submit_time"], run, est, nodes, per_node)
+        if site is None:
+            if job.size > procs:
+                skipped[job.job_id] = "never fits"
+                continue
+        else:
+            later = [n for t, n in zip(site.capacity_since, site.capacity_nodes) if t > job.submit]
+            if per_node > site.gpus_per_node or nodes > max(later + [site.nodes_at(job.submit)]):
+                skipped[job.job_id] = "never fits"
+                continue
+        jobs.append(job)
+    if site is None:
+        machine = Flat(procs)
+    else:
+        machine = Nodes(site.gpus_per_node, list(zip(site.capacity_since, site.capacity_nodes)),
+                        best_fit=allocation == "best-fit")
+    done, dropped = simulate(jobs, machine, policy)
+    for job_id in dropped:
+        skipped[job_id] = "never fits"
+    return {k: (p.start, p.node_ids, p.gpu_ids) for k, p in done.items()}, skipped
+
+
+# ---------------------------------------------------------------------------------------------
+def _table(rows, **extra_cols):
+    cols = {"job_id": [r[0] for r in rows], "submit_time": [r[1] for r in rows],
+            "walltime_s": [r[2] for r in rows], "gpus": [r[3] for r in rows],
+            "requested_walltime_s": [r[4] for r in rows]}
+    cols.update(extra_cols)
+    return jt.from_columns(cols)
+
+
+def _starts(result):
+    return dict(zip(result.jobs.column("job_id").to_pylist(),
+                    result.jobs.column("start_time").to_pylist()))
+
+
+HAND_CASES = [
+    # (J1, J2, J3) as (job id, submit, run, procs, request), expected starts
+    ([(1, 0, 100, 3, 100), (2, 1, 100, 4, 100), (3, 2, 500, 1, 500)], {1: 0, 2: 100, 3: 200}),
+    ([(1, 0, 50, 3, 100), (2, 1, 100, 4, 100), (3, 2, 500, 1, 500)], {1: 0, 2: 50, 3: 150}),
+    ([(1, 0, 100, 3, 100), (2, 1, 100, 4, 100), (3, 2, 50, 1, 50)], {1: 0, 2: 100, 3: 2}),
+]
+
+
+@pytest.mark.parametrize("rows,expected", HAND_CASES)
+def test_hand_cases_fast_engine(rows, expected):
+    assert _starts(replay(_table(rows), procs=4)) == expected
+
+
+@pytest.mark.parametrize("rows,expected", HAND_CASES)
+def test_hand_cases_reference(rows, expected):
+    jobs = [Job(i, s, r, q, 1, p) for i, s, r, p, q in rows]
+    got, _ = simulate(jobs, Flat(4))
+    assert {k: v.start for k, v in got.items()} == expected
+
+
+def _engine_view(result):
+    jobs = result.jobs.to_pylist()
+    placed = {r["job_id"]: (r["start_time"],
+                            tuple(int(x) for x in r["node_ids"].split(",")) if r["node_ids"] else (),
+                            tuple(int(x) for x in r["gpu_ids"].split(",")) if r["gpu_ids"] else ())
+              for r in jobs}
+    skipped = dict(zip(result.skipped.column("job_id").to_pylist(),
+                       result.skipped.column("reason").to_pylist()))
+    return placed, skipped
+
+
+def _same_skips(engine, reference):
+    assert set(engine) == set(reference)
+    for job_id, reason in reference.items():
+        assert engine[job_id].startswith(reason), (job_id, engine[job_id], reason)
+
+
+@given(replay_swf_jobs(), st.sampled_from(["easy", "fcfs"]), st.booleans())
+@settings(max_examples=300)
+def test_flat_engine_matches_reference(case, policy, kill):
+    table, procs = case
+    placed, skipped = _engine_view(replay(table, procs=procs, policy=policy, kill_at_request=kill))
+    ref_placed, ref_skipped = reference_replay(table, procs=procs, policy=policy,
+                                               kill_at_request=kill)
+    assert placed == ref_placed
+    _same_skips(skipped, ref_skipped)
+
+
+@given(replay_gpu_jobs(), st.sampled_from(["easy", "fcfs"]),
+       st.sampled_from(["first-fit", "best-fit"]), st.booleans())
+@settings(max_examples=300)
+def test_gpu_engine_matches_reference(case, policy, allocation, kill):
+    table, site = case
+    result = replay(table, site=site, policy=policy, allocation=allocation, kill_at_request=kill)
+    placed, skipped = _engine_view(result)
+    ref_placed, ref_skipped = reference_replay(table, site=site, policy=policy,
+                                               allocation=allocation, kill_at_request=kill)
+    assert placed == ref_placed
+    _same_skips(skipped, ref_skipped)

@@ -1,0 +1,280 @@
+"""SWF reader/writer: byte-exact round trips, parsing properties, golden output, bad input."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from swftools import swf
+from swftools import table as jt
+from swftools.errors import InputError
+from swftools.swf_fields import FIELDS, PWA_WIDTHS
+from swftools.swf_writer import to_bytes
+
+from .conftest import SWF_TRACES, trace_path
+from .strategies import aaic_jobs, swf_jobs
+
+GOLDEN = Path(__file__).parent / "golden" / "swf"
+JOB = "    1        0     10    100    4     -1    -1    4    200    -1  1   1   1  -1  1  1 -1 -1"
+
+
+def _write(tmp_path: Path, text: str | bytes, name: str = "t.swf") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+# --- real traces ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SWF_TRACES or ["NASA-iPSC-1993-3-excerpt228.swf.gz"])
+def test_real_trace_round_trips_byte_for_byte(name, tmp_path):
+    path = trace_path(name)
+    table = swf.read(path)
+    out = tmp_path / "out.swf"
+    swf.write(table, out)
+    assert out.read_bytes() == swf.read_bytes(path)
+    assert jt.get_metadata(table)["swf_layout"]["exact"] is True
+
+
+def test_excerpt_header_and_values():
+    table = swf.read(trace_path("NASA-iPSC-1993-3-excerpt228.swf.gz"))
+    meta = jt.get_metadata(table)
+    assert table.num_rows == 228
+    assert ["MaxJobs", "42264"] in meta["swf_header"]
+    assert meta["swf_layout"]["widths"] == list(PWA_WIDTHS)
+    first = table.slice(0, 1).to_pylist()[0]
+    assert first["job_id"] == 1 and first["walltime_s"] == 1451 and first["gpus"] == 128
+    assert first["wait_s"] is None and first["swf_status"] is None  # -1 is unknown
+    assert swf.row_line_numbers(table)[0] == len(meta["swf_header_lines"]) + 1
+
+
+# --- properties ----------------------------------------------------------------------------
+
+@given(swf_jobs())
+def test_table_swf_table_round_trip(table):
+    data = to_bytes(table)
+    path = Path(f"/tmp/swftools-prop-{id(table)}.swf")
+    try:
+        path.write_bytes(data)
+        back = swf.read(path)
+    finally:
+        path.unlink(missing_ok=True)
+    for name in jt.column_names():
+        assert back.column(name).to_pylist() == table.column(name).to_pylist(), name
+    assert to_bytes(back) == data  # and writing the re-read table gives the same bytes
+
+
+@given(aaic_jobs(min_size=1))
+def test_aaic_table_to_swf_keeps_what_swf_can_carry(table):
+    data = to_bytes(table, site="aaic")
+    lines = [line for line in data.decode().splitlines() if not line.startswith(";")]
+    assert len(lines) == table.num_rows
+    fields = np.array([line.split() for line in lines], dtype=np.int64)
+    assert list(fields[:, 0]) == table.column("job_id").to_pylist()
+    assert list(fields[:, 4]) == table.column("gpus").to_pylist()
+    assert list(fields[:, 3]) == table.column("walltime_s").to_pylist()
+    assert list(fields[:, 8]) == table.column("requested_walltime_s").to_pylist()
+    status = {0: 1, 1: 0, 2: 0, 3: 5, 4: 5}
+    assert list(fields[:, 10]) == [status[t] for t in table.column("termcode").to_pylist()]
+    queues = {"Normal": 1, "Short": 2, "Middle": 3, "Long": 4}
+    assert list(fields[:, 14]) == [queues[q] for q in table.column("queue").to_pylist()]
+
+
+_value = st.one_of(st.just(-1), st.integers(0, 10**9))
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**9), st.lists(_value, min_size=17, max_size=17))
+                .map(lambda t: [t[0], *t[1]]), min_size=1, max_size=20),
+       st.lists(st.sampled_from([" ", "  ", "\t", " \t "]), min_size=1, max_size=5),
+       st.data())
+def test_parser_accepts_any_whitespace(rows, separators, data):
+    lines = []
+    for row in rows:
+        lead = data.draw(st.sampled_from(["", " ", "   "]))
+        seps = [data.draw(st.sampled_from(separators)) for _ in row[1:]]
+        text = lead + str(row[0]) + "".join(s + str(v) for s, v in zip(seps, row[1:]))
+        lines.append(text + data.draw(st.sampled_from(["", " "])))
+    path = Path(f"/tmp/swftools-ws-{id(rows)}.swf")
+    try:
+        path.write_text("; Version: 2.2\n" + "\n".join(lines) + "\n")
+        table = swf.read(path)
+    finally:
+        path.unlink(missing_ok=True)
+    # every field parsed, -1 -> null (SWF submit offsets have no UnixStartTime here)
+    for k, field in enumerate(FIELDS):
+        if field.column in ("user", "group", "queue"):
+            expected = [None if r[k] == -1 else str(r[k]) for r in rows]
+        elif field.column == "avg_cpu_time_s":
+            expected = [None if r[k] == -1 else float(r[k]) for r in rows]
+        else:
+            expected = [None if r[k] == -1 else r[k] for r in rows]
+        assert table.column(field.column).to_pylist() == expected
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 99), st.booleans()),
+                min_size=1, max_size=30))
+def test_decimals_keep_their_written_precision(values):
+    lines = []
+    for i, (whole, cents, decimal) in enumerate(values, start=1):
+        cpu = f"{whole}.{cents:02d}" if decimal else str(whole)
+        lines.append(f"{i} 0 0 10 1 {cpu} -1 1 10 -1 1 1 1 -1 1 1 -1 -1")
+    text = "\n".join(lines) + "\n"
+    path = Path(f"/tmp/swftools-dec-{id(values)}.swf")
+    try:
+        path.write_text(text)
+        table = swf.read(path)
+    finally:
+        path.unlink(missing_ok=True)
+    assert to_bytes(table).decode() == text
+    assert table.column("avg_cpu_time_s").to_pylist() == [
+        w + c / 100 if d else float(w) for w, c, d in values]
+
+
+# --- layout, header, metadata ----------------------------------------------------------------
+
+def test_header_continuations_repeats_and_tabs(tmp_path):
+    header = [
+        "; Version: 2.2",
+        "; Information: http://example.org/a",
+        ";              http://example.org/b",
+        "; Queue:  1  [fque:1]    ",
+        "; Queue:  2  [other]",
+        ";",
+        "; Note: THIS IS A CLEANED VERSION",
+        ";\tuser=2 (5 jobs removed)",
+        "; ",
+    ]
+    path = _write(tmp_path, "\n".join(header) + "\n" + JOB + "\n")
+    table = swf.read(path)
+    meta = jt.get_metadata(table)
+    assert meta["swf_header"] == [
+        ["Version", "2.2"],
+        ["Information", "http://example.org/a\nhttp://example.org/b"],
+        ["Queue", "1  [fque:1]"],
+        ["Queue", "2  [other]"],
+        ["Note", "THIS IS A CLEANED VERSION\nuser=2 (5 jobs removed)"],
+    ]
+    assert to_bytes(table) == path.read_bytes()
+
+
+def test_comment_and_blank_lines_between_jobs_are_kept(tmp_path):
+    text = "; Version: 2.2\n" + JOB + "\n; a comment among jobs\n\n" + JOB.replace("    1 ", "    2 ", 1) + "\n"
+    path = _write(tmp_path, text)
+    table = swf.read(path)
+    assert table.num_rows == 2
+    assert list(swf.row_line_numbers(table)) == [2, 5]
+    assert to_bytes(table) == text.encode()
+
+
+def test_irregular_spacing_is_read_and_explained(tmp_path):
+    path = _write(tmp_path, "1\t0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1  \n")
+    table = swf.read(path)
+    layout = jt.get_metadata(table)["swf_layout"]
+    assert layout["exact"] is False
+    assert "tabs or carriage returns between fields" in layout["reasons"]
+    assert "trailing blanks after the last field" in layout["reasons"]
+    losses = swf.write(table, tmp_path / "out.swf")
+    assert any(loss.startswith("not byte-identical to the SWF input") for loss in losses)
+
+
+def test_trailing_extra_columns_are_dropped_with_a_note(tmp_path):
+    # AleaNG-style SWF-like files append GPU counts and property strings after field 18
+    path = _write(tmp_path, JOB + " 7 all:excl:2x4\n" + JOB.replace("    1 ", "    2 ", 1) + "\n")
+    table = swf.read(path)
+    meta = jt.get_metadata(table)
+    assert meta["swf_extra_columns"] == {"count": 2, "lines": 1, "first_line": 1}
+    assert table.column("job_id").to_pylist() == [1, 2]
+    assert meta["swf_layout"]["exact"] is False
+
+
+def test_unix_start_time_gives_absolute_times(tmp_path):
+    path = _write(tmp_path, "; UnixStartTime: 1500000000\n" + JOB + "\n")
+    row = swf.read(path).to_pylist()[0]
+    assert row["submit_time"] == 1_500_000_000
+    assert row["start_time"] == 1_500_000_010
+    assert row["finish_time"] == 1_500_000_110
+
+
+def test_gzip_output_is_deterministic(tmp_path):
+    table = swf.read(_write(tmp_path, JOB + "\n"))
+    swf.write(table, tmp_path / "a.swf.gz")
+    swf.write(table, tmp_path / "b.swf.gz")
+    assert (tmp_path / "a.swf.gz").read_bytes() == (tmp_path / "b.swf.gz").read_bytes()
+    assert gzip.decompress((tmp_path / "a.swf.gz").read_bytes()) == (JOB + "\n").encode()
+
+
+def test_existing_output_is_not_overwritten_without_force(tmp_path):
+    table = swf.read(_write(tmp_path, JOB + "\n"))
+    target = _write(tmp_path, "keep me", "out.swf")
+    from swftools.errors import UsageError
+
+    with pytest.raises(UsageError, match="already exists"):
+        swf.write(table, target)
+    assert target.read_text() == "keep me"
+    swf.write(table, target, force=True)
+    assert target.read_text() == JOB + "\n"
+
+
+# --- golden: an AAIC-shaped table as SWF ------------------------------------------------------
+
+def small_aaic_table() -> pa.Table:
+    """Three AAIC jobs (the shape of swf.md's example), used by golden files."""
+    return jt.from_columns({
+        "job_id": [101, 102, 103], "user": ["alice", "bob", "carol"],
+        "group": ["vision", "vision", "speech"], "queue": ["Normal", "Short", "Normal"],
+        "nodes": [1, 1, 2], "gpus_per_node": [8, 1, 8], "gpus": [8, 1, 16],
+        "requested_walltime_s": [7200, 10800, 3600], "termcode": [0, 2, 3],
+        "submit_time": [1500000000, 1500000120, 1500000300],
+        "start_time": [1500000030, 1500000120, 1500000345],
+        "finish_time": [1500003630, 1500010925, 1500001545],
+        "wait_s": [30, 0, 45], "walltime_s": [3600, 10805, 1200],
+    }, {"site": "aaic", "time_zone": "Asia/Tokyo", "source_format": "nqsii"})
+
+
+def test_golden_aaic_swf(tmp_path):
+    out = tmp_path / "small.swf"
+    losses = swf.write(small_aaic_table(), out, site="aaic")
+    golden = GOLDEN / "aaic-small.swf"
+    assert out.read_text() == golden.read_text()
+    assert "user names replaced by numbers 1..3 in order of first appearance" in losses
+    assert any(loss.startswith("termcode mapped to SWF status") for loss in losses)
+    assert any(loss.startswith("nodes and gpus_per_node have no SWF field") for loss in losses)
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content, message", [
+    (JOB + "\n1 2 3\n", "t.swf:2: expected 18 fields, found 3 (expected 18 whitespace-separated numbers)"),
+    (JOB.replace(" 4     -1", " x7     -1", 1) + "\n",
+     "t.swf:1: field 5 (allocated processors): 'x7' is not a number (expected a number (-1 if unknown))"),
+    (JOB.replace("   10    100", "   10   -100", 1) + "\n",
+     "t.swf:1: field 4 (run time): negative value -100 (expected a value >= 0, or -1 for unknown)"),
+    ("", "t.swf: empty file (expected SWF header comments and job lines)"),
+    ("\n \n", "t.swf: empty file (expected SWF header comments and job lines)"),
+    (JOB.replace("    1 ", "   -1 ", 1) + "\n", "t.swf:1: field 1 (job number): job number -1 (expected a job number >= 0)"),
+])
+def test_bad_input_messages(tmp_path, content, message):
+    path = _write(tmp_path, content)
+    with pytest.raises(InputError) as err:
+        swf.read(path)
+    assert str(err.value) == str(path.parent / message)
+
+
+def test_binary_garbage(tmp_path):
+    path = _write(tmp_path, bytes(range(256)) * 4, "garbage.swf")
+    with pytest.raises(InputError, match=r"garbage\.swf:1: binary data"):
+        swf.read(path)
+
+
+def test_truncated_gzip(tmp_path):
+    data = gzip.compress((JOB + "\n").encode() * 1000)
+    path = _write(tmp_path, data[: len(data) // 2], "cut.swf.gz")
+    with pytest.raises(InputError, match=r"cut\.swf\.gz: truncated or corrupt gzip data"):
+        swf.read(path)
