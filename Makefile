@@ -10,6 +10,9 @@ $(BIN)/swftools: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	# cffconvert is used only for its CFF 1.2.0 JSON Schema (tests validate CITATION.cff against it);
+	# its own runtime pins (jsonschema<4) conflict with ours, so it is installed without them.
+	$(BIN)/python -m pip install --quiet --no-deps cffconvert==2.0.0
 	touch $@
 
 dev: $(BIN)/swftools

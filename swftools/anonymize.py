@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import io
 import json
+import numbers
 import os
 import secrets
 import sys
@@ -34,6 +35,7 @@ import pyarrow.compute as pc
 
 from swftools import table as jt
 from swftools.atomic import check_writable
+from swftools.audit_match import Matcher, Term
 from swftools.errors import InputError, UsageError
 
 PSEUDONYM_HEX_DIGITS = 16
@@ -294,11 +296,9 @@ def anonymize(table: pa.Table, key: bytes, *, time_shift_weeks: int = 0,
     hold text (job names, paths, host names, ...) are dropped unless listed in ``keep_columns``.
     Metadata records ``anonymization.time_shifted`` but never the amount.
     """
-    from swftools.audit_match import Matcher, Term  # the leak matcher also guards metadata
-
     if not isinstance(key, (bytes, bytearray)) or len(key) < MIN_KEY_BYTES:
         raise ValueError(f"key must be at least {MIN_KEY_BYTES} bytes")
-    if not isinstance(time_shift_weeks, int) or isinstance(time_shift_weeks, bool):
+    if not isinstance(time_shift_weeks, numbers.Integral) or isinstance(time_shift_weeks, bool):
         raise UsageError(f"time shift must be a whole number of weeks, not {time_shift_weeks!r}")
     source = _source_name(table)
     if "user" not in table.column_names:
@@ -332,11 +332,11 @@ def anonymize(table: pa.Table, key: bytes, *, time_shift_weeks: int = 0,
         table, numbering = dense_numbering(table)
         mapping = [MappingEntry(e.namespace, e.name, e.pseudonym,
                                 numbering.get(e.namespace, {}).get(e.pseudonym)) for e in mapping]
-    shift_s = time_shift_weeks * WEEK_S
+    shift_s = int(time_shift_weeks) * WEEK_S
     if shift_s:
         table = _shift_times(table, shift_s)
 
-    matcher = Matcher([Term(e.name, e.namespace) for e in mapping])
+    matcher = Matcher([Term(e.name, e.namespace) for e in mapping])  # guards the metadata
     meta = _clean_metadata(jt.get_metadata(table), shift_s, matcher.found_in, notes)
     meta["anonymization"] = {
         "method": f"HMAC-SHA256, {PSEUDONYM_HEX_DIGITS} hex digits",

@@ -225,21 +225,16 @@ class Scanner:
             first_row = pc.index(column, value).as_py()
             rows = pc.sum(pc.equal(column, value)).as_py()
             self._add(Leak(file, member, hit.term, hit.match, column=name, row=first_row,
-                           rows=rows), count=rows)
+                           rows=rows, count=rows))
 
     # -- bookkeeping ---------------------------------------------------------------------------
-    def _add(self, leak: Leak, count: int = 1) -> None:
+    def _add(self, leak: Leak) -> None:
         key = (leak.file, leak.member, leak.term)
         if self._listed[key] < MAX_LOCATIONS:
             self._listed[key] += 1
-            self.result.leaks.append(leak if count == 1 else _with_count(leak, count))
+            self.result.leaks.append(leak)
         else:
-            self.result.omitted[key] += count
-
-
-def _with_count(leak: Leak, count: int) -> Leak:
-    return Leak(leak.file, leak.member, leak.term, leak.match, leak.line, leak.column, leak.row,
-                leak.rows, leak.metadata_key, count)
+            self.result.omitted[key] += leak.count
 
 
 def _join(outer: str | None, inner: str) -> str:

@@ -273,8 +273,9 @@ def add_resource(path: str | os.PathLike, name: str, table: pa.Table, schema: di
         raise UsageError(f"{root}: resource {name!r} already exists (use --force to replace it)")
     schema = copy.deepcopy(schema)
     schema.pop("$comment", None)
-    if foreign_keys:
-        schema["foreignKeys"] = list(schema.get("foreignKeys", [])) + copy.deepcopy(foreign_keys)
+    for fk in foreign_keys or []:
+        if fk not in schema.setdefault("foreignKeys", []):
+            schema["foreignKeys"].append(copy.deepcopy(fk))
     arrow_schema = arrow_schema_for(schema)
     if table.column_names != arrow_schema.names:
         raise UsageError(f"resource {name!r}: table columns {table.column_names} differ from "

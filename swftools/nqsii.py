@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from swftools import table as jt
-from swftools.errors import InputError, UsageError
+from swftools.errors import InputError
 from swftools.nqsii_columns import (
     FieldRef,
     parse_durations,
@@ -67,25 +66,37 @@ def _looks_published(fields: list[NqsiiField], tokens: list[pa.Array]) -> bool:
 
 
 def _choose_form(log: RawLog, form: str | None, path: str) -> tuple[FormSchema, list[NqsiiField], list[pa.Array]]:
+    """The form (given, or detected from the header and the first job line), the field of each
+    header column, and the column texts."""
     if form is not None:
         schema = form_schema(form)
         fields = map_header(log.header, schema, path)
         return schema, fields, parse_body(log, path)
-    raw = form_schema("raw")
-    fields = map_header(log.header, raw, path)
+    mapped: dict[str, list[NqsiiField]] = {}
+    errors: dict[str, InputError] = {}
+    for candidate in ("published", "raw"):
+        try:
+            mapped[candidate] = map_header(log.header, form_schema(candidate), path)
+        except InputError as exc:
+            errors[candidate] = exc
+    if not mapped:
+        raise errors["raw"]
     tokens = parse_body(log, path)
-    published = form_schema("published")
-    try:
-        published_fields = map_header(log.header, published, path)
-    except InputError:
-        return raw, fields, tokens
-    if _looks_published(published_fields, tokens):
-        return published, published_fields, tokens
-    return raw, fields, tokens
+    published = "published" in mapped and _looks_published(mapped["published"], tokens)
+    chosen = "published" if published or "raw" not in mapped else "raw"
+    return form_schema(chosen), mapped[chosen], tokens
 
 
-def _convert(f: NqsiiField, tokens: pa.Array, ref: FieldRef, schema: FormSchema, site: Site,
-             zone: str, layout: dict[str, Any]) -> Any:
+def _empty_line_error(row: int, tokens: list[pa.Array], path: str) -> InputError | None:
+    """An empty line parses as a row of empty fields; name it for what it is."""
+    if all(t[row].as_py() == "" for t in tokens):
+        return InputError(path, f"empty line, expected {len(tokens)} (one per header column)",
+                          line=row + 2, value="")
+    return None
+
+
+def _convert(f: NqsiiField, tokens: pa.Array, ref: FieldRef, site: Site, zone: str,
+             layout: dict[str, Any]) -> Any:
     """Parse one column; records its text format in ``layout``."""
     if f.column in ("user", "group"):
         return parse_integer_ids(tokens, ref) if f.type == "integer" else parse_names(tokens, ref)
@@ -153,29 +164,33 @@ def read(path: str | Path, *, site: Site | str | Path | None = None, form: str |
     data = load_bytes(path)
     log = split_log(data, name)
     del data
-    schema, fields, tokens = _choose_form(log, form, name)
     show = progress and log.estimated_lines > PROGRESS_MIN_LINES
-    layout: dict[str, Any] = {
-        "form": schema.form, "header": log.header, "fields": [f.name for f in fields],
-        "separator": log.separator, "line_ending": log.line_ending,
-        "final_newline": log.final_newline, "bom": log.bom,
-        "gpus_column": "total" if gpus_total else "per_node", "formats": {}, "queue_spelling": {},
-    }
     columns: dict[str, Any] = {}
     by_column: dict[str, pa.Array] = {}
     refs: dict[str, FieldRef] = {}
     problems: list[tuple[int, int, InputError]] = []
-    with _progress(show, len(fields) + 1, f"reading {Path(name).name}") as step:
+    with _progress(show, len(log.header) + 2, f"reading {Path(name).name}") as step:
+        schema, fields, tokens = _choose_form(log, form, name)
+        log.body = b""  # parsed: free the text
+        step("CSV parsed")
+        layout: dict[str, Any] = {
+            "form": schema.form, "header": log.header, "fields": [f.name for f in fields],
+            "separator": log.separator, "line_ending": log.line_ending,
+            "final_newline": log.final_newline, "bom": log.bom,
+            "gpus_column": "total" if gpus_total else "per_node", "formats": {},
+            "queue_spelling": {},
+        }
         for position, (f, text, header) in enumerate(zip(fields, tokens, log.header)):
             ref = refs[f.column] = FieldRef(name, header, f.title)
             by_column[f.column] = text
             try:
-                columns[f.column] = _convert(f, text, ref, schema, site_obj, zone, layout)
+                columns[f.column] = _convert(f, text, ref, site_obj, zone, layout)
             except InputError as exc:
                 problems.append((exc.line or 0, position, exc))
             step(f.name)
         if problems:  # report the earliest line; on one line, the leftmost column
-            raise min(problems, key=lambda p: p[:2])[2]
+            line, _, first = min(problems, key=lambda p: p[:2])
+            raise _empty_line_error(line - 2, tokens, name) or first
         gpu_column = columns.pop("gpus_per_node")
         columns.update(_gpu_columns(gpu_column, columns["nodes"], gpus_total))
         _check_jobs(columns, by_column, refs)

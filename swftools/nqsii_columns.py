@@ -198,10 +198,12 @@ def _parse_timestamps_mixed(tokens: pa.Array, ref: FieldRef, formats: tuple[str,
     expected = describe_formats(formats)
     masks = _classify_timestamps(tokens, formats)
     values = np.zeros(len(tokens), dtype=np.int64)
+    failed = masks["other"].copy()
     problems: list[tuple[int, str]] = []  # (row, message) candidates; the earliest row wins
 
     def note(rows: np.ndarray, bad: np.ndarray, message: str) -> None:
         if bad.any():
+            failed[rows[bad]] = True
             problems.append((int(rows[_first(bad)]), message))
 
     if masks["other"].any():
@@ -241,7 +243,7 @@ def _parse_timestamps_mixed(tokens: pa.Array, ref: FieldRef, formats: tuple[str,
                 fmt = {"format": "iso", "separator": head[0].as_py()[10],
                        "offset": distinct[0].as_py() if only else None}
         values[rows] = utc
-    note(np.arange(len(tokens)), (values < 0) & ~masks["other"],
+    note(np.arange(len(tokens)), (values < 0) & ~failed,
          "is before 1970-01-01 00:00:00 UTC (a negative UNIX time)")
     if problems:
         row, message = min(problems)

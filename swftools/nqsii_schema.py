@@ -11,7 +11,7 @@ from typing import Any
 
 from swftools.errors import InputError, UsageError
 from swftools.resources import load_json
-from swftools.site import Site, load_site
+from swftools.site import PRESETS, Site, load_site
 
 FORMS = ("published", "raw")
 DEFAULT_SITE = "aaic"
@@ -73,7 +73,13 @@ def resolve_site(site: Site | str | Path | None) -> Site:
     """A Site from a Site, a preset name, a site file path, or None (the AAIC preset)."""
     if isinstance(site, Site):
         return site
-    return load_site(DEFAULT_SITE if site is None else site)
+    name = DEFAULT_SITE if site is None else str(site)
+    return _preset(name) if name in PRESETS else load_site(name)
+
+
+@lru_cache(maxsize=None)
+def _preset(name: str) -> Site:
+    return load_site(name)
 
 
 def normalize_header_name(name: str) -> str:

@@ -25,18 +25,23 @@ from swftools.nqsii_schema import DEFAULT_SITE, FormSchema, form_defaults, form_
 from swftools.nqsii_timefmt import TIMESTAMP_FORMATS, format_durations, format_instants, format_integers
 from swftools.site import Site
 
-NQSII_COLUMNS = ("job_id", "user", "group", "queue", "nodes", "gpus_per_node", "gpus",
-                 "requested_walltime_s", "termcode", "submit_time", "start_time", "finish_time",
-                 "wait_s", "walltime_s")
 GZIP_LEVEL = 6
 
 
 def _layout(table: pa.Table, schema: FormSchema) -> dict[str, Any]:
+    """The recorded text layout when the table was read from this form, else the defaults."""
     layout = form_defaults(schema)
-    recorded = jt.get_metadata(table).get("nqsii") or {}
-    if recorded.get("form") == schema.form:
-        layout.update({k: v for k, v in recorded.items() if k != "formats"})
-        layout["formats"].update(recorded.get("formats", {}))
+    recorded = dict(jt.get_metadata(table).get("nqsii") or {})
+    if recorded.get("form") != schema.form:
+        return layout
+    fields, header = recorded.get("fields"), recorded.get("header")
+    if (fields is None or header is None or len(fields) != len(header)
+            or sorted(fields) != sorted(schema.names)):
+        recorded.pop("fields", None)
+        recorded.pop("header", None)
+    layout.update({k: v for k, v in recorded.items() if k in layout and k != "formats"})
+    layout["formats"].update({k: v for k, v in recorded.get("formats", {}).items()
+                              if k in layout["formats"]})
     return layout
 
 
@@ -75,7 +80,7 @@ class _Job:
         return arr
 
 
-def _quote(values: pa.Array, separator: str) -> pa.Array:
+def _quote(values: pa.Array) -> pa.Array:
     """CSV-quote values that hold a comma, a quote, a line break or a leading space."""
     needs = pc.match_substring_regex(values, r'[,"\r\n]|^ ')
     if not pc.any(needs).as_py():
@@ -113,49 +118,53 @@ def _plain(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
-def _gpu_values(job: _Job, site: Site, total: bool, losses: list[str]) -> np.ndarray:
-    """The GPU column: GPUs per node (or the total), derived where unknown but implied."""
-    nodes_arr, per_node_arr, gpus_arr = (_plain(job.table.column(c))
-                                         for c in ("nodes", "gpus_per_node", "gpus"))
-    if nodes_arr.null_count:
-        implied = pc.cast(pc.ceil(pc.divide(pc.cast(gpus_arr, pa.float64()), site.gpus_per_node)),
+def _fill_resources(table: pa.Table, site: Site, total: bool, losses: list[str]) -> pa.Table:
+    """Fill unknown nodes / GPUs per node / total GPUs where the other two imply them (as SWF
+    tables, which hold only the total, need), reporting what was derived or cannot be carried."""
+    nodes, per_node, gpus = (_plain(table.column(c)) for c in ("nodes", "gpus_per_node", "gpus"))
+
+    def derived(column: str, before: pa.Array, after: pa.Array, how: str) -> None:
+        if after.null_count < before.null_count:
+            losses.append(f"{column}: unknown for {before.null_count - after.null_count} job(s), "
+                          f"derived as {how}")
+
+    if nodes.null_count:
+        implied = pc.cast(pc.ceil(pc.divide(pc.cast(gpus, pa.float64()), site.gpus_per_node)),
                           pa.int64())
-        filled = pc.coalesce(nodes_arr, implied)
-        if filled.null_count < nodes_arr.null_count:
-            losses.append(f"nodes: unknown for {nodes_arr.null_count - filled.null_count} job(s), "
-                          f"derived as ceil(gpus / {site.gpus_per_node})")
-        nodes_arr = filled
-    nodes = job.integers("nodes", nodes_arr)
-    if total:
-        filled = pc.coalesce(gpus_arr, pc.multiply(nodes_arr, per_node_arr))
-        if filled.null_count < gpus_arr.null_count:
-            losses.append(f"gpus: unknown for {gpus_arr.null_count - filled.null_count} job(s), "
-                          "derived as nodes x GPUs per node")
-        return job.integers("gpus", filled)
-    gpus = np.asarray(gpus_arr.to_numpy(zero_copy_only=False), dtype=float)
-    known = ~np.isnan(gpus)
-    gpus_int = np.nan_to_num(gpus).astype(np.int64)
-    if per_node_arr.null_count:
-        safe = np.where(nodes > 0, nodes, 1)
-        divisible = known & (nodes > 0) & (gpus_int % safe == 0)
-        filled = pc.coalesce(per_node_arr, pa.array(gpus_int // safe, mask=~divisible))
-        if filled.null_count < per_node_arr.null_count:
-            losses.append(f"gpus_per_node: unknown for "
-                          f"{per_node_arr.null_count - filled.null_count} job(s), derived as "
-                          "gpus / nodes")
-        per_node_arr = filled
-    per_node = job.integers("gpus_per_node", per_node_arr)
-    mismatch = int(np.count_nonzero(known & (gpus_int != nodes * per_node)))
-    if mismatch:
-        losses.append(f"gpus: {mismatch} job(s) hold a total other than nodes x GPUs per node; "
-                      "the GPU column carries GPUs per node, so those totals are lost")
-    return per_node
+        filled = pc.coalesce(nodes, implied)
+        derived("nodes", nodes, filled, f"ceil(gpus / {site.gpus_per_node})")
+        nodes = filled
+    if gpus.null_count and total:
+        filled = pc.coalesce(gpus, pc.multiply(nodes, per_node))
+        derived("gpus", gpus, filled, "nodes x GPUs per node")
+        gpus = filled
+    nodes_np = np.asarray(nodes.to_numpy(zero_copy_only=False), dtype=float)
+    gpus_np = np.asarray(gpus.to_numpy(zero_copy_only=False), dtype=float)
+    if per_node.null_count and not total:
+        usable = ~np.isnan(nodes_np) & ~np.isnan(gpus_np) & (np.nan_to_num(nodes_np) > 0)
+        safe_nodes = np.where(usable, nodes_np, 1)
+        usable &= np.nan_to_num(gpus_np) % safe_nodes == 0
+        implied = pa.array((np.nan_to_num(gpus_np) // safe_nodes).astype(np.int64), mask=~usable)
+        filled = pc.coalesce(per_node, implied)
+        derived("gpus_per_node", per_node, filled, "gpus / nodes")
+        per_node = filled
+    if not total:
+        per_node_np = np.asarray(per_node.to_numpy(zero_copy_only=False), dtype=float)
+        mismatch = int(np.count_nonzero(~np.isnan(gpus_np) & (gpus_np != nodes_np * per_node_np)))
+        if mismatch:
+            losses.append(f"gpus: {mismatch} job(s) hold a total other than nodes x GPUs per "
+                          "node; the GPU column carries GPUs per node, so those totals are lost")
+    for column, values in (("nodes", nodes), ("gpus_per_node", per_node), ("gpus", gpus)):
+        table = table.set_column(table.schema.get_field_index(column), column, values)
+    return table
 
 
-def _losses_elsewhere(table: pa.Table, job: _Job) -> list[str]:
+def _losses_elsewhere(table: pa.Table, job: _Job, schema: FormSchema) -> list[str]:
+    """Sentences for what no NQSII column carries: SWF-only columns, the SWF header."""
+    carried = {f.column for f in schema.fields} | {"gpus", "gpus_per_node"}
     losses = []
     for column in jt.column_names():
-        if column in NQSII_COLUMNS:
+        if column in carried:
             continue
         known = len(table) - table.column(column).null_count
         if known:
@@ -176,7 +185,7 @@ def _column_text(column: str, job: _Job, schema: FormSchema, site: Site, zone: s
     if column in ("user", "group"):
         values = job.strings(column)
         if schema.form == "raw":
-            return _quote(values, layout["separator"])
+            return _quote(values)
         if not pc.all(pc.match_substring_regex(values, r"^[0-9]+$")).as_py():
             count = len(pc.unique(values))
             losses.append(f"{column}: the published form holds integer ids; the {count} "
@@ -184,9 +193,10 @@ def _column_text(column: str, job: _Job, schema: FormSchema, site: Site, zone: s
             return _dense_ids(values)
         return values
     if column == "queue":
-        return _quote(_queue_text(job, schema, site, layout), layout["separator"])
+        return _quote(_queue_text(job, schema, site, layout))
     if column == "gpus_per_node":
-        return format_integers(_gpu_values(job, site, layout["gpus_column"] == "total", losses))
+        return format_integers(job.integers("gpus" if layout["gpus_column"] == "total"
+                                            else "gpus_per_node"))
     values = job.integers(column)
     if f.text_formats and f.text_formats[0] in TIMESTAMP_FORMATS:
         fmt = layout["formats"].get(f.name, {"format": f.text_formats[0]})
@@ -213,7 +223,8 @@ def render(table: pa.Table, *, form: str = "raw", site: Site | str | Path | None
         "time_zone", resolve_site(DEFAULT_SITE).time_zone)
     layout = _layout(table, schema)
     job = _Job(table, metadata.get("source_file", "job table"))
-    losses = _losses_elsewhere(table, job)
+    losses = _losses_elsewhere(table, job, schema)
+    job.table = _fill_resources(table, site_obj, layout["gpus_column"] == "total", losses)
     texts = [_column_text(schema.field(name).column, job, schema, site_obj, zone, layout, losses)
              for name in layout["fields"]]
     separator, line_ending = layout["separator"], layout["line_ending"]

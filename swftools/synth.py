@@ -32,9 +32,9 @@ from swftools.synth_shapes import ShapeModel, ShapeSampler
 
 DEFAULT_START = "2017-07-14T00:00:00+09:00"
 SITE = "aaic"
-# Mean submission rate: ~460,000 jobs over the ~548 days of the AAIC trace on 38 nodes, scaled by
-# the node count so that the load (about 60 % of the GPUs on average) does not depend on it.
-JOBS_PER_NODE_DAY = 460_000 / 548 / 38
+# Mean submission rate per node and day (about 700 jobs a day on 38 nodes), chosen so that the
+# GPUs are about 60 % busy on average; scaled by the node count so the load does not depend on it.
+JOBS_PER_NODE_DAY = 700 / 38
 GROUPS_PER_USER = 14 / 106
 SWEEP_GAP_MAX_S = 6  # seconds between two submissions of one sweep (a submit loop)
 
@@ -116,8 +116,8 @@ def _draw_jobs(n_jobs: int, seed: int, origin_s: int, nodes: int, gpus_per_node:
         sweep = who.u() < people[user].sweep_probability
         shape = shapes.event(sweep)
         submit = max(int(clock.clock(busy_s)), last_submit)
-        for _ in range(min(shape.jobs, n_jobs - i)):
-            termcode, run_s, cancel_after_s = shapes.job(shape)
+        for k in range(min(shape.jobs, n_jobs - i)):
+            termcode, run_s, cancel_after_s = shapes.job(shape, k)
             user_idx[i] = user
             cols["nodes"][i] = shape.nodes
             cols["gpus_per_node"][i] = shape.gpus_per_node

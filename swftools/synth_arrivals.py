@@ -42,7 +42,7 @@ def make_users(seed: int, users: int, groups: int) -> list[User]:
     for i in range(users):
         group = stream.pick(group_weights)
         activity = math.exp(1.5 * stream.logistic())
-        sweep_probability = min(0.6, 0.02 + 0.25 * stream.u() ** 2.5)
+        sweep_probability = min(0.5, 0.005 + 0.12 * stream.u() ** 3)
         out.append(User(f"user{i + 1:04d}", f"grp{group + 1:02d}", activity, sweep_probability))
     return out
 

@@ -74,7 +74,8 @@ def balanced_sample(gpus: np.ndarray, sample_seed: int = 0,
     rng = np.random.default_rng(sample_seed)
     single = np.flatnonzero(gpus == 1)
     other = np.flatnonzero(gpus > 1)
-    picks = [rng.choice(idx, size=min(per_class, len(idx)), replace=False) for idx in (single, other)]
+    picks = [rng.choice(idx, size=min(per_class, len(idx)), replace=False)
+             for idx in (single, other)]
     return np.sort(np.concatenate(picks))
 
 

@@ -82,25 +82,86 @@ class SoftQuota:
         self.total = 0.0
         self.horizon = horizon
 
-    def choose(self, stream: Stream, weight: float = 1.0) -> int:
-        """Draw a category for something that will count ``weight`` units, and count it."""
+    def choose(self, stream: Stream, weight: float = 1.0, among: range | None = None) -> int:
+        """Draw a category (from ``among``, default all) counting ``weight`` units; count it."""
+        among = among or range(len(self.shares))
         future = self.total + weight
-        weights = [max(0.0, s * (self.horizon + future) - c)
-                   for s, c in zip(self.shares, self.counts, strict=True)]
-        index = stream.pick(cumulative(weights))
+        weights = [max(0.0, self.shares[i] * (self.horizon + future) - self.counts[i])
+                   for i in among]
+        if not any(weights):  # every allowed category is ahead of its share: plain draw
+            weights = [self.shares[i] for i in among]
+        index = among[stream.pick(cumulative(weights))]
+        self.count(index, weight)
+        return index
+
+    def count(self, index: int, weight: float = 1.0) -> None:
+        """Count ``weight`` units in category ``index`` (a choice made elsewhere)."""
         self.counts[index] += weight
         self.total += weight
-        return index
 
 
 class StratifiedUniform:
-    """Uniform draws on (0, 1) stratified over ``bins`` equal bins by a ``SoftQuota``."""
+    """Uniform draws on (0, 1) kept balanced over ``bins`` equal bins ("power of d choices").
 
-    def __init__(self, bins: int, horizon: float) -> None:
+    Each draw looks at ``choices`` random bins (within a window, for clustered draws) plus, for
+    global draws, the next bin in turn, and takes the one furthest behind; the counts stay
+    within a few units of each other, so the empirical distribution follows the target closely
+    even when draws carry weights (a sweep of similar jobs). O(choices) per draw.
+    """
+
+    def __init__(self, bins: int, choices: int = 3) -> None:
         self.bins = bins
-        self.quota = SoftQuota([1.0] * bins, horizon)
+        self.choices = choices
+        self.counts = [0.0] * bins
+        self._turn = 0
+
+    def _lagging(self, stream: Stream, low: int, high: int) -> int:
+        counts, best = self.counts, -1
+        if high - low == self.bins:  # global draw: every bin is looked at once per round
+            best = self._turn
+            self._turn = (self._turn + 1) % self.bins
+        for _ in range(self.choices):
+            b = low + min(int(stream.u() * (high - low)), high - low - 1)
+            if best < 0 or counts[b] < counts[best]:
+                best = b
+        return best
 
     def draw(self, stream: Stream, weight: float = 1.0) -> float:
-        """A uniform draw whose bin is balanced against ``weight`` units."""
-        index = self.quota.choose(stream, weight)
-        return (index + stream.u()) / self.bins
+        """A uniform draw counting ``weight`` units in its bin."""
+        b = self._lagging(stream, 0, self.bins)
+        self.counts[b] += weight
+        return (b + stream.u()) / self.bins
+
+    def peek(self, stream: Stream) -> float:
+        """A draw favouring lagging bins, not counted (the centre of a cluster of draws)."""
+        return (self._lagging(stream, 0, self.bins) + stream.u()) / self.bins
+
+    def draw_near(self, stream: Stream, u: float, radius_bins: int) -> float:
+        """A counted draw within ``radius_bins`` bins of ``u``."""
+        center = min(int(u * self.bins), self.bins - 1)
+        b = self._lagging(stream, max(0, center - radius_bins),
+                          min(self.bins, center + radius_bins + 1))
+        self.counts[b] += 1.0
+        return (b + stream.u()) / self.bins
+
+
+class DyadicSequence:
+    """Randomly shifted van der Corput sequence: every prefix is spread evenly over (0, 1).
+
+    The k-th value is the base-2 digit reversal of k, XOR-ed with a random shift: among the first
+    n values every dyadic interval of length 2^-m holds floor or ceil of n 2^-m of them, so the
+    median and other quantiles of a small class land within one draw of their targets.
+    """
+
+    _BITS = 32
+
+    def __init__(self, stream: Stream) -> None:
+        self.shift = int(stream.u() * (1 << self._BITS))
+        self.jitter = stream
+        self.index = 0
+
+    def draw(self) -> float:
+        """The next value, jittered uniformly inside its finest cell."""
+        reversed_bits = int(f"{self.index:0{self._BITS}b}"[::-1], 2) ^ self.shift
+        self.index += 1
+        return (reversed_bits + self.jitter.u()) / (1 << self._BITS)

@@ -95,3 +95,84 @@ def swf_jobs(draw, min_size: int = 0, max_size: int = 30) -> pa.Table:
     meta = {"source_format": "swf", "swf_time_origin": origin,
             "swf_header": [["Version", "2.2"], ["UnixStartTime", str(origin)]]}
     return jt.from_columns(cols, meta)
+
+
+# --- anonymize / audit ---------------------------------------------------------------------
+from swftools.anonymize import MIN_KEY_BYTES  # noqa: E402
+
+anon_keys = st.binary(min_size=MIN_KEY_BYTES, max_size=64)
+"""Secret keys long enough for ``swftools.anonymize``."""
+raw_user_names = st.text(min_size=1, max_size=20)
+"""Any Unicode user or group name, as a raw log might hold."""
+hex_like_names = st.text("abcdef0123456789ughx-_", min_size=3, max_size=8)
+"""Names made of hex digits and pseudonym prefixes: the audit's worst case for false hits."""
+plain_names = st.text("abcdefghijklmnopqrstuvwxyz.-", min_size=3, max_size=10)
+"""Lower-case login-like names of at least 3 characters."""
+
+
+# --- NQSII text layouts (tests/test_nqsii.py) -------------------------------------------------
+from hypothesis import strategies as st  # noqa: E402,F811
+
+
+def _nq_cased(draw, name: str) -> str:
+    return draw(st.sampled_from([name, name.upper(), name.title()]))
+
+
+@st.composite
+def nqsii_layouts(draw) -> dict:
+    """A consistent NQSII text layout, shaped like the ``nqsii`` table metadata: form, header
+    names (aliases, any case), column order (raw form), separator, line ending, BOM, final
+    newline, one text format per time/duration column, queue spellings."""
+    from swftools.nqsii_schema import form_schema
+
+    form = draw(st.sampled_from(["raw", "published"]))
+    schema = form_schema(form)
+    fields = [f.name for f in schema.fields]
+    if form == "raw":
+        fields = draw(st.permutations(fields))
+    header = [_nq_cased(draw, draw(st.sampled_from([f.name, *f.aliases])))
+              for f in (schema.field(n) for n in fields)]
+    formats = {}
+    for f in schema.fields:
+        if not f.text_formats:
+            continue
+        kind = draw(st.sampled_from(f.text_formats))
+        fmt = {"format": kind}
+        if kind == "hms":
+            fmt["hour_width"] = draw(st.sampled_from([1, 2]))
+        if kind == "iso":
+            fmt["separator"] = draw(st.sampled_from(["T", " "]))
+            fmt["offset"] = draw(st.sampled_from(["Z", "+09:00", "+0900", "-05:00", "+05:30"]))
+        formats[f.name] = fmt
+    spelling = {}
+    if form == "raw":
+        for queue in ("Normal", "Short", "Middle", "Long"):
+            written = _nq_cased(draw, queue)
+            if written != queue:
+                spelling[queue] = written
+    return {"form": form, "fields": fields, "header": header,
+            "separator": draw(st.sampled_from([",", ", "])),
+            "line_ending": draw(st.sampled_from(["\n", "\r\n"])),
+            "final_newline": draw(st.booleans()), "bom": draw(st.booleans()),
+            "formats": formats, "queue_spelling": spelling}
+
+
+@st.composite
+def synth_job_lists(draw):
+    """Scheduler inputs in submission order on a small cluster: ``(nodes, gpus_per_node, columns)``
+    with columns submit, nodes, GPUs per node, run time and cancel instant (-1: not cancelled)."""
+    import numpy as np
+
+    n_nodes = draw(st.integers(1, 4))
+    per_node_max = draw(st.sampled_from([2, 4, 8]))
+    n = draw(st.integers(1, 60))
+    submit, rows = 1_000_000, []
+    for _ in range(n):
+        submit += draw(st.integers(0, 500))
+        nodes = draw(st.integers(1, n_nodes))
+        per = per_node_max if nodes > 1 else draw(st.integers(1, per_node_max))
+        run = draw(st.integers(1, 5000))
+        cancel = draw(st.one_of(st.just(-1), st.integers(1, 3000).map(lambda d, s=submit: s + d)))
+        rows.append((submit, nodes, per, run, cancel))
+    cols = [np.array(c, dtype=np.int64) for c in zip(*rows, strict=True)]
+    return n_nodes, per_node_max, cols

@@ -28,7 +28,7 @@ from swftools.audit_scan import MAX_LOCATIONS
 from swftools.errors import InputError, UsageError
 from swftools.resources import load_json
 
-from .strategies import aaic_jobs
+from .strategies import aaic_jobs, hex_like_names, plain_names, raw_user_names
 
 KEY = b"audit-test-key-0123456789abcdef"
 USERS = ["tanaka", "sato", "ab", "Kobayashi"]
@@ -79,9 +79,8 @@ def test_numeric_and_vocabulary_names_are_unsearchable():
         "Normal": "a word every archive contains", "test": "a word every archive contains"}
 
 
-@given(st.lists(st.text("abcdef0123456789ughx-_", min_size=3, max_size=8), min_size=1,
-                max_size=20, unique=True),
-       st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=30, unique=True))
+@given(st.lists(hex_like_names, min_size=1, max_size=20, unique=True),
+       st.lists(raw_user_names, min_size=1, max_size=30, unique=True))
 def test_pseudonyms_and_digests_are_never_flagged(raw_names, published):
     matcher = Matcher([Term(n, "user") for n in raw_names])
     lines = [f"{i},{pseudonym(p, KEY, 'user')},{pseudonym(p, KEY, 'group')}"
@@ -96,8 +95,7 @@ def test_hex_only_name_is_still_found_in_prose():
         ("abe", "substring"), ("abe", "token")]
 
 
-@given(st.lists(st.text("abcdefghijklmnopqrstuvwxyz.-", min_size=3, max_size=10), min_size=1,
-                max_size=15, unique=True),
+@given(st.lists(plain_names, min_size=1, max_size=15, unique=True),
        st.integers(0, 50), st.data())
 def test_a_planted_name_is_found_on_its_line(raw_names, line_no, data):
     matcher = Matcher([Term(n, "user") for n in raw_names])
@@ -372,3 +370,30 @@ def test_cli_audit_clean_exits_0_and_key_from_environment(cli, tmp_path, monkeyp
 def test_cli_audit_needs_names(cli, tmp_path):
     result = cli("audit", tmp_path)
     assert result.exit_code == 2 and "--raw RAWLOG or --names FILE" in result.stderr
+
+
+def test_line_numbers_survive_chunked_reading(tmp_path, monkeypatch):
+    import swftools.audit_scan as scan
+
+    monkeypatch.setattr(scan, "CHUNK_BYTES", 16)
+    lines = ["x" * 5, "y" * 40 + " tanaka", "z", "sato" + "w" * 70, "", "end tanaka"]
+    path = tmp_path / "notes.txt"
+    path.write_text("\n".join(lines))  # no final newline
+    found = [(leak.line, leak.term.text) for leak in audit(path, _names()).leaks]
+    assert found == [(2, "tanaka"), (4, "sato"), (6, "tanaka")]
+
+
+def test_nothing_searchable_is_refused(tmp_path):
+    (tmp_path / "a.txt").write_text("1 2 3\n")
+    with pytest.raises(UsageError, match=r"nothing to search for \(2 unsearchable\)"):
+        audit(tmp_path, {"user": ["17", "user"]})
+
+
+def test_single_swf_file_gets_a_reidentification_report(tmp_path):
+    from swftools import swf
+
+    table = anonymize(_raw_table(), KEY, dense_ids=True).table
+    swf.write(table, tmp_path / "jobs.swf")
+    report = audit(tmp_path / "jobs.swf", _names(), key=KEY)
+    assert report.clean, report.render()
+    assert report.reidentification is not None and report.reidentification.jobs == 12

@@ -7,6 +7,7 @@ It is slow (quadratic) but short enough to read against the textbook definition 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -43,14 +44,24 @@ class Placement:
 
 
 class Flat:
-    """A flat pool of processors."""
+    """A flat pool of processors; a state is ``[free processors]``."""
 
     def __init__(self, procs: int) -> None:
         self.procs = procs
 
+    def snapshot(self, holding, t):
+        return [self.procs - sum(job.size for job, _ in holding)]
+
+    def fits(self, job, state):
+        return job.size <= state[0]
+
+    def take(self, job, state, now):
+        state[0] -= job.size
+        return Placement(now)
+
 
 class Nodes:
-    """GPU nodes, re-derived from the list of running jobs at each use."""
+    """GPU nodes; a state is (free[node][gpu] booleans, managed node count)."""
 
     def __init__(self, gpus_per_node, timeline, best_fit=False):
         self.g = gpus_per_node
@@ -65,15 +76,16 @@ class Nodes:
                 nodes = count
         return nodes
 
-    def free_now(self, running):
+    def snapshot(self, holding, t):
         free = [[True] * self.g for _ in range(self.n)]
-        for job, p in running:
+        for job, p in holding:
             for k in p.node_ids:
                 for gpu in p.gpu_ids:
                     free[k][gpu] = False
-        return free
+        return free, self.capacity(t)
 
-    def candidates(self, job, free, managed):
+    def _choose(self, job, state):
+        free, managed = state
         counts = [sum(free[k]) for k in range(managed)]
         if job.nodes > 1:
             whole = [k for k in range(managed) if counts[k] == self.g]
@@ -85,18 +97,23 @@ class Nodes:
             return [min(fitting, key=lambda k: (counts[k], k))]
         return [fitting[0]]
 
-    def place(self, job, free, managed):
-        nodes = self.candidates(job, free, managed)
+    def fits(self, job, state):
+        return self._choose(job, state) is not None
+
+    def take(self, job, state, now):
+        nodes = self._choose(job, state)
+        free = state[0]
         gpus = [gpu for gpu in range(self.g) if free[nodes[0]][gpu]][:job.per_node]
         for k in nodes:
             for gpu in gpus:
                 free[k][gpu] = False
-        return tuple(nodes), tuple(gpus)
+        return Placement(now, tuple(nodes), tuple(gpus))
 
 
 def simulate(jobs: list[Job], machine, policy: str = "easy"):
     """Replay ``jobs``; returns (job id -> placement, ids of jobs dropped as never fitting)."""
     pending = sorted(jobs, key=lambda j: (j.submit, j.job_id))
+    pending.reverse()  # pop() from the end = next submission
     queue: list[Job] = []
     running: list[tuple[Job, Placement]] = []
     done: dict[int, Placement] = {}
@@ -104,26 +121,19 @@ def simulate(jobs: list[Job], machine, policy: str = "easy"):
     gpu = isinstance(machine, Nodes)
     now = None
     while pending or queue or running:
-        times = [j.submit for j in pending[:1]] + [p.start + j.run for j, p in running]
+        times = [j.submit for j in pending[-1:]] + [p.start + j.run for j, p in running]
         if gpu and queue:
             times += [t for t, _ in machine.timeline if t > now]
         if not times:
             break
         now = min(times)
         running = [(j, p) for j, p in running if p.start + j.run > now]
-        while pending and pending[0].submit == now:
-            queue.append(pending.pop(0))
+        while pending and pending[-1].submit == now:
+            queue.append(pending.pop())
         for job, p in schedule(now, queue, running, machine, policy, dropped):
             done[job.job_id] = p
             running.append((job, p))
     return done, dropped
-
-
-def _fits_now(job, machine, running, now):
-    if isinstance(machine, Nodes):
-        free = machine.free_now(running)
-        return machine.candidates(job, free, machine.capacity(now)) is not None
-    return job.size <= machine.procs - sum(j.size for j, _ in running)
 
 
 def _never_fits_again(job, machine, now):
@@ -133,16 +143,9 @@ def _never_fits_again(job, machine, now):
     return job.nodes > max(future)
 
 
-def _start(job, machine, running, now):
-    if isinstance(machine, Nodes):
-        free = machine.free_now(running)
-        nodes, gpus = machine.place(job, free, machine.capacity(now))
-        return Placement(now, nodes, gpus)
-    return Placement(now)
-
-
 def _shadow(head, machine, running, now):
-    """Earliest instant the head fits if running jobs end at their estimates (overdue: now)."""
+    """Earliest instant the head fits if running jobs end at their estimates (overdue: now);
+    returns it with the jobs still holding resources then."""
     def est_end(item):
         job, p = item
         return max(now, p.start + job.est)
@@ -150,29 +153,32 @@ def _shadow(head, machine, running, now):
     instants = {est_end(item) for item in running} | {now}
     if isinstance(machine, Nodes):
         instants |= {t for t, _ in machine.timeline if t > now}
+        for t in sorted(instants):
+            still = [item for item in running if est_end(item) > t]
+            if machine.fits(head, machine.snapshot(still, t)):
+                return t, still
+        return None, None
+    # flat pool: release jobs in estimated-end order, a whole instant at a time
+    by_end = sorted(running, key=est_end)
+    free = machine.procs - sum(job.size for job, _ in running)
+    k = 0
     for t in sorted(instants):
-        still = [item for item in running if est_end(item) > t]
-        if _head_fits_at(head, machine, still, t):
-            return t, still
+        while k < len(by_end) and est_end(by_end[k]) <= t:
+            free += by_end[k][0].size
+            k += 1
+        if head.size <= free:
+            return t, by_end[k:]
     return None, None
 
 
-def _head_fits_at(head, machine, holding, t):
-    if isinstance(machine, Nodes):
-        return machine.candidates(head, machine.free_now(holding), machine.capacity(t)) is not None
-    return head.size <= machine.procs - sum(j.size for j, _ in holding)
-
-
 def schedule(now, queue, running, machine, policy, dropped):
-    """One scheduling pass: returns the (job, placement) started now."""
+    """One scheduling pass at ``now``: returns the (job, placement) started."""
     started = []
-    running = list(running)
+    state = machine.snapshot(running, now)
     while queue:
-        if _fits_now(queue[0], machine, running, now):
+        if machine.fits(queue[0], state):
             job = queue.pop(0)
-            p = _start(job, machine, running, now)
-            running.append((job, p))
-            started.append((job, p))
+            started.append((job, machine.take(job, state, now)))
         elif _never_fits_again(queue[0], machine, now):
             dropped.append(queue.pop(0).job_id)
         else:
@@ -180,19 +186,20 @@ def schedule(now, queue, running, machine, policy, dropped):
     if policy != "easy" or not queue:
         return started
     head = queue[0]
-    shadow, holding = _shadow(head, machine, running, now)
+    shadow, holding = _shadow(head, machine, running + started, now)
     if shadow is None:
         return started
     for job in list(queue[1:]):
-        if not _fits_now(job, machine, running, now):
+        if not machine.fits(job, state):
             continue
-        p = _start(job, machine, running, now)
+        trial = copy.deepcopy(state)
+        p = machine.take(job, trial, now)
         if now + job.est > shadow:  # still running at the shadow time: must leave the head room
-            if not _head_fits_at(head, machine, holding + [(job, p)], shadow):
+            if not machine.fits(head, machine.snapshot(holding + [(job, p)], shadow)):
                 continue
             holding = holding + [(job, p)]
+        state = trial
         queue.remove(job)
-        running.append((job, p))
         started.append((job, p))
     return started
 

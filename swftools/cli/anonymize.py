@@ -73,7 +73,7 @@ def anonymize_command(
         counts = {ns: len(v) for ns, v in result.raw_names().items()}
         _note(f"anonymized {result.table.num_rows} jobs ({counts.get('user', 0)} users, "
               f"{counts.get('group', 0)} groups) -> {output}"
-              + (f"; times shifted by whole weeks" if time_shift_weeks else ""))
+              + ("; times shifted by whole weeks" if time_shift_weeks else ""))
 
 
 def audit_command(

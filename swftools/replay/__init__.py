@@ -69,8 +69,8 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
     if isinstance(model, GpuNodes):
         run = run_gpu(work, model, policy)
         start = run.start
-        node_ids = [",".join(map(str, bits(m))) for m in run.node_sets]
-        gpu_ids = [",".join(map(str, bits(m))) for m in run.gpu_sets]
+        node_ids = _format_sets(run.node_sets)
+        gpu_ids = _format_sets(run.gpu_sets)
         for j, reason in run.dropped:
             keep[j] = False
             skipped_rows.append(work.row[j])
@@ -87,6 +87,18 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
                         allocation=allocation_used, kill_at_request=kill_at_request, unit=unit,
                         capacity=capacity)
     return ReplayResult(jobs, skipped, summary, capacity)
+
+
+def _format_sets(masks: list[int]) -> list[str]:
+    """Bit sets as comma-separated indices ("0,1,5"); sets repeat a lot, so format each once."""
+    text: dict[int, str] = {}
+    out = []
+    for m in masks:
+        t = text.get(m)
+        if t is None:
+            t = text[m] = ",".join(map(str, bits(m)))
+        out.append(t)
+    return out
 
 
 def _jobs_table(table: pa.Table, work: Workload, start: np.ndarray, keep: np.ndarray,

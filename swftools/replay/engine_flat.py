@@ -60,33 +60,41 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
     waiting = 0
     free = procs
     res_head = -1  # job the cached reservation is for (-1: none)
-    shadow = extra = 0
+    shadow = extra = gap = 0
 
-    def search(fit: int, spare: int, window: int) -> int:
-        """First queue position whose job has size <= spare, or size <= fit and estimate <= window."""
-        s = min_size[1]
-        if not (s <= spare or (s <= fit and min_est[1] <= window)):
-            return -1
-        stack = []
-        i = 1
-        while i < leaves:
-            left = i << 1
-            s = min_size[left]
-            left_ok = s <= spare or (s <= fit and min_est[left] <= window)
-            right = left + 1
-            s = min_size[right]
-            right_ok = s <= spare or (s <= fit and min_est[right] <= window)
-            if left_ok:
-                if right_ok:
-                    stack.append(right)
-                i = left
-            elif right_ok:
-                i = right
-            elif stack:
-                i = stack.pop()
-            else:
+    def search(i: int, fit: int, spare: int, window: int, top: int, resume: bool,
+               min_size: list[int] = min_size, min_est: list[int] = min_est) -> int:
+        """First queue position in ``top``'s subtree, after node ``i``'s subtree if ``resume``
+        else within it, whose job has size <= spare, or size <= fit and estimate <= window.
+
+        Depth first; a right subtree is looked at only when the left one has no match. -1: none.
+        """
+        if not resume:
+            s = min_size[i]
+            if not (s <= spare or (s <= fit and min_est[i] <= window)):
                 return -1
-        return i - leaves
+        while True:
+            if resume:  # node i is exhausted: move to the next matching subtree to its right
+                while True:
+                    if i <= top:
+                        return -1
+                    if i & 1:
+                        i >>= 1
+                        continue
+                    i += 1
+                    s = min_size[i]
+                    if s <= spare or (s <= fit and min_est[i] <= window):
+                        break
+            if i >= leaves:
+                return i - leaves
+            i <<= 1
+            s = min_size[i]
+            if s <= spare or (s <= fit and min_est[i] <= window):
+                resume = False
+                continue
+            i += 1
+            s = min_size[i]
+            resume = not (s <= spare or (s <= fit and min_est[i] <= window))
 
     def dequeue(pos: int) -> None:
         i = pos + leaves
@@ -116,8 +124,17 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
         while ends and ends[0] >> shift == now:
             j = heappop(ends) & low
             free += size[j]
-            del running[bisect_left(running, est_key[j])]
-            res_head = -1
+            k = est_key[j]
+            del running[bisect_left(running, k)]
+            t = k >> shift
+            if t > now and res_head >= 0:  # ended before its estimate
+                s = size[j]
+                if s >= gap:  # the shadow time may move earlier: recompute
+                    res_head = -1
+                else:
+                    gap -= s
+                    if t > shadow:
+                        extra += s
         first_arrival = i_sub
         while i_sub < n and submit[i_sub] == now:
             i_sub += 1
@@ -175,32 +192,34 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
             head += 1
         hj = job_at[head]
         if res_head != hj or shadow < now:
-            need = size[hj] - free
+            deficit = size[hj] - free
             acc = 0
             idx = 0
             for k in running:
                 acc += size[k & low]
                 idx += 1
-                if acc >= need:
+                if acc >= deficit:
                     break
-            t = running[idx - 1] >> shift
+            k = running[idx - 1]
+            t = k >> shift
+            # how much more the free processors may grow before the shadow time moves earlier
+            gap = deficit - acc + size[k & low] if t > now else INFINITY
             shadow = t if t > now else now
             count = len(running)
             while idx < count and running[idx] >> shift <= shadow:
                 acc += size[running[idx] & low]
                 idx += 1
-            extra = acc - need
+            extra = acc - deficit
             res_head = hj
-        while True:
-            pos = search(free, extra if extra < free else free, shadow - now)
-            if pos < 0:
-                break
+        top = (head + leaves) >> (head ^ (next_pos - 1)).bit_length()
+        pos = search(top, free, extra if extra < free else free, shadow - now, top, False)
+        while pos >= 0:
             j = job_at[pos]
             dequeue(pos)
             waiting -= 1
             free -= size[j]
             if now + estimate[j] > shadow:
-                pass
+                extra -= size[j]
             start[j] = now
             heappush(ends, (now + runtime[j]) << shift | j)
             k = (now + estimate[j]) << shift | j
@@ -208,4 +227,6 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
             insort(running, k)
             if min_size[1] > free:
                 break
+            pos = search(pos + leaves, free, extra if extra < free else free, shadow - now, top,
+                         True)
     return np.asarray(start, dtype=np.int64)

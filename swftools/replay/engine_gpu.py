@@ -40,6 +40,11 @@ class GpuRun:
     dropped: list[tuple[int, str]]  # (queue index, reason)
 
 
+def never_fits_again(nodes: int, now: int) -> str:
+    """Skip reason of a job dropped because the managed node count fell for good."""
+    return f"never fits: the site manages at most {nodes} nodes from {now} on"
+
+
 def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
     """Replay ``work`` on the site's GPU nodes."""
     n = len(work)
@@ -93,23 +98,33 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
     reservation = None
     res_head = -1
 
-    def search(fit: int, allowed: int, window: int, after: int) -> int:
-        """First position > ``after`` whose shape is in ``allowed``, or in ``fit`` with estimate <= window."""
-        stack = [1]
-        lo_bound = after + leaves
-        while stack:
-            i = stack.pop()
-            span = leaves >> (i.bit_length() - 1)
-            if (i + 1) * span - 1 <= lo_bound:  # subtree entirely at or before ``after``
-                continue
-            k = keys[i]
-            if not (k & allowed or (k & fit and min_est[i] <= window)):
-                continue
+    def search(i: int, fit: int, allowed: int, window: int, top: int,
+               keys: list[int] = keys, min_est: list[int] = min_est) -> int:
+        """First queue position in ``top``'s subtree after node ``i``'s subtree whose shape is in
+        ``allowed``, or in ``fit`` with estimate <= window; -1 if none (see ``engine_flat``)."""
+        resume = True
+        while True:
+            if resume:
+                while True:
+                    if i <= top:
+                        return -1
+                    if i & 1:
+                        i >>= 1
+                        continue
+                    i += 1
+                    k = keys[i]
+                    if k & allowed or (k & fit and min_est[i] <= window):
+                        break
             if i >= leaves:
                 return i - leaves
-            stack.append(2 * i + 1)
-            stack.append(2 * i)
-        return -1
+            i <<= 1
+            k = keys[i]
+            if k & allowed or (k & fit and min_est[i] <= window):
+                resume = False
+                continue
+            i += 1
+            k = keys[i]
+            resume = not (k & allowed or (k & fit and min_est[i] <= window))
 
     def enqueue(j: int) -> None:
         nonlocal next_pos, waiting
@@ -190,9 +205,7 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
         first_arrival = i_sub
         while i_sub < n and submit[i_sub] == now:
             i_sub += 1
-        for j in range(first_arrival, i_sub):
-            enqueue(j)
-        if not waiting:
+        if not waiting and first_arrival == i_sub:
             continue
 
         # 1. start from the head while it fits; drop a head that can never fit again
@@ -206,10 +219,19 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
                 bound = state.fit_bound()
             elif nodes_of[j] > reach:
                 dequeue(pos)
-                dropped.append((j, f"never fits after the site's capacity fell to {reach} "
-                                   f"nodes (at {now})"))
+                dropped.append((j, never_fits_again(reach, now)))
             else:
                 break
+        for j in range(first_arrival, i_sub):
+            if not waiting:
+                if size[j] <= bound:
+                    launch(j, state.place(nodes_of[j], per_node[j]), now)
+                    bound = state.fit_bound()
+                    continue
+                if nodes_of[j] > reach:
+                    dropped.append((j, never_fits_again(reach, now)))
+                    continue
+            enqueue(j)
         if not (easy and waiting) or not bound:
             continue
         fit = fit_masks[bisect_right(distinct, bound)]
@@ -224,7 +246,8 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
             res_head = hj
         if reservation is None:
             continue
-        after = head
+        top = (head + leaves) >> (head ^ (next_pos - 1)).bit_length()
+        pos = head
         while True:
             present = keys[1] & fit
             allowed = 0
@@ -235,7 +258,7 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
                 if reservation.allows(state.place(shape_nodes[s], shape_per_node[s]),
                                       shape_per_node[s]):
                     allowed |= b
-            pos = search(fit, allowed, reservation.shadow - now, after)
+            pos = search(pos + leaves, fit, allowed, reservation.shadow - now, top)
             if pos < 0:
                 break
             j = job_at[pos]
@@ -244,7 +267,6 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
                 reservation.commit(node_set, per_node[j])
             dequeue(pos)
             launch(j, node_set, now)
-            after = pos
             bound = state.fit_bound()
             if not bound:
                 break

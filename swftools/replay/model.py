@@ -233,6 +233,7 @@ class Reservation:
             self.spare = self.whole.bit_count() - head_nodes
         else:
             self.fitting = sum(1 << k for k in bits(managed) if projected[k] >= head_per_node)
+            self.spare = self.fitting.bit_count() - 1
 
     def allows(self, node_set: int, per_node: int) -> bool:
         """Whether taking ``per_node`` GPUs on ``node_set`` past the shadow time keeps the head fitting."""
@@ -270,32 +271,44 @@ def gpu_reservation(state: GpuState, model: GpuNodes, now: int, head_nodes: int,
     changes = [(t, n) for t, n in model.capacity_changes() if t > now]
     managed = state.managed
     mask = (1 << shift) - 1
+    # A node "counts" when the head could use it: whole (multi-node head) or with enough free GPUs.
+    threshold = g if head_nodes > 1 else head_per_node
+    wanted = head_nodes
 
-    def fits() -> bool:
-        if head_nodes > 1:
-            return sum(1 for k in bits(managed) if projected[k] == g) >= head_nodes
-        return any(projected[k] >= head_per_node for k in bits(managed))
+    def count(managed: int) -> int:
+        return sum(1 for k in bits(managed) if projected[k] >= threshold)
 
+    counted = count(managed)
     i, c = 0, 0
     n_running = len(running)
     t = now
     while True:
-        while i < n_running and running[i] >> shift <= t:
-            j = running[i] & mask
+        while i < n_running:
+            key = running[i]
+            if key >> shift > t:
+                break
+            j = key & mask
             per_node = per_nodes[j]
-            for k in bits(node_sets[j]):
-                projected[k] += per_node
+            node_set = node_sets[j]
+            while node_set:
+                low = node_set & -node_set
+                node_set ^= low
+                k = low.bit_length() - 1
+                before = projected[k]
+                projected[k] = before + per_node
+                if before < threshold <= before + per_node and managed & low:
+                    counted += 1
             i += 1
-        while c < len(changes) and changes[c][0] <= t:
-            managed = (1 << changes[c][1]) - 1
-            c += 1
-        if fits():
+        if c < len(changes) and changes[c][0] <= t:
+            while c < len(changes) and changes[c][0] <= t:
+                managed = (1 << changes[c][1]) - 1
+                c += 1
+            counted = count(managed)
+        if counted >= wanted:
             return Reservation(t, head_nodes, head_per_node, g, projected, managed)
-        nexts = []
-        if i < n_running:
-            nexts.append(running[i] >> shift)
-        if c < len(changes):
-            nexts.append(changes[c][0])
-        if not nexts:
+        t_next = running[i] >> shift if i < n_running else None
+        if c < len(changes) and (t_next is None or changes[c][0] < t_next):
+            t_next = changes[c][0]
+        if t_next is None:
             return None
-        t = min(nexts)
+        t = t_next

@@ -77,7 +77,8 @@ def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
         engine.register_jobs(con, jobs)
         where = load_allocations(con, allocations)
         prepare_allocations(con, where, gpn)
-        n_parts = engine.run_partitions(con, partition, idle_threshold_pct, progress)
+        n_parts = engine.run_partitions(con, partition, idle_threshold_pct, progress,
+                                         dedupe=sample_set.overlapping)
         bad = output.out_of_range(con)
         if bad is not None:
             raise InputError(", ".join(s["file"] for s in sample_set.describe_sources()),

@@ -107,10 +107,9 @@ class SampleBuffer:
                    where: Callable[[int], int | None], counter_family: bool = False) -> None:
         """Map one series (arrays of seconds and values); ``where(i)`` gives sample i's line."""
         entries = self.metric_map.lookup(name, counter_family)
-        first_line = where(0) if len(ts) else None
         if entries is None:
             raise InputError(path, f"metric {name!r} has no entry in the metric map "
-                             f"({', '.join(self.metric_map.names)})", line=first_line,
+                             f"({', '.join(self.metric_map.names)})", line=where(0) if len(ts) else None,
                              field="metric", value=name,
                              expected="a mapped metric, or its name under 'ignore'")
         stats.samples_read += len(ts)
@@ -135,7 +134,7 @@ class SampleBuffer:
             node = node_name(entry, labels)
             if node is None:
                 raise InputError(path, f"{name}: label {entry.node_label!r} (the node) is missing",
-                                 line=first_line, field=entry.node_label, value=key,
+                                 line=where(0), field=entry.node_label, value=key,
                                  expected=f"a {entry.node_label} label as the metric map says")
             gpu = None
             if entry.level == "gpu":
@@ -143,7 +142,7 @@ class SampleBuffer:
                 if raw_gpu is None or not raw_gpu.isdigit():
                     what = "is missing" if raw_gpu is None else f"= {raw_gpu!r} is not a GPU index"
                     raise InputError(path, f"{name}: label {entry.gpu_label!r} {what}",
-                                     line=first_line, field=entry.gpu_label, value=key,
+                                     line=where(0), field=entry.gpu_label, value=key,
                                      expected="a non-negative integer GPU index label")
                 gpu = int(raw_gpu)
             scaled = values * entry.scale

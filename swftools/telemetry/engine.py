@@ -64,6 +64,7 @@ def connection(work_dir: str | Path | None = None, *, memory_limit: str | None =
         con.execute(f"SET memory_limit = '{memory_limit or default_memory_limit()}'")
         con.execute(f"SET temp_directory = '{tmp / 'spill'}'")
         con.execute("SET preserve_insertion_order = false")
+        con.execute("SET enable_progress_bar = false")
         if threads:
             con.execute(f"SET threads = {int(threads)}")
         yield con
@@ -84,10 +85,12 @@ def register_jobs(con: duckdb.DuckDBPyConnection, jobs: pa.Table) -> None:
     con.unregister("jobs_arrow")
 
 
-def partition_sql(lo: float | None, hi: float | None, idle_threshold_pct: float = 0.0) -> str:
+def partition_sql(lo: float | None, hi: float | None, idle_threshold_pct: float = 0.0,
+                  dedupe: bool = True) -> str:
     """The partial-aggregate query of one time partition (``None`` bounds: unbounded).
 
     Reads ``samples``, ``gpu_alloc``, ``node_excl``; returns rows shaped like ``partials``.
+    ``dedupe`` keeps one value per (node, gpu, metric, ts): the first series, the first file.
     """
     t_where = " AND ".join(w for w in (
         f"ts >= {lo!r}" if lo is not None else "", f"ts < {hi!r}" if hi is not None else "") if w)
@@ -100,11 +103,12 @@ def partition_sql(lo: float | None, hi: float | None, idle_threshold_pct: float 
                                 AND s.value <= {float(idle_threshold_pct)!r}) AS n_low,
                sum(CAST(round(s.value * {MICRO}) AS BIGINT)) AS sum_micro,
                min(s.value) AS vmin, max(s.value) AS vmax"""
-    return f"""
-        WITH s AS (
-            SELECT node, gpu_index, metric, ts,
+    dedupe_sql = f"""SELECT node, gpu_index, metric, ts,
                    arg_min(value, {{'s': series, 'r': src}}) AS value, max(prev_ts) AS prev_ts
-            FROM samples {t_where} GROUP BY node, gpu_index, metric, ts),
+            FROM samples {t_where} GROUP BY node, gpu_index, metric, ts"""
+    plain_sql = f"SELECT node, gpu_index, metric, ts, value, prev_ts FROM samples {t_where}"
+    return f"""
+        WITH s AS ({dedupe_sql if dedupe else plain_sql}),
         ga AS (SELECT * FROM gpu_alloc WHERE {a_where}),
         na AS (SELECT * FROM node_excl WHERE {a_where})
         SELECT a.job_id, s.node, s.gpu_index, s.metric, {aggregates}
@@ -132,17 +136,17 @@ def day_partitions(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int]]:
 
 
 def run_partitions(con: duckdb.DuckDBPyConnection, partition: str = "day",
-                   idle_threshold_pct: float = 0.0, progress=None) -> int:
+                   idle_threshold_pct: float = 0.0, progress=None, dedupe: bool = True) -> int:
     """Fill ``partials``; returns the number of partitions run."""
     if partition not in PARTITIONS:
         raise UsageError(f"unknown partitioning {partition!r} (choose from {', '.join(PARTITIONS)})")
     con.execute(PARTIALS_DDL)
     if partition == "none":
-        con.execute("INSERT INTO partials " + partition_sql(None, None, idle_threshold_pct))
+        con.execute("INSERT INTO partials " + partition_sql(None, None, idle_threshold_pct, dedupe))
         return 1
     days = day_partitions(con)
     for i, (lo, hi) in enumerate(days):
-        con.execute("INSERT INTO partials " + partition_sql(lo, hi, idle_threshold_pct))
+        con.execute("INSERT INTO partials " + partition_sql(lo, hi, idle_threshold_pct, dedupe))
         if progress is not None:
             progress(i + 1, len(days))
     return len(days)

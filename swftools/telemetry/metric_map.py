@@ -149,8 +149,9 @@ def resolve(name_or_path: str | Path) -> Path:
     return path
 
 
-def entries_from_document(doc: dict[str, Any], origin: str) -> tuple[list[MapEntry], set[str]]:
-    """Entries and ignored names of one validated map document."""
+def entries_from_document(doc: dict[str, Any], origin: str, path: str = "<metric map>"
+                          ) -> tuple[list[MapEntry], set[str]]:
+    """Entries and ignored names of one validated map document (``path`` for errors)."""
     defaults = {"node_label": doc.get("node_label", "instance"),
                 "strip_port": doc.get("strip_port", False),
                 "gpu_label": doc.get("gpu_label", "gpu")}
@@ -158,7 +159,7 @@ def entries_from_document(doc: dict[str, Any], origin: str) -> tuple[list[MapEnt
     for i, m in enumerate(doc["metrics"]):
         spec = canonical_metrics()[m["canonical"]]
         if m["type"] != spec.kind:
-            raise InputError(origin, f"{m['source']} is declared {m['type']} but {spec.name} is a "
+            raise InputError(path, f"{m['source']} is declared {m['type']} but {spec.name} is a "
                              f"{spec.kind}", field=f"metrics/{i}/type", value=m["type"],
                              expected=spec.kind)
         entries.append(MapEntry(
@@ -184,7 +185,7 @@ def load_metric_map(maps: str | Path | Sequence[str | Path] | MetricMap) -> Metr
         doc = _load_document(path)
         _validate(doc, str(path))
         origin = doc.get("name", path.stem)
-        new, ign = entries_from_document(doc, origin)
+        new, ign = entries_from_document(doc, origin, str(path))
         entries.extend(new)
         ignore |= ign
         names.append(origin)

@@ -103,10 +103,11 @@ def _add_family(path: Path, fmt: str, lines: list[str], sample_lines: list[int],
         """Line of the family's k-th sample; verified because OpenMetrics drops exact dups."""
         guess = start + k
         s = family.samples[k]
-        want = (s.name, tuple(sorted(s.labels.items())),
+        want = (s.name.removesuffix("_total"), tuple(sorted(s.labels.items())),
                 None if s.timestamp is None else float(s.timestamp))
         for j in range(guess, min(guess + 10_000, len(sample_lines))):
-            if _single_line_key(lines[sample_lines[j] - 1], fmt) == want:
+            got = _single_line_key(lines[sample_lines[j] - 1], fmt)
+            if got is not None and (got[0].removesuffix("_total"),) + got[1:] == want:
                 return sample_lines[j]
         return sample_lines[guess] if guess < len(sample_lines) else None
 

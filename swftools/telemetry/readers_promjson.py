@@ -75,7 +75,8 @@ def _line_of(text: str, path: list[str | int]) -> int:
 
 def _fail(path: Path, text: str, where: list[str | int], message: str, **kw: Any) -> InputError:
     field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where).lstrip(".")
-    return InputError(str(path), message, line=_line_of(text, where), field=field or None, **kw)
+    kw.setdefault("field", field or None)
+    return InputError(str(path), message, line=_line_of(text, where), **kw)
 
 
 def _detect_sampling(all_ts: list[np.ndarray]) -> str:
@@ -86,8 +87,8 @@ def _detect_sampling(all_ts: list[np.ndarray]) -> str:
     step = min(float(np.min(np.diff(t))) for t in series)
     if step <= 0:
         return "raw"
-    origin = min(float(t[0]) for t in series)
-    for t in series:
+    origin = min(float(t[0]) for t in all_ts if len(t))
+    for t in (t for t in all_ts if len(t)):
         phase = np.mod(t - origin, step)
         off = np.minimum(phase, step - phase)
         if off.max() > 1e-3:  # 1 ms: Prometheus timestamps have ms precision

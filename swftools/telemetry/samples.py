@@ -1,8 +1,9 @@
 """Read every sample input and stage it in DuckDB as one ``samples`` relation.
 
 ``samples(ts, node, gpu_index, metric, value, series, src, prev_ts)`` holds canonical metrics
-only: gauges as read (duplicates are resolved per partition by the engine: the first series in
-label order, the first file), and what the engine derives here, once, over the whole time range:
+only: gauges (text inputs de-duplicated here: the first series in label order, the first file;
+between several files the engine resolves duplicates per partition the same way; one canonical
+long table is taken as it is, one row per ts/node/gpu_index/metric), and what is derived here, once, over the whole time range:
 counter increments (``gpu_energy_j``, with the previous sample's time in ``prev_ts``; a drop is a
 counter reset and the new value is the increment), ``node_cpu_util_pct`` from idle/total CPU
 seconds, ``node_mem_used_gib`` = total - available, and gauges whose map says ``combine: sum``.
@@ -61,6 +62,7 @@ class SampleSet:
     long_tables: list[LongTable]
     stats: list[FileStats]
     metrics: set[str] = field(default_factory=set)  # canonical metrics present after staging
+    overlapping: bool = False  # several gauge sources: duplicates resolved per partition
 
     def describe_sources(self) -> list[dict[str, Any]]:
         out = []
@@ -134,11 +136,19 @@ def stage(con: duckdb.DuckDBPyConnection, sample_set: SampleSet) -> None:
     staged = {n for n, m in metrics.items() if m.kind == "counter" or m.derives} | sum_gauges
     direct = sorted(n for n, m in metrics.items() if n not in staged)
     parts = []
+    in_list = ", ".join(_sql_str(m) for m in direct)
     con.register("buffer_rows", sample_set.buffer_rows)
-    con.execute("CREATE OR REPLACE TABLE text_rows AS SELECT * FROM buffer_rows ORDER BY ts")
+    con.execute("CREATE OR REPLACE TABLE text_raw AS SELECT * FROM buffer_rows")
     con.unregister("buffer_rows")
-    parts.append("SELECT ts, node, gpu_index, metric, value, series, src FROM text_rows")
-    present = {r[0] for r in con.execute("SELECT DISTINCT metric FROM text_rows").fetchall()}
+    # Text inputs resolve their own duplicates (overlapping chunks) once, here.
+    con.execute(f"""CREATE OR REPLACE TABLE text_rows AS
+        SELECT ts, node, gpu_index, metric, arg_min(value, {{'s': series, 'r': src}}) AS value,
+               '' AS series, min(src) AS src
+        FROM text_raw WHERE metric IN ({in_list})
+        GROUP BY node, gpu_index, metric, ts ORDER BY ts""")
+    parts.append("SELECT ts, node, gpu_index, metric, value, series, src FROM text_raw")
+    present = {r[0] for r in con.execute("SELECT DISTINCT metric FROM text_raw").fetchall()}
+    direct_parts = ["SELECT * FROM text_rows"] if sample_set.buffer_rows.num_rows else []
     for i, lt in enumerate(sample_set.long_tables):
         metric_sql, value_sql = _long_mapping_sql(lt, mm)
         body = (f"SELECT ts, node, gpu_index, {metric_sql} AS metric, {value_sql} AS value, "
@@ -147,6 +157,7 @@ def stage(con: duckdb.DuckDBPyConnection, sample_set: SampleSet) -> None:
             con.execute(f"CREATE OR REPLACE TABLE long_{i} AS {body} ORDER BY ts")
             body = f"SELECT * FROM long_{i}"
         parts.append(body)
+        direct_parts.append(f"SELECT * FROM ({body}) WHERE metric IN ({in_list})")
         present |= set(_usable_metrics(lt, mm))
     con.execute("CREATE OR REPLACE VIEW raw_rows AS " + " UNION ALL ".join(parts))
     combine_sum = sorted({e.canonical for e in mm.entries if e.combine == "sum"})
@@ -154,11 +165,16 @@ def stage(con: duckdb.DuckDBPyConnection, sample_set: SampleSet) -> None:
     present = {m for m in present if m in direct} | {
         r[0] for r in con.execute("SELECT DISTINCT metric FROM derived").fetchall()}
     sample_set.metrics = present
-    in_list = ", ".join(_sql_str(m) for m in direct)
-    con.execute(
-        "CREATE OR REPLACE VIEW samples AS "
+    # Several sources may overlap: the engine then resolves duplicates per partition.
+    sample_set.overlapping = len(direct_parts) > 1
+    gauges = " UNION ALL ".join(
         f"SELECT ts, node, gpu_index, metric, value, series, src, NULL::DOUBLE AS prev_ts "
-        f"FROM raw_rows WHERE metric IN ({in_list}) "
+        f"FROM ({q})" for q in direct_parts) or (
+        "SELECT NULL::DOUBLE AS ts, NULL::VARCHAR AS node, NULL::INTEGER AS gpu_index, "
+        "NULL::VARCHAR AS metric, NULL::DOUBLE AS value, '' AS series, 0 AS src, "
+        "NULL::DOUBLE AS prev_ts WHERE false")
+    con.execute(
+        f"CREATE OR REPLACE VIEW samples AS {gauges} "
         "UNION ALL SELECT ts, node, gpu_index, metric, value, '' AS series, 0 AS src, prev_ts "
         "FROM derived")
 
@@ -170,9 +186,9 @@ def _derive(con: duckdb.DuckDBPyConnection, staged: list[str], combine_sum: list
     con.execute(f"""
         CREATE OR REPLACE TABLE staged AS
         WITH per_series AS (
-            SELECT metric, series, ts, any_value(node) AS node, any_value(gpu_index) AS gpu_index,
+            SELECT metric, series, node, gpu_index, ts,
                    arg_min(value, {{'r': src, 'v': value}}) AS value
-            FROM raw_rows WHERE metric IN ({staged_in}) GROUP BY metric, series, ts)
+            FROM raw_rows WHERE metric IN ({staged_in}) GROUP BY metric, series, node, gpu_index, ts)
         SELECT ts, node, gpu_index, metric,
                CASE WHEN metric IN ({sum_in}) THEN sum(value) ELSE arg_min(value, series) END AS value
         FROM per_series GROUP BY ts, node, gpu_index, metric""")

@@ -326,13 +326,25 @@ def generate_telemetry(jobs: pa.Table, out_dir: str | Path, *,
     minutes = max(1, (t1 - t0) // interval_s)
     placement = place_jobs(jobs, nodes, gpus_per_node)
     series = _simulate(jobs, placement, nodes, gpus_per_node, t0, minutes, interval_s, seed)
-    out.mkdir(parents=True)
+    from swftools.atomic import atomic_dir
+
+    with atomic_dir(out) as tmp:
+        written = _write_all(series, placement, tmp, t0, minutes, interval_s, formats)
+    written = {k: (v.replace(str(tmp), str(out)) if isinstance(v, str) else
+                   [p.replace(str(tmp), str(out)) for p in v] if isinstance(v, list) else v)
+               for k, v in written.items()}
+    written.update(nodes=nodes, gpus_per_node=gpus_per_node,
+                   placed_jobs=len({j for j, _, _ in placement}))
+    return written
+
+
+def _write_all(series: list[Series], placement: list[tuple[int, int, int]], out: Path,
+               t0: int, minutes: int, interval_s: int, formats: Sequence[str]) -> dict[str, Any]:
     (out / "allocations.csv").write_text(
         "job_id,node,gpu_index\n" + "".join(f"{j},{node_name(n)},{g}\n" for j, n, g in placement),
         encoding="utf-8")
-    written = {"allocations": str(out / "allocations.csv"), "t0": t0, "minutes": minutes,
-               "nodes": nodes, "gpus_per_node": gpus_per_node, "placed_jobs":
-               len({j for j, _, _ in placement})}
+    written: dict[str, Any] = {"allocations": str(out / "allocations.csv"), "t0": t0,
+                               "minutes": minutes}
     if "prometheus-json" in formats:
         written["prometheus-json"] = _write_promjson(series, out / "prometheus-json", t0,
                                                      interval_s, raw=False)

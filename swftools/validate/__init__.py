@@ -9,6 +9,9 @@ returns the findings with complete per-rule counts. Rules are listed by ``descri
 from __future__ import annotations
 
 import os
+import sys
+import types
+import warnings
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +23,7 @@ import pyarrow as pa
 from swftools import formats
 from swftools import table as jt
 from swftools.errors import InputError, UsageError
-from swftools.site import PRESETS, Site, load_site
+from swftools.site import Site, resolve_site
 from swftools.validate import (  # noqa: F401  (registration order = report order)
     package_checks, rules_anomaly, rules_capacity, rules_queue, rules_swf, rules_time,
     schema_checks)
@@ -31,17 +34,6 @@ from swftools.validate.report import SEVERITIES, Finding, Report
 
 __all__ = ["ENGINE_RULES", "Finding", "Options", "RULES", "Report", "SEVERITIES",
            "describe_rules", "validate"]
-
-
-def _resolve_site(site: Site | str | os.PathLike | None, metadata: dict[str, Any]) -> Site | None:
-    if isinstance(site, Site):
-        return site
-    if site is not None:
-        return load_site(site)
-    named = metadata.get("site")
-    if isinstance(named, str) and named in PRESETS:
-        return load_site(named)
-    return None
 
 
 def _lines_for(table: pa.Table, fmt: str) -> np.ndarray:
@@ -67,6 +59,7 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
     complete and the report says it is partial). Extra keywords set :class:`Options` fields.
     """
     selected = select_rules(rules, skip_rules)
+    site = resolve_site(site)
     if max_findings is not None and max_findings < 0:
         raise UsageError("max_findings must be >= 0")
     opts = replace(options or Options(), **option_values) if option_values else (options or Options())
@@ -75,8 +68,13 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
         fmt = fmt or meta.get("source_format") or "table"
         report = Report(path=meta.get("source_file") or "<table>", source_format=fmt,
                         max_findings=max_findings)
-        table, lines = jt.conform(source), _lines_for(source, fmt if fmt == "swf" else "table")
-        _run(selected, "table", table, lines, report, fmt, site, opts, report.path)
+        try:
+            table = jt.conform(source)
+        except (KeyError, ValueError, pa.ArrowException) as exc:
+            raise UsageError(f"not a job table: {exc}") from None
+        lines = _lines_for(source, fmt if fmt == "swf" else "table")
+        _run(selected, "table", table, lines, report, fmt, site, opts, report.path,
+             line_word="line" if "swf_first_line" in meta else "row")
         return report
     display = os.fspath(source)
     path = Path(display)
@@ -90,16 +88,19 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
              display, package=package)
     table, lines, row_path = _read(path, display, fmt, site, report, package, selected)
     if table is not None:
-        _run(selected, "table", table, lines, report, fmt, site, opts, row_path, package=package)
+        word = "row" if package is not None and package.jobs_csv is None else "line"
+        _run(selected, "table", table, lines, report, fmt, site, opts, row_path, package=package,
+             line_word=word)
     return report
 
 
 def _read(path: Path, display: str, fmt: str, site: Any, report: Report, package: Any,
           selected: list[Rule]) -> tuple[pa.Table | None, np.ndarray, str]:
     """Read the input through its reader; an unreadable input becomes one finding."""
-    site_arg = site.settings.get("name") if isinstance(site, Site) else site
     try:
-        table = formats.read(path, fmt, site=site_arg)
+        with warnings.catch_warnings():  # package-integrity reports a changed Parquet file
+            warnings.simplefilter("ignore")
+            table = formats.read(path, fmt, site=site)
     except (InputError, OSError, UnicodeDecodeError, ValueError, pa.ArrowException) as exc:
         fallback = package_checks.table_from_cells(package) if package is not None else None
         if package is None or not package.problems:
@@ -132,15 +133,16 @@ def _unreadable(exc: BaseException, display: str) -> Finding:
 
 
 def _run(selected: list[Rule], phase: str, table: pa.Table, lines: np.ndarray, report: Report,
-         fmt: str, site: Any, opts: Options, row_path: str, package: Any = None) -> None:
-    meta = jt.get_metadata(table)
-    resolved = _resolve_site(site, meta) if phase == "table" else None
+         fmt: str, site: Any, opts: Options, row_path: str, package: Any = None,
+         line_word: str = "line") -> None:
+    resolved = resolve_site(site, table) if phase == "table" else None
     schema = None
     if package is not None and package.jobs_csv is not None:
         schema = package.table_schema(package.jobs_csv)
     ctx = Context(table, report, path=row_path, lines=lines, source_format=fmt, site=resolved,
-                  options=opts, table_schema=schema)
+                  options=opts, table_schema=schema, line_word=line_word)
     ctx.package = package
+    ctx.selected = {r.id for r in selected}
     actionable: dict[str, list[str]] = {}
     for r in selected:
         if r.phase != phase:
@@ -157,3 +159,14 @@ def _run(selected: list[Rule], phase: str, table: pa.Table, lines: np.ndarray, r
     for reason, ids in actionable.items():
         report.add(Finding(row_path, None, None, None, "rule-skipped", "info",
                            f"{', '.join(ids)} skipped: {reason}", None, None))
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``swftools.validate(path)`` call :func:`validate` while ``swftools.validate`` stays
+    the package (so ``from swftools.validate import Report`` keeps working)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Report:
+        return validate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

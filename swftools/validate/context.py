@@ -42,7 +42,7 @@ class Context:
 
     def __init__(self, table: pa.Table, report: Report, *, path: str, lines: np.ndarray,
                  source_format: str, site: Site | None, options: Options,
-                 table_schema: dict[str, Any] | None = None):
+                 table_schema: dict[str, Any] | None = None, line_word: str = "line"):
         self.table = table
         self.report = report
         self.path = path
@@ -53,11 +53,16 @@ class Context:
         self.meta = jt.get_metadata(table)
         self.n = table.num_rows
         self.table_schema = table_schema or jt.table_schema()
+        self.line_word = line_word  # what Finding.line counts: file "line" or table "row"
         self.rule_id = ""
         self.rule_severity = "error"
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.memo: dict[str, Any] = {}  # results shared between rules (e.g. duplicate rows)
+        self.package: Any = None  # PackageInput when validating a data package
+        self.selected: set[str] = set()  # ids of the rules selected for this run
 
     # -- input facts ---------------------------------------------------------------------------
+
     @cached_property
     def is_swf(self) -> bool:
         return self.source_format == "swf" or "swf_header" in self.meta
@@ -172,6 +177,14 @@ class Context:
         k = self.options.max_listed_jobs
         ids = ", ".join(str(int(j)) for j in self.job_ids[rows[:k]])
         return ids + (f", ... (+{len(rows) - k} more)" if len(rows) > k else "")
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (sort-based: numpy's hash-based ``unique`` is slow on int64 ids)."""
+    if not len(values):
+        return values
+    s = np.sort(values)
+    return s[np.r_[True, s[1:] != s[:-1]]]
 
 
 def _scalar(value: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -88,11 +89,7 @@ class Report:
             return
         key = (rule, severity)
         self.counts[key] = self.counts.get(key, 0) + count
-        room = self.room()
-        for i, finding in enumerate(findings):
-            if room is not None and i >= room:
-                break
-            self.findings.append(finding)
+        self.findings.extend(islice(findings, self.room()))
 
     # -- reading -------------------------------------------------------------------------------
     def total(self, severity: str | None = None) -> int:

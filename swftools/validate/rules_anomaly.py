@@ -47,18 +47,20 @@ def flurry(ctx: Context) -> None:
     hot = in_window >= opts.flurry_min_jobs
     if not hot.any():
         return
-    all_times = np.sort(submit[np.flatnonzero(sk)])
-    # merge each user's overlapping hot windows [t, t + window) into bursts
+    all_times = np.sort(submit[sk])
+    # merge overlapping hot windows [key, key + window) into bursts; keys of different users are
+    # 2**34 s apart, so windows never merge across users
     hot_idx = np.flatnonzero(hot)
-    ends = np.searchsorted(key, key[hot_idx] + opts.flurry_window_s, side="left")
-    bursts: list[tuple[int, int]] = []
-    for start, end in zip(hot_idx.tolist(), ends.tolist()):
-        if bursts and start < bursts[-1][1] and users[rows[start]] == users[rows[bursts[-1][0]]]:
-            bursts[-1] = (bursts[-1][0], max(bursts[-1][1], end))
-        else:
-            bursts.append((start, end))
+    window_end = key[hot_idx] + opts.flurry_window_s
+    reach = np.maximum.accumulate(window_end)
+    new_burst = np.r_[True, key[hot_idx[1:]] >= reach[:-1]]
+    burst_of = np.cumsum(new_burst) - 1
+    first_hot = hot_idx[new_burst]
+    burst_end_key = np.maximum.reduceat(window_end, np.flatnonzero(new_burst))
+    ends = np.searchsorted(key, burst_end_key, side="left")
+    del burst_of
     found = []
-    for start, end in bursts:
+    for start, end in zip(first_hot.tolist(), ends.tolist()):
         first, last = int(submit[rows[start]]), int(submit[rows[end - 1]])
         mine = end - start
         total = int(np.searchsorted(all_times, last, side="right")
@@ -71,21 +73,18 @@ def flurry(ctx: Context) -> None:
         row = int(rows[start])
         ctx.note(f"user {user_col[row].as_py()} submitted {mine} jobs in {last - first} s from "
                  f"{when(ctx, first)} ({100 * mine / total:.0f}% of the {total} submissions then; "
-                 f"lines {ctx.lines[row]}..{ctx.lines[int(rows[end - 1])]})", row=row,
+                 f"{ctx.line_word}s {ctx.lines[row]}..{ctx.lines[int(rows[end - 1])]})", row=row,
                  field="user", value=mine, expected=f"< {opts.flurry_min_jobs} jobs per "
                  f"{opts.flurry_window_s} s, or a cleaned log")
     if len(found) > cap:
         ctx.note(f"{len(found) - cap} more flurries", field="user", value=len(found) - cap)
 
 
-@rule("duplicate-record", "warning", "anomaly",
-      "Records identical in every field but the job id (same user, submit time, resources, times): "
-      "the same job logged twice.")
-def duplicate_record(ctx: Context) -> None:
-    ctx.require("submit_time")
-    columns = [c for c in ctx.table.column_names
-               if c != "job_id" and ctx.table.column(c).null_count < ctx.n]
-    _, sk = ctx.values("submit_time")
+def exact_duplicates(ctx: Context) -> dict[int, int]:
+    """{row: earlier identical row} for records equal to an earlier one in every column."""
+    if "duplicates" in ctx.memo:
+        return ctx.memo["duplicates"]
+    columns = [c for c in ctx.table.column_names if ctx.table.column(c).null_count < ctx.n]
     coded = [_codes(ctx, c) for c in columns]
     h = np.zeros(ctx.n, np.uint64)
     with np.errstate(over="ignore"):
@@ -93,22 +92,27 @@ def duplicate_record(ctx: Context) -> None:
             v = np.where(known, values, np.int64(-7_777_777_777)).astype(np.uint64)
             h = (h ^ v) * _MIX
             h ^= h >> np.uint64(29)
-    rows = np.flatnonzero(sk)
-    order = rows[np.argsort(h[rows], kind="stable")]
+    order = np.argsort(h, kind="stable")
     same = h[order][1:] == h[order][:-1]
-    if not same.any():
-        return
     first, later = order[:-1][same], order[1:][same]
     exact = np.ones(len(first), bool)
     for values, known in coded:  # confirm hash matches column by column
         exact &= (known[first] == known[later]) & (~known[first] | (values[first] == values[later]))
-    pairs = sorted(zip(np.maximum(first, later)[exact].tolist(),
-                       np.minimum(first, later)[exact].tolist()))
-    if not pairs:
+    found = dict(zip(later[exact].tolist(), first[exact].tolist()))
+    ctx.memo["duplicates"] = found
+    return found
+
+
+@rule("duplicate-record", "warning", "anomaly",
+      "A record repeated verbatim (identical in every field, job id included): the same job "
+      "logged twice, to be dropped when cleaning. Distinct jobs of a bulk submission may share "
+      "every other field, so only verbatim repeats count; job-id-unique leaves them to this rule.")
+def duplicate_record(ctx: Context) -> None:
+    if not ctx.n:
+        raise NotApplicable("no jobs")
+    found = exact_duplicates(ctx)
+    if not found:
         return
-    dup = np.array([p[0] for p in pairs], np.int64)
-    original = dict(pairs)
-    ids = ctx.job_ids
-    ctx.flag(dup, "job_id", lambda i: f"same record as job {ids[original[i]]} (line "
-             f"{ctx.lines[original[i]]}) in every field but the job id", value=ids,
-             expected="a distinct record")
+    dup = np.array(sorted(found), np.int64)
+    ctx.flag(dup, "job_id", lambda i: f"repeats {ctx.line_word} {ctx.lines[found[i]]} verbatim",
+             value=ctx.job_ids, expected="each record once")

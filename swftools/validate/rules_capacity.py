@@ -17,6 +17,7 @@ from swftools.validate.registry import NotApplicable, rule
 from swftools.validate.rules_queue import node_shape
 
 FFD_MAX_CASES = 20_000  # distinct undecided packing cases solved by FFD per trace
+SEARCH_BUDGET = 20_000  # placements an exact packing search may try per case
 UNSOLVED = 1 << 40
 
 
@@ -71,9 +72,19 @@ class Sweep:
 
     def running(self, deltas: np.ndarray) -> np.ndarray:
         """Cumulative per-instant total of a per-job quantity over running jobs."""
-        events = np.concatenate((-deltas, deltas, np.zeros(len(self.order) - 2 * len(deltas),
-                                                           deltas.dtype)))
-        return np.cumsum(events[self.order])[self.last]
+        return self.running_many(deltas[:, None])[:, 0]
+
+    def running_many(self, deltas: np.ndarray) -> np.ndarray:
+        """``running`` for each column of a (jobs x quantities) matrix (int32 sums: counts and
+        GPU totals of one trace stay far below 2**31)."""
+        k, q = deltas.shape
+        events = np.zeros((q, len(self.order)), np.int32)
+        events[:, :k] = -deltas.T
+        events[:, k:2 * k] = deltas.T
+        out = np.empty((len(self.last), q), np.int64)
+        for j in range(q):  # row by row: contiguous gathers and sums
+            out[:, j] = np.cumsum(events[j, self.order], dtype=np.int32)[self.last]
+        return out
 
     def jobs_at(self, t: int) -> np.ndarray:
         """Table rows of jobs running at instant ``t`` (start <= t < finish), by start time."""
@@ -171,14 +182,49 @@ def ffd_nodes(counts: np.ndarray, size: int) -> int:
     return len(free)
 
 
+def packs(counts: np.ndarray, bins: int, size: int, budget: int = SEARCH_BUDGET) -> bool | None:
+    """Whether ``counts[s]`` jobs of ``s`` GPUs fit on ``bins`` nodes of ``size`` GPUs (exact).
+
+    Depth-first search, largest jobs first, one branch per distinct free capacity; None when
+    ``budget`` placements were tried without an answer.
+    """
+    items = [s for s in range(len(counts) - 1, 0, -1) for _ in range(int(counts[s]))]
+    if bins < 0 or any(s > size for s in items):
+        return False
+    if sum(items) > bins * size:
+        return False
+    free = [size] * bins
+    steps = 0
+
+    def place(i: int) -> bool | None:
+        nonlocal steps
+        if i == len(items):
+            return True
+        steps += 1
+        if steps > budget:
+            return None
+        tried = set()
+        for b, room in enumerate(free):
+            if room >= items[i] and room not in tried:
+                tried.add(room)
+                free[b] -= items[i]
+                result = place(i + 1)
+                free[b] += items[i]
+                if result is not False:
+                    return result
+        return False
+
+    return place(0)
+
+
 @rule("capacity-nodes", "error", "capacity",
       "Running jobs fit on the node count in force: multi-node jobs take whole nodes (M), "
       "single-node jobs of s GPUs are packed into nodes of G GPUs. At each instant, error when "
       "M + #(s > G/2) + max(ceil((sum of s <= G/2 - free GPUs beside those big jobs) / G), "
       "ceil(#(s = G/2) / 2)) > nodes (a proven lower bound); fine when "
       "M + #(sizes outside the divisible chain 1, 2, 4, ..., G) + ceil(their complement's GPUs / G) "
-      "<= nodes (a packing exists); otherwise first-fit decreasing decides and a warning says "
-      "the packing could not be proven.")
+      "<= nodes (a packing exists); otherwise first-fit decreasing, then an exact search "
+      "(bounded to 20,000 placements per case) decide, and a warning says when neither could.")
 def capacity_nodes(ctx: Context) -> None:
     site = ctx.require_site()
     ctx.require("start_time", "finish_time")
@@ -196,13 +242,10 @@ def capacity_nodes(ctx: Context) -> None:
     big = s > G / 2
     half = s * 2 == G
     in_chain = np.isin(s, _chain(G))
-    m = sw.running(m_nodes)
-    n_big = sw.running(big.astype(np.int64))
-    free_big = sw.running(np.where(big, np.maximum(G - s, 0), 0))
-    small_sum = sw.running(np.where(big, 0, s))
-    n_half = sw.running(half.astype(np.int64))
-    n_other = sw.running((~in_chain & (s > 0)).astype(np.int64))
-    chain_sum = sw.running(np.where(in_chain, s, 0))
+    m, n_big, free_big, small_sum, n_half, n_other, chain_sum = sw.running_many(np.stack([
+        m_nodes, big.astype(np.int64), np.where(big, np.maximum(G - s, 0), 0),
+        np.where(big, 0, s), half.astype(np.int64), (~in_chain & (s > 0)).astype(np.int64),
+        np.where(in_chain, s, 0)], axis=1)).T
     lower = m + n_big + np.maximum(-(-np.maximum(small_sum - free_big, 0) // G), -(-n_half // 2))
     upper = m + n_other + -(-chain_sum // G)
     available = np.array([site.nodes_at(int(t)) for t in since], np.int64)
@@ -215,19 +258,31 @@ def capacity_nodes(ctx: Context) -> None:
     idx = np.flatnonzero(undecided)
     if len(idx):
         counts = np.empty((len(idx), G + 2), np.int64)
-        for k in range(1, G + 2):
-            counts[:, k] = sw.running((s == k).astype(np.int64))[idx]
+        per_size = (s[:, None] == np.arange(1, G + 2)[None, :]).astype(np.int64)
+        counts[:, 1:] = sw.running_many(per_size)[idx]
         counts[:, 0] = have[idx] - m[idx]
         cases, inverse = np.unique(counts, axis=0, return_inverse=True)
         needed = np.array([ffd_nodes(np.r_[0, c[1:]], G) if i < FFD_MAX_CASES else UNSOLVED
                            for i, c in enumerate(cases)], np.int64)
+        verdict = np.zeros(len(cases), np.int8)  # 1 packs, -1 proven not to, 0 unknown
+        for i, c in enumerate(cases):
+            if needed[i] <= c[0]:
+                verdict[i] = 1
+            elif i < FFD_MAX_CASES:
+                exact = packs(np.r_[0, c[1:]], int(c[0]), G)
+                verdict[i] = 0 if exact is None else (1 if exact else -1)
         ffd[idx] = m[idx] + needed[inverse.ravel()]
-        unproven[idx] = ffd[idx] > have[idx]
+        case_verdict = verdict[inverse.ravel()]
+        proven[idx[case_verdict == -1]] = True
+        unproven[idx] = case_verdict == 0
 
     def describe_proven(first: int, end: int):
         k = first + int(np.argmax(lower[first:end] - have[first:end]))
-        return (f"at least {lower[k]} nodes needed ({m[k]} for multi-node jobs), "
-                f"{have[k]} in force", int(lower[k]), f"<= {have[k]} nodes")
+        if lower[k] > have[k]:
+            return (f"at least {lower[k]} nodes needed ({m[k]} for multi-node jobs), "
+                    f"{have[k]} in force", int(lower[k]), f"<= {have[k]} nodes")
+        return (f"the running jobs cannot be packed on the {have[k]} nodes in force (exact "
+                f"search; first-fit decreasing needs {ffd[k]})", int(ffd[k]), f"<= {have[k]} nodes")
 
     def describe_unproven(first: int, end: int):
         k = first

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools.swf_fields import FIELDS, SwfField
-from swftools.validate.context import Context
+from swftools.validate.context import Context, distinct
 from swftools.validate.registry import NotApplicable, rule
 from swftools.validate.swf_times import parse_date, zone
 
@@ -26,6 +26,7 @@ INTEGER_KEYS = ("MaxJobs", "MaxRecords", "UnixStartTime", "TimeZone", "MaxNodes"
 CHOICES = {"Preemption": ("No", "Yes", "Double", "TS"), "AllowOveruse": ("Yes", "No")}
 _REMOVED = re.compile(r"\((\d+) jobs? removed\)", re.IGNORECASE)
 _LEADING_INT = re.compile(r"^\s*(-?\d+)")
+_CONTINUATION = re.compile(r"^;(\t|\s{2,})")
 
 
 def _swf(ctx: Context) -> None:
@@ -86,9 +87,13 @@ def swf_header_recommended(ctx: Context) -> None:
 def swf_header_unknown_key(ctx: Context) -> None:
     _with_header(ctx)
     known = {k.lower() for k in KNOWN_KEYS}
+    raw = ctx.meta.get("swf_header_lines") or []
     for key, value in ctx.header:
+        line = header_line(ctx, key)
+        if line and _CONTINUATION.match(raw[line - 1]):
+            continue  # an indented comment line such as ';<TAB>see: http://...' is no key
         if key and key.lower() not in known:
-            ctx.note(f"unknown header key {key!r}", line=header_line(ctx, key), field=key,
+            ctx.note(f"unknown header key {key!r}", line=line, field=key,
                      value=value.split("\n")[0], expected="a key SWF 2.2 defines")
 
 
@@ -120,7 +125,7 @@ def swf_header_counts(ctx: Context) -> None:
     _with_header(ctx)
     removed = sum(int(n) for v in ctx.header_values("Note") for n in _REMOVED.findall(v))
     n_records = ctx.n
-    n_jobs = len(np.unique(ctx.job_ids)) if ctx.n else 0
+    n_jobs = len(distinct(ctx.job_ids)) if ctx.n else 0
     for key, actual, noun in (("MaxJobs", n_jobs, "jobs"), ("MaxRecords", n_records, "job lines")):
         declared = ctx.header_int(key)
         if declared is None or actual in (declared, declared - removed):
@@ -316,8 +321,8 @@ def swf_allocated_below_requested(ctx: Context) -> None:
     rows = np.flatnonzero(ak & qk & rk & (run > 0) & (alloc > 0) & (alloc < req))
     if len(rows):
         lines = ", ".join(str(int(x)) for x in ctx.lines[rows[:5]])
-        ctx.note(f"{len(rows)} jobs ran on fewer processors than they requested (first on lines "
-                 f"{lines})", field="gpus", value=len(rows), expected="field 5 >= field 8")
+        ctx.note(f"{len(rows)} jobs ran on fewer processors than they requested (first on "
+                 f"{ctx.line_word}s {lines})", field="gpus", value=len(rows), expected="field 5 >= field 8")
 
 
 @rule("swf-partial-execution", "error", "swf-fields",
@@ -330,15 +335,16 @@ def swf_partial_execution(ctx: Context) -> None:
     burst = known & (status >= 2) & (status <= 4)
     if not burst.any():
         return
-    preemption = (ctx.header_value("Preemption") or "").split(" ")[0].strip().lower()
+    declared = (ctx.header_value("Preemption") or "").split(" ")[0].strip()
+    preemption = declared.lower()
     first = int(np.flatnonzero(burst)[0])
     if ctx.is_swf and preemption not in ("yes", "double"):
         ctx.note(f"{int(burst.sum())} partial-execution lines but the header says Preemption: "
-                 f"{preemption or '(missing)'}", row=first, field="swf_status",
+                 f"{declared or '(missing)'}", row=first, field="swf_status",
                  value=int(status[first]), expected="Preemption: Yes or Double")
     ids = ctx.job_ids
     run, rk = ctx.values("walltime_s")
-    sub = np.flatnonzero(np.isin(ids, np.unique(ids[burst])))
+    sub = np.flatnonzero(np.isin(ids, distinct(ids[burst])))
     sub = sub[np.argsort(ids[sub], kind="stable")]
     bounds = np.flatnonzero(np.r_[True, ids[sub][1:] != ids[sub][:-1], True])
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from swftools.swf_fields import FIELDS
-from swftools.validate.context import SWF_ONLY, Context
+from swftools.validate.context import SWF_ONLY, Context, distinct
 from swftools.validate.registry import NotApplicable, rule
 
 HOUR_S = 3600
@@ -84,7 +84,7 @@ def submit_order(ctx: Context) -> None:
     step = dict(zip(bad.tolist(), (submit[before] - submit[bad]).tolist()))
     line_before = dict(zip(bad.tolist(), ctx.lines[before].tolist()))
     ctx.flag(bad, "submit_time",
-             lambda i: f"submitted {step[i]} s before the previous job (line {line_before[i]})",
+             lambda i: f"submitted {step[i]} s before the previous job ({ctx.line_word} {line_before[i]})",
              value=submit, expected=lambda i: f">= {submit[i] + step[i]}",
              severity="error" if ctx.is_swf else "warning")
 
@@ -128,13 +128,14 @@ def _partial_repeat(ctx: Context, rows_dup: np.ndarray) -> np.ndarray:
         return np.zeros(len(rows_dup), bool)
     status, known = ctx.swf_status
     ids = ctx.job_ids
-    partial_ids = np.unique(ids[known & (status >= 2) & (status <= 4)])
+    partial_ids = distinct(ids[known & (status >= 2) & (status <= 4)])
     return np.isin(ids[rows_dup], partial_ids)
 
 
 @rule("job-id-unique", "error", "order",
       "Job ids (the Table Schema primary key) are unique; SWF partial-execution lines (status 2-4) "
-      "may repeat their job's number (checked by swf-partial-execution).")
+      "may repeat their job's number (checked by swf-partial-execution), and verbatim repeated "
+      "records are reported by duplicate-record instead.")
 def job_id_unique(ctx: Context) -> None:
     if not ctx.n:
         raise NotApplicable("no jobs")
@@ -145,12 +146,18 @@ def job_id_unique(ctx: Context) -> None:
     repeat[1:] = sorted_ids[1:] == sorted_ids[:-1]
     dup_rows = np.sort(order[repeat])
     dup_rows = dup_rows[~_partial_repeat(ctx, dup_rows)]
-    first_row = {}
-    if len(dup_rows):
-        uniq, first = np.unique(ids, return_index=True)
-        first_row = dict(zip(uniq.tolist(), first.tolist()))
+    from swftools.validate.rules_anomaly import exact_duplicates  # verbatim repeats: duplicate-record
+    if len(dup_rows) and "duplicate-record" in ctx.selected:
+        verbatim = exact_duplicates(ctx)
+        dup_rows = dup_rows[~np.isin(dup_rows, np.fromiter(verbatim, np.int64, len(verbatim)))]
+    # first row of each id: the first of its run in the stable sort
+    starts = np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]
+    first_of = order[starts]
+    run_of = np.cumsum(starts) - 1
+    first_row = np.empty(ctx.n, np.int64)
+    first_row[order] = first_of[run_of]
     ctx.flag(dup_rows, "job_id",
-             lambda i: f"job id {ids[i]} already used on line {ctx.lines[first_row[int(ids[i])]]}",
+             lambda i: f"job id {ids[i]} already used on {ctx.line_word} {ctx.lines[first_row[i]]}",
              value=ids, expected="a unique job id")
 
 
@@ -172,7 +179,7 @@ def job_id_order(ctx: Context) -> None:
 def job_id_gaps(ctx: Context) -> None:
     if ctx.n < 2:
         raise NotApplicable("fewer than two jobs")
-    uniq = np.unique(ctx.job_ids)
+    uniq = distinct(ctx.job_ids)
     step = np.diff(uniq)
     gap_at = np.flatnonzero(step > 1)
     if not len(gap_at):
@@ -221,7 +228,7 @@ def zero_runtime(ctx: Context) -> None:
     rows = np.flatnonzero(sel)
     if len(rows):
         lines = ", ".join(str(int(x)) for x in ctx.lines[rows[:5]])
-        ctx.note(f"{len(rows)} completed jobs ran 0 s (first on lines {lines})",
+        ctx.note(f"{len(rows)} completed jobs ran 0 s (first on {ctx.line_word}s {lines})",
                  field="walltime_s", value=len(rows), expected="run times > 0")
 
 

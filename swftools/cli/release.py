@@ -1,0 +1,84 @@
+"""``swftools release`` and ``swftools verify``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from swftools.cli.common import EXIT_INVALID, handle_errors
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``release`` and ``verify`` commands to ``app``."""
+
+    @app.command("release")
+    def release_cmd(
+        source: Path = typer.Argument(..., help="Raw NQSII log, SWF file or data package."),
+        out: Path = typer.Option(..., "--out", help="Archive folder to create."),
+        version: str = typer.Option(..., "--version", help="Release version (semantic: X.Y.Z)."),
+        settings: Path = typer.Option(..., "--settings", help="Release settings JSON (see archive/release-settings.example.json)."),
+        site: str = typer.Option("aaic", "--site", help="Site preset or site settings file."),
+        key_file: Optional[Path] = typer.Option(None, "--key-file", help="Pseudonymization key file (or env SWFTOOLS_ANON_KEY)."),
+        ephemeral_key: bool = typer.Option(False, "--ephemeral-key", help="Random key: pseudonyms will NOT be stable across releases."),
+        time_shift_weeks: int = typer.Option(0, "--time-shift-weeks", help="Shift all times by whole weeks."),
+        accept_errors: bool = typer.Option(False, "--accept-errors", help="Publish despite validation errors (listed as known issues)."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
+    ) -> None:
+        """Build a complete, deterministic, citable archive (folder + tarball) from a trace."""
+        from swftools.release import pipeline
+        from swftools.release.settings import check_version
+
+        with handle_errors():
+            check_version(version)
+            key = None
+            if key_file is not None or ephemeral_key or _env_key_set():
+                from swftools.anonymize import load_key
+
+                key = load_key(key_file, ephemeral=ephemeral_key)
+            from rich.console import Console
+
+            console = Console(stderr=True)
+            with console.status("release") as status:
+                result = pipeline.release(
+                    source, out, version=version, settings=settings, site=site, key=key,
+                    accept_errors=accept_errors, force=force, time_shift_weeks=time_shift_weeks,
+                    on_stage=lambda stage: status.update(f"release: {stage}"))
+        for note in result.notes:
+            typer.echo(note, err=True)
+        typer.echo(f"wrote {result.out_dir}/ ({len(result.files)} files): "
+                   f"validation {result.validation.status_line()}")
+        typer.echo(f"{result.tarball}  sha256 {result.tarball_sha256}")
+
+    @app.command("verify")
+    def verify_cmd(
+        path: Path = typer.Argument(..., help="Archive folder or .tar.gz."),
+        names: Optional[Path] = typer.Option(None, "--names", help="File of raw names (one per line) to audit for."),
+        raw: Optional[Path] = typer.Option(None, "--raw", help="Raw log whose user/group names to audit for."),
+        as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ) -> None:
+        """Check an archive: checksums, package validity, SWF agreement, optional leak audit."""
+        from swftools.release.verify import report_json, verify
+
+        with handle_errors():
+            terms: dict[str, list[str]] | list[str] = []
+            if names is not None or raw is not None:
+                from swftools import audit as audit_mod
+
+                if names is not None:
+                    terms = audit_mod.read_names_file(names)
+                else:
+                    from swftools import formats
+
+                    terms = audit_mod.names_from_table(formats.read(raw), str(raw))
+            report = verify(path, names=terms)
+        typer.echo(report_json(report) if as_json else report.render())
+        if not report.ok:
+            raise typer.Exit(EXIT_INVALID)
+
+
+def _env_key_set() -> bool:
+    import os
+
+    return bool(os.environ.get("SWFTOOLS_ANON_KEY"))

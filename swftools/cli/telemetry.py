@@ -1,0 +1,106 @@
+"""``swftools telemetry attach|synth``: per-job telemetry aggregates and their test fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from swftools.cli.common import handle_errors
+from swftools.errors import UsageError
+
+telemetry_app = typer.Typer(name="telemetry", no_args_is_help=True, add_completion=False,
+                            help="Attach per-job GPU/CPU/power aggregates from Prometheus-style "
+                                 "exports; generate fixtures.")
+
+
+@telemetry_app.command("attach")
+def attach_command(
+    jobs: Path = typer.Argument(..., help="Data package (directory or datapackage.json) to add "
+                                          "the job_telemetry resource to; with --out, any trace "
+                                          "swftools reads."),
+    samples: list[Path] = typer.Argument(..., help="Sample files or directories: Prometheus API "
+                                                   "JSON (.json[.gz]), text exposition/OpenMetrics, "
+                                                   "long table (.csv[.gz], .parquet)."),
+    maps: Optional[list[str]] = typer.Option(None, "--map", help="Metric map: preset (dcgm, "
+                                             "nvidia_gpu_exporter, node_exporter, ipmi_exporter) or "
+                                             "JSON/YAML file; repeat. Default: dcgm, node_exporter, "
+                                             "ipmi_exporter."),
+    canonical: bool = typer.Option(False, "--canonical", help="Samples already use canonical "
+                                   "metric names and units (long tables); no map."),
+    allocations: Optional[Path] = typer.Option(None, "--allocations", help="CSV/Parquet "
+                                               "job_id,node,gpu_index (gpu_index empty: node only)."),
+    site: Optional[str] = typer.Option(None, "--site", help="Site preset or file (GPUs per node); "
+                                       "default: the jobs' site."),
+    gpus_per_node: Optional[int] = typer.Option(None, "--gpus-per-node", help="Override the site's."),
+    interval_s: int = typer.Option(60, "--interval", help="Nominal sampling interval, seconds."),
+    idle_threshold_pct: float = typer.Option(0.0, "--idle-threshold", help="GPU utilization (%) "
+                                             "at or below which a sample counts as idle."),
+    input_format: str = typer.Option("auto", "--format", help="auto, prometheus-json, "
+                                     "prometheus-text, openmetrics, long."),
+    sampling: str = typer.Option("auto", "--sampling", help="auto, raw or resampled (recorded)."),
+    partition: str = typer.Option("day", "--partition", help="day (bounded memory) or none."),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit",
+                                               help="DuckDB memory limit, e.g. 4GB (default 60 % of RAM)."),
+    threads: Optional[int] = typer.Option(None, "--threads", help="DuckDB threads (default: all cores)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write job_telemetry alone to this "
+                                       ".csv, .csv.gz or .parquet instead of into the package."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output/resource."),
+) -> None:
+    """Compute per-job telemetry aggregates and add them to the data package."""
+    from swftools import formats
+    from swftools.telemetry import DEFAULT_MAPS, attach, attach_to_package, write_table
+
+    with handle_errors():
+        if canonical and maps:
+            raise UsageError("--canonical and --map exclude each other")
+        options = dict(metric_map=None if canonical else (maps or list(DEFAULT_MAPS)),
+                       allocations=allocations, site=site, gpus_per_node=gpus_per_node,
+                       interval_s=interval_s, idle_threshold_pct=idle_threshold_pct,
+                       input_format=input_format, sampling=sampling, partition=partition,
+                       memory_limit=memory_limit, threads=threads)
+        if out is None:
+            if formats.detect_format(jobs) != "package":
+                raise UsageError(f"{jobs}: not a data package; give --out to write the table alone")
+            attach_to_package(jobs, samples, force=force, **options)
+            typer.echo(f"added resource job_telemetry to {jobs}", err=True)
+        else:
+            from swftools.atomic import check_writable
+
+            check_writable(out, force)
+            table = attach(formats.read(jobs), samples, work_dir=out.resolve().parent, **options)
+            write_table(table, out, force=force)
+            typer.echo(f"wrote {table.num_rows} rows to {out}", err=True)
+
+
+@telemetry_app.command("synth")
+def synth_command(
+    jobs: Path = typer.Argument(..., help="Job trace (package, NQSII, SWF) the samples follow."),
+    out_dir: Path = typer.Argument(..., help="New directory for the fixtures."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same bytes)."),
+    interval_s: int = typer.Option(60, "--interval", help="Sampling interval, seconds."),
+    days: Optional[float] = typer.Option(1.0, "--days", help="Cover only the first N days "
+                                         "(0: the whole trace)."),
+    nodes: Optional[int] = typer.Option(None, "--nodes", help="Nodes (default: the trace's synth "
+                                        "metadata, else 38)."),
+    gpus_per_node: int = typer.Option(8, "--gpus-per-node", help="GPUs per node."),
+    fmt: Optional[list[str]] = typer.Option(None, "--format", help="Formats to write (repeat): "
+                                            "prometheus-json, prometheus-json-raw, prometheus-text, "
+                                            "openmetrics, long-csv, long-parquet. Default: all."),
+) -> None:
+    """Write deterministic per-minute telemetry fixtures for a job trace, in every input format."""
+    from swftools import formats
+    from swftools.telemetry.synth import FORMATS, generate_telemetry
+
+    with handle_errors():
+        written = generate_telemetry(formats.read(jobs), out_dir, formats=tuple(fmt or FORMATS),
+                                     seed=seed, interval_s=interval_s, nodes=nodes,
+                                     gpus_per_node=gpus_per_node, days=days or None)
+    typer.echo(f"wrote {written['minutes']} samples per series for {written['nodes']} nodes "
+               f"({written['placed_jobs']} jobs placed) to {out_dir}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``telemetry`` command group to ``app``."""
+    app.add_typer(telemetry_app)

@@ -1,0 +1,209 @@
+"""``swftools release``: read -> anonymize -> validate -> replay -> write -> audit -> checksums -> tarball.
+
+Everything is built in a temporary folder beside the output and renamed into place only when every
+stage succeeded, so a failed release leaves the output folder untouched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from swftools import __version__, datapackage, formats, swf
+from swftools import table as jt
+from swftools.atomic import atomic_dir
+from swftools.errors import InputError, UsageError
+from swftools.release import citation, readme
+from swftools.release.settings import check_version, license_of, load_settings
+from swftools.release.tarball import CHECKSUMS, archive_files, sha256_file, write_checksums, write_tarball
+from swftools.site import Site, resolve_site
+
+STAGES = ("read", "anonymize", "validate", "replay", "report", "write", "audit", "checksums")
+
+
+@dataclass
+class ReleaseResult:
+    """What a release produced and what it found on the way."""
+
+    out_dir: Path
+    tarball: Path
+    tarball_sha256: str
+    files: list[str]
+    validation: Any
+    replay_findings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _needs_anonymization(table: pa.Table) -> bool:
+    meta = jt.get_metadata(table)
+    if meta.get("anonymization"):
+        return False
+    for name in ("user", "group"):
+        values = table.column(name).drop_null()
+        if len(values) and not all(v.isdigit() for v in values.unique().to_pylist()):
+            return True
+    return False
+
+
+def _known_issues(validation: Any, replay_findings: list[str]) -> str:
+    lines = []
+    counts = validation.rule_counts() if hasattr(validation, "rule_counts") else {}
+    from swftools.validate import describe_rules
+
+    descriptions = {r["id"]: r for r in describe_rules()}
+    for rule, count in sorted(counts.items()):
+        if not count:
+            continue
+        info = descriptions.get(rule, {})
+        first = next((f for f in validation if f.rule == rule), None)
+        example = f" First: {first.message}" if first else ""
+        lines.append(f"- **{rule}** ({info.get('severity', 'finding')}, {count:,} "
+                     f"{'jobs' if count != 1 else 'job'}): {info.get('description', '')}{example}")
+    if replay_findings:
+        lines.append("")
+        lines.append("Replay consistency (FCFS + EASY backfilling on the declared resources):")
+        lines.append("")
+        lines.extend(f"- {text}" for text in replay_findings)
+    return "\n".join(lines) if lines else "None found: validation reported no errors or warnings."
+
+
+def _replay_findings(table: pa.Table, site: Site | None) -> list[str]:
+    """One-line consistency findings of the recorded schedule vs the reference scheduler."""
+    from swftools import replay as replay_mod
+
+    compare = getattr(replay_mod, "compare", None)
+    if compare is None:
+        return []
+    result = compare(table, site=site)
+    return list(result.findings_text()) if hasattr(result, "findings_text") else []
+
+
+def _changes(settings: dict[str, Any], table: pa.Table, anonymized: bool) -> str:
+    meta = jt.get_metadata(table)
+    steps = list(settings.get("changes", []))
+    if anonymized:
+        steps.append("user and group names replaced by keyed pseudonyms (HMAC-SHA256); the key is "
+                     "kept by the maintainers, so the same user keeps the same pseudonym across releases")
+    if (meta.get("anonymization") or {}).get("time_shifted"):
+        steps.append("all times shifted by a whole number of weeks (weekday and time of day kept)")
+    steps.append(f"converted with swftools {__version__} to a Frictionless data package and to SWF 2.2 "
+                 "(times as UTC epoch seconds)")
+    return "\n".join(f"- {s}" for s in steps)
+
+
+def _summary(table: pa.Table, site: Site | None) -> str:
+    from swftools import report as report_mod
+
+    return report_mod.summary_markdown(table, site=site)
+
+
+def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dict[str, Any],
+                   version: str, validation: Any, replay_findings: list[str], anonymized: bool,
+                   telemetry: Callable[[Path], None] | None) -> None:
+    lic = license_of(settings)
+    props = {"name": settings["name"], "title": settings["title"], "version": version,
+             "description": settings["description"],
+             "licenses": [{k: v for k, v in (("name", lic.id), ("path", lic.url), ("title", lic.name)) if v}]}
+    datapackage.write(table, root, site=site, force=True, properties=props)
+    if telemetry is not None:
+        telemetry(root)
+    swf.write(table, root / "data" / "jobs.swf.gz", site=site, force=True)
+    (root / "VALIDATION.json").write_text(
+        json.dumps(validation.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    (root / "CITATION.cff").write_text(citation.render_cff(citation.citation_cff(settings, version, lic)))
+    (root / ".zenodo.json").write_text(citation.zenodo_json(settings, version, lic))
+    (root / "LICENSE").write_text(f"{lic.name}\n\n{readme.license_text(lic)}\n")
+    tz = jt.get_metadata(table).get("time_zone") or (site.time_zone if site else "UTC")
+    has_telemetry = (root / "data" / "job_telemetry.csv.gz").exists()
+    ack = settings.get("acknowledgement")
+    values = {
+        "title": settings["title"], "version": version,
+        "license_line": f"License: {lic.name} (`{lic.id}`).",
+        "description": settings["description"].strip(),
+        "telemetry_row": ("| `data/job_telemetry.csv.gz`, `data/job_telemetry.parquet` | per-job GPU "
+                          "and node telemetry aggregates (foreign key `job_id` -> jobs) |\n"
+                          if has_telemetry else ""),
+        "system": readme.system_section(site, table),
+        "time_zone": tz,
+        "fields": readme.fields_table(jt.table_schema(), table),
+        "summary": _summary(table, site),
+        "known_issues": _known_issues(validation, replay_findings),
+        "procs_note": (f"{site.max_gpus} in all" if site else "see MaxProcs in the SWF header"),
+        "how_to_cite": settings["how_to_cite"].strip(),
+        "acknowledgement": f"\n## Acknowledgement\n\n{ack.strip()}\n" if ack else "",
+        "license_text": readme.license_text(lic),
+        "changes": _changes(settings, table, anonymized),
+        "source": settings["source"]["title"] + (f" ({settings['source']['path']})"
+                                                 if "path" in settings["source"] else ""),
+    }
+    (root / "README.md").write_text(readme.render_readme(values))
+
+
+def release(source: str | Path, out_dir: str | Path, *, version: str, settings: str | Path | dict,
+            site: Site | str | Path | None = "aaic", key: bytes | None = None,
+            accept_errors: bool = False, force: bool = False, time_shift_weeks: int = 0,
+            telemetry: Callable[[Path], None] | None = None,
+            on_stage: Callable[[str], None] = lambda stage: None) -> ReleaseResult:
+    """Build a complete, deterministic archive from a trace; see the module docstring."""
+    check_version(version)
+    settings = settings if isinstance(settings, dict) else load_settings(settings)
+    out = Path(out_dir)
+    if out.exists() and not force:
+        raise UsageError(f"{out}: already exists (use --force to replace it)")
+    if not out.parent.exists():
+        raise UsageError(f"{out.parent}: output parent directory does not exist")
+    site_obj = resolve_site(site)
+    on_stage("read")
+    raw = formats.read(source, site=site_obj)
+    site_obj = site_obj or resolve_site(None, raw)
+    on_stage("anonymize")
+    table, raw_names, anonymized = raw, {}, False
+    if key is not None or _needs_anonymization(raw):
+        if key is None:
+            raise UsageError("the source holds raw user/group names: give --key-file (or set "
+                             "SWFTOOLS_ANON_KEY) so that they are pseudonymized")
+        from swftools import anonymize as anon
+
+        result = anon.anonymize(raw, key, time_shift_weeks=time_shift_weeks)
+        table, raw_names, anonymized = result.table, result.raw_names(), True
+    on_stage("validate")
+    from swftools.validate import validate
+
+    validation = validate(table, site=site_obj)
+    if validation.errors and not accept_errors:
+        rules = ", ".join(sorted(validation.fired("error")))
+        raise InputError(str(source), f"validation found {validation.errors} errors ({rules}); "
+                         "fix the source or pass --accept-errors to publish them as known issues")
+    on_stage("replay")
+    replay_findings = _replay_findings(table, site_obj)
+    on_stage("report")
+    name = settings["name"]
+    tarball_name = f"{name}-{version}.tar.gz"
+    with atomic_dir(out, force=force) as tmp:
+        on_stage("write")
+        _write_archive(tmp, table, site_obj, settings, version, validation, replay_findings,
+                       anonymized, telemetry)
+        on_stage("audit")
+        notes: list[str] = []
+        if raw_names:
+            from swftools import audit as audit_mod
+
+            audit_report = audit_mod.audit(tmp, names=raw_names, key=key)
+            if not audit_report.clean:
+                raise InputError(str(source), "the archive leaks raw names:\n" + audit_report.render())
+            notes.append(f"audit: no raw user or group name, nor the key, in {len(archive_files(tmp))} files")
+        on_stage("checksums")
+        write_checksums(tmp, exclude=(tarball_name,))
+        files = archive_files(tmp)
+        write_tarball(tmp, tmp / tarball_name, f"{name}-{version}", files)
+    tarball = out / tarball_name
+    return ReleaseResult(out, tarball, sha256_file(tarball), files + [tarball_name], validation,
+                         replay_findings, notes)
+
+
+__all__ = ["CHECKSUMS", "STAGES", "ReleaseResult", "release"]

@@ -1,0 +1,150 @@
+"""``swftools report``: the AAIC workload paper's five analyses, with figures, for any trace.
+
+``report(path_or_table, out_dir)`` writes ``report.md``, ``report.json`` (every number; its
+schema is ``schemas/report.schema.json``) and PNG figures into a new directory, atomically.
+``analyze(path_or_table)`` computes the same without writing. ``summary_table_markdown(report)``
+is the headline table an archive README embeds.
+
+Analyses (filters of Takizawa, Ogawa, Takano, IPSJ HPC170, 2019: jobs of at least 60 s,
+successful jobs where the paper says so): parallelism, walltime request accuracy, walltime
+statistics, parallelism-walltime correlation, arrivals; plus context (queues, outcomes, jobs and
+active users per quarter, utilization against capacity). An analysis the trace cannot support
+(e.g. no requested walltimes) is reported as skipped, with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from swftools import formats
+from swftools.atomic import atomic_dir, check_writable
+from swftools.errors import UsageError
+from swftools.report import arrivals, context, correlation, figures, parallelism, walltime, wra
+from swftools.report import render, summary
+from swftools.report.frame import describe_trace, prepare, skipped
+from swftools.site import Site, load_site, resolve_site
+
+__all__ = ["Report", "analyze", "report", "summary_table_markdown"]
+
+REPORT_JSON, REPORT_MD = "report.json", "report.md"
+
+
+@dataclass
+class Report:
+    """A computed report: ``data`` is report.json's content, ``markdown`` report.md's text."""
+
+    data: dict[str, Any]
+    markdown: str
+    figures: list[str]
+    out_dir: Path | None = None
+    timings_s: dict[str, float] = field(default_factory=dict, compare=False)
+
+    @property
+    def summary(self) -> list[dict[str, Any]]:
+        """The headline rows (key, label, kind, value, paper, note)."""
+        return self.data["summary"]
+
+    def value(self, key: str) -> Any:
+        """A headline figure by key (None when it could not be computed); KeyError if no such row."""
+        for row in self.summary:
+            if row["key"] == key:
+                return row["value"]
+        raise KeyError(key)
+
+
+def _load(source: str | os.PathLike | pa.Table, site: Site | str | os.PathLike | None,
+          fmt: str | None) -> tuple[pa.Table, Site | None]:
+    site_obj = resolve_site(site)
+    if isinstance(source, pa.Table):
+        table = source
+    else:
+        chosen = fmt or formats.detect_format(source)
+        reader_site = site_obj or (load_site("aaic") if chosen == "nqsii" else None)
+        table = formats.read(source, chosen, site=reader_site)
+    return table, site_obj or resolve_site(None, table)
+
+
+def analyze(source: str | os.PathLike | pa.Table, *, site: Site | str | os.PathLike | None = None,
+            seed: int = 0, fmt: str | None = None) -> Report:
+    """Compute the report of a trace file, data package or job table, without writing anything.
+
+    ``site`` (a Site, preset name or settings file) gives queue limits and capacity; without it a
+    table whose metadata names a preset uses that preset. ``seed`` draws the balanced sample.
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise UsageError(f"seed must be an integer >= 0, got {seed!r}")
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[stage] = now - clock
+        clock = now
+
+    table, site_obj = _load(source, site, fmt)
+    lap("read")
+    frame = prepare(table, site_obj)
+    lap("prepare")
+    results: dict[str, Any] = {}
+    empty = skipped("the trace has no jobs")
+    for name, run in (("parallelism", parallelism.analyze), ("wra", wra.analyze),
+                      ("walltime", walltime.analyze),
+                      ("correlation", lambda f: correlation.analyze(f, seed)),
+                      ("arrivals", arrivals.analyze)):
+        results[name] = run(frame) if len(frame.jobs) else dict(empty)
+        lap(name)
+    context_results = (context.analyze(frame) if len(frame.jobs) else
+                       {k: dict(empty) for k in context.SECTIONS})
+    lap("context")
+    from swftools import __version__
+
+    data: dict[str, Any] = {"report_format": 1, "swftools_version": __version__, "seed": seed,
+                            "trace": describe_trace(frame), "analyses": results,
+                            "context": context_results}
+    data["summary"] = summary.rows(data)
+    data = render.rounded(data)
+    data["figures"] = figures.available(data)
+    text = render.markdown(data)
+    lap("render")
+    return Report(data=data, markdown=text, figures=list(data["figures"]), timings_s=timings)
+
+
+def write(result: Report, out_dir: str | os.PathLike, *, force: bool = False) -> Report:
+    """Write a computed report (report.md, report.json, figures) into a new directory atomically."""
+    started = time.perf_counter()
+    target = Path(out_dir)
+    with atomic_dir(target, force=force) as tmp:
+        drawn = figures.draw(result.data, tmp)
+        if drawn != result.figures:  # pragma: no cover - available() and draw() share one list
+            raise RuntimeError(f"figures drawn {drawn} differ from those listed {result.figures}")
+        result.timings_s["figures"] = time.perf_counter() - started
+        (tmp / REPORT_JSON).write_text(render.json_text(result.data), encoding="utf-8")
+        (tmp / REPORT_MD).write_text(result.markdown, encoding="utf-8")
+    result.out_dir = target
+    result.timings_s["write"] = time.perf_counter() - started - result.timings_s["figures"]
+    return result
+
+
+def report(path_or_table: str | os.PathLike | pa.Table, out_dir: str | os.PathLike, *,
+           site: Site | str | os.PathLike | None = None, seed: int = 0, force: bool = False,
+           fmt: str | None = None) -> Report:
+    """Analyze a trace and write report.md, report.json and the figures into ``out_dir``.
+
+    An existing ``out_dir`` is refused unless ``force`` (then replaced as a whole).
+    """
+    target = Path(out_dir)
+    check_writable(target, force)  # fail before the (long) analysis
+    return write(analyze(path_or_table, site=site, seed=seed, fmt=fmt), target, force=force)
+
+
+def summary_table_markdown(result: Report | dict[str, Any]) -> str:
+    """The headline figures as a Markdown table, beside the AAIC paper's values."""
+    data = result.data if isinstance(result, Report) else result
+    return summary.table_markdown(data["summary"])

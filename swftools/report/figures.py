@@ -1,0 +1,272 @@
+"""The report's figures, drawn from the report data alone (matplotlib, Agg, deterministic PNG).
+
+Each figure is a function of ``report.json``'s content: same numbers, same bytes. Determinism
+comes from the object API with the Agg canvas (no pyplot, so the caller's backend and state are
+left alone), matplotlib's default style whatever the user's matplotlibrc, a fixed size and DPI,
+and PNG metadata without the ``Software`` entry (Agg writes no timestamp).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import matplotlib.dates as mdates
+from matplotlib import rc_context, style
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from swftools.report.frame import is_skipped
+
+DPI = 100
+SIZE_IN = (9.0, 4.0)
+_STYLE = {"font.family": "DejaVu Sans", "font.size": 9.0, "svg.hashsalt": "swftools",
+          "figure.dpi": DPI, "savefig.dpi": DPI, "savefig.bbox": None}
+CLASS_COLORS = {"single": "#4477aa", "single_node_multi": "#ee6677", "multi_node": "#228833",
+                "multi": "#ee6677", "all": "#000000"}
+
+
+def _ok(value: Any) -> bool:
+    return isinstance(value, dict) and not is_skipped(value) and bool(value)
+
+
+def _save(fig: Figure, path: Path) -> None:
+    FigureCanvasAgg(fig)
+    fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
+
+
+def _note(ax: Any, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, transform=ax.transAxes,
+            fontsize=8, color="#666666")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def _parallelism(data: dict[str, Any], fig: Figure) -> None:
+    result = data["analyses"]["parallelism"]
+    ax_share, ax_quarter = fig.subplots(1, 2, width_ratios=[1, 2])
+    keys = list(result["classes"])
+    labels = [result["classes"][k]["label"] for k in keys]
+    shares = [100 * result["classes"][k]["share"] for k in keys]
+    bars = ax_share.bar(range(len(keys)), shares, color=[CLASS_COLORS[k] for k in keys])
+    ax_share.bar_label(bars, labels=[f"{s:.1f} %" for s in shares], fontsize=8)
+    ax_share.set_xticks(range(len(keys)), labels, rotation=15, fontsize=8)
+    ax_share.set_ylabel("share of jobs (%)")
+    ax_share.set_title(f"Parallelism ({result['jobs']:,} jobs of at least 60 s)")
+    quarterly = result["quarterly"]
+    if is_skipped(quarterly):
+        _note(ax_quarter, quarterly["reason"])
+        return
+    names = [q["quarter"] for q in quarterly]
+    bottom = [0] * len(names)
+    for k, label in zip(keys, labels):
+        counts = [q["classes"][k] for q in quarterly]
+        ax_quarter.bar(range(len(names)), counts, bottom=bottom, label=label, color=CLASS_COLORS[k])
+        bottom = [b + c for b, c in zip(bottom, counts)]
+    ax_quarter.set_xticks(range(len(names)), names, rotation=45, fontsize=7)
+    ax_quarter.set_ylabel("jobs")
+    ax_quarter.set_title("Jobs per quarter by class")
+    ax_quarter.legend(fontsize=7)
+
+
+def _parallelism_breakdown(data: dict[str, Any], fig: Figure) -> None:
+    result = data["analyses"]["parallelism"]
+    pe = result["processing_element"]
+    left, right = fig.subplots(1, 2)
+    panels = [(left, result["single_node_by_pe_count"], "pes", f"{pe}s (single-node jobs)"),
+              (right, result["multi_node_by_node_count"], "nodes", "nodes (multi-node jobs)")]
+    if "by_pe_count_bins" in result:
+        panels = [(left, result["by_pe_count_bins"], "bin", f"{pe}s (all jobs)"),
+                  (right, result["multi_node_by_node_count"], "nodes", "nodes (multi-node jobs)")]
+    for ax, rows, key, xlabel in panels:
+        if is_skipped(rows) or not rows:
+            _note(ax, rows["reason"] if is_skipped(rows) else "no jobs")
+            continue
+        ax.bar(range(len(rows)), [r["jobs"] for r in rows], color="#4477aa")
+        ax.set_xticks(range(len(rows)), [str(r[key]) for r in rows], fontsize=7,
+                      rotation=45 if len(rows) > 12 else 0)
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("jobs")
+
+
+def _wra(data: dict[str, Any], fig: Figure) -> None:
+    result = data["analyses"]["wra"]
+    ax_hist, ax_quarter = fig.subplots(1, 2)
+    hist = result["histogram"]
+    labels = [f"{h['from']:.1f}-" + (f"{h['to']:.1f}" if h["to"] is not None else "") for h in hist]
+    ax_hist.bar(range(len(hist)), [100 * h["share"] for h in hist], color="#4477aa")
+    ax_hist.set_xticks(range(len(hist)), labels, rotation=45, fontsize=7)
+    ax_hist.set_xlabel("walltime request accuracy (actual / requested)")
+    ax_hist.set_ylabel("share of jobs (%)")
+    ax_hist.set_title(f"WRA: mean {result['mean']:.3f}, median {result['median']:.3f}")
+    quarterly = result["quarterly"]
+    if is_skipped(quarterly):
+        _note(ax_quarter, quarterly["reason"])
+        return
+    x = range(len(quarterly))
+    ax_quarter.plot(x, [q["mean"] for q in quarterly], marker="o", label="mean")
+    ax_quarter.plot(x, [q["median"] for q in quarterly], marker="s", label="median")
+    ax_quarter.set_xticks(x, [q["quarter"] for q in quarterly], rotation=45, fontsize=7)
+    ax_quarter.set_ylabel("WRA")
+    ax_quarter.set_title("WRA per quarter")
+    ax_quarter.legend(fontsize=7)
+
+
+def _walltime_cdf(data: dict[str, Any], fig: Figure) -> None:
+    result = data["analyses"]["walltime"]
+    ax = fig.subplots()
+    probabilities = result["cdf_probabilities"]
+    for key, group in result["groups"].items():
+        if is_skipped(group):
+            continue
+        hours = [max(h, 1e-3) for h in group["cdf_hours"]]
+        ax.plot(hours, probabilities, label=f"{group['label']} ({group['count']:,})",
+                color=CLASS_COLORS.get(key), drawstyle="steps-post")
+    ax.set_xscale("log")
+    ax.set_xlabel("walltime (hours)")
+    ax.set_ylabel("cumulative share of jobs")
+    ax.set_title(f"Walltime CDF: {result['population']}", fontsize=8)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def _correlation(data: dict[str, Any], fig: Figure) -> None:
+    result = data["analyses"]["correlation"]
+    ax = fig.subplots()
+    rows = result["walltime_h_by_pe_bin"]
+    stats = [{"label": f"{r['bin']}\n({r['jobs']:,})", "whislo": max(r["p5"], 1e-3),
+              "q1": max(r["p25"], 1e-3), "med": max(r["median"], 1e-3), "q3": max(r["p75"], 1e-3),
+              "whishi": max(r["p95"], 1e-3), "fliers": []} for r in rows]
+    ax.bxp(stats, showfliers=False)
+    ax.set_yscale("log")
+    ax.tick_params(axis="x", labelsize=7)
+    ax.set_xlabel(f"{data['analyses']['parallelism'].get('processing_element', 'PE')}s "
+                  "(power-of-two bins; whiskers 5th-95th percentile)")
+    ax.set_ylabel("walltime (hours)")
+    sample = result["balanced_sample"]
+    if not is_skipped(sample):
+        ax.set_title(f"Balanced sample: Spearman {sample['spearman']:.3f}, "
+                     f"Pearson (log) {sample['pearson_log']:.3f}")
+
+
+def _arrivals(data: dict[str, Any], fig: Figure) -> None:
+    result = data["analyses"]["arrivals"]
+    ax_hour, ax_day = fig.subplots(1, 2)
+    hours = result["by_hour"]
+    ax_hour.bar([h["hour"] for h in hours], [h["mean"] for h in hours],
+                yerr=[h["std"] or 0 for h in hours], color="#4477aa", ecolor="#888888",
+                capsize=2)
+    ax_hour.set_xticks(range(0, 24, 3))
+    ax_hour.set_xlabel(f"hour of day ({result['time_zone']})")
+    ax_hour.set_ylabel("jobs submitted per day (mean ± sd)")
+    days = result["by_weekday"]
+    ax_day.bar(range(7), [d["mean"] or 0 for d in days], yerr=[d["std"] or 0 for d in days],
+               color="#ee6677", ecolor="#888888", capsize=3)
+    ax_day.set_xticks(range(7), [d["weekday"][:3] for d in days])
+    ax_day.set_ylabel("jobs submitted per day (mean ± sd over weeks)")
+
+
+def _bars(rows: list[dict[str, Any]], label_key: str, title: str, fig: Figure) -> None:
+    ax = fig.subplots()
+    bars = ax.bar(range(len(rows)), [r["jobs"] for r in rows], color="#4477aa")
+    ax.bar_label(bars, labels=[f"{100 * r['share']:.1f} %" for r in rows], fontsize=7)
+    ax.set_xticks(range(len(rows)), [str(r[label_key]) for r in rows], fontsize=7,
+                  rotation=30 if len(rows) > 6 else 0)
+    ax.set_ylabel("jobs")
+    ax.set_title(title)
+
+
+def _queues(data: dict[str, Any], fig: Figure) -> None:
+    _bars(data["context"]["queues"]["queues"], "label", "Jobs per queue", fig)
+
+
+def _outcomes(data: dict[str, Any], fig: Figure) -> None:
+    result = data["context"]["outcomes"]
+    rows = [dict(r, name=f"{r['code']} {r['label']}") for r in result["codes"]]
+    _bars(rows, "name", f"Jobs per {result['column']}", fig)
+
+
+def _per_quarter(data: dict[str, Any], fig: Figure) -> None:
+    rows = data["context"]["per_quarter"]["quarters"]
+    ax_jobs, ax_users = fig.subplots(1, 2)
+    x = range(len(rows))
+    names = [r["quarter"] for r in rows]
+    ax_jobs.bar(x, [r["jobs"] for r in rows], color="#4477aa", label="all jobs")
+    ax_jobs.bar(x, [r["jobs_min_60s"] for r in rows], color="#ee6677", width=0.5,
+                label="jobs of at least 60 s")
+    ax_jobs.set_xticks(x, names, rotation=45, fontsize=7)
+    ax_jobs.set_ylabel("jobs submitted")
+    ax_jobs.legend(fontsize=7)
+    for key, marker in (("users", "o"), ("groups", "s")):
+        values = [r[key] for r in rows]
+        if all(v is not None for v in values):
+            ax_users.plot(x, values, marker=marker, label=f"active {key}")
+    ax_users.set_xticks(x, names, rotation=45, fontsize=7)
+    ax_users.set_ylabel("active (submitting) in the quarter")
+    ax_users.legend(fontsize=7)
+
+
+def _utilization(data: dict[str, Any], fig: Figure) -> None:
+    result = data["context"]["utilization"]
+    ax = fig.subplots()
+    starts = result["bin_start_epoch_s"]
+    if result["absolute_times"]:
+        x: list[Any] = [datetime.fromtimestamp(t, tz=timezone.utc).replace(tzinfo=None)
+                        for t in starts]
+        locator = mdates.AutoDateLocator()
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        ax.set_xlabel("date (UTC)")
+    else:
+        x = [(t - starts[0]) / 86400.0 for t in starts]
+        ax.set_xlabel("days since the first bin")
+    pe = result["processing_element"]
+    ax.step(x, result["busy_pes_mean"], where="post", linewidth=0.8,
+            label=f"busy {pe}s (mean per {'day' if result['bin_s'] == 86400 else 'week'})")
+    capacity = result["capacity"]
+    if not is_skipped(capacity):
+        ax.step(x, capacity["capacity_pes"], where="post", color="#cc3311", linewidth=1.2,
+                label=f"capacity ({capacity['source']})")
+        ax.set_title(f"Utilization: mean {100 * capacity['mean_utilization']:.1f} %")
+    ax.set_ylabel(f"{pe}s")
+    ax.legend(fontsize=7, loc="lower right")
+
+
+# file name -> (drawer, path in the report data that must be a completed result)
+FIGURES: dict[str, tuple[Callable[[dict[str, Any], Figure], None], tuple[str, ...]]] = {
+    "parallelism.png": (_parallelism, ("analyses", "parallelism")),
+    "parallelism_breakdown.png": (_parallelism_breakdown, ("analyses", "parallelism")),
+    "wra.png": (_wra, ("analyses", "wra")),
+    "walltime_cdf.png": (_walltime_cdf, ("analyses", "walltime")),
+    "correlation.png": (_correlation, ("analyses", "correlation")),
+    "arrivals.png": (_arrivals, ("analyses", "arrivals")),
+    "queues.png": (_queues, ("context", "queues")),
+    "outcomes.png": (_outcomes, ("context", "outcomes")),
+    "per_quarter.png": (_per_quarter, ("context", "per_quarter")),
+    "utilization.png": (_utilization, ("context", "utilization")),
+}
+
+
+def available(data: dict[str, Any]) -> list[str]:
+    """File names of the figures the report data supports (skipped analyses have none)."""
+    names = []
+    for name, (_, (section, key)) in FIGURES.items():
+        if _ok(data.get(section, {}).get(key)):
+            names.append(name)
+    return names
+
+
+def draw(data: dict[str, Any], out_dir: Path) -> list[str]:
+    """Write every available figure into ``out_dir``; returns their file names."""
+    written = []
+    with style.context("default"), rc_context(_STYLE):
+        for name in available(data):
+            drawer, _ = FIGURES[name]
+            fig = Figure(figsize=SIZE_IN, dpi=DPI, layout="constrained")
+            drawer(data, fig)
+            _save(fig, out_dir / name)
+            written.append(name)
+    return written

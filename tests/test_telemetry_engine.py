@@ -1,0 +1,239 @@
+"""The DuckDB as-of engine against a naive pandas reference; partitions; spill settings."""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+
+from swftools import table as jt
+from swftools.errors import UsageError
+from swftools.telemetry import attach, engine, write_table
+
+from ._telemetry_dev_strategies import TELEMETRY_T0, telemetry_cases
+
+GPN = 2
+
+
+def _write_samples(cols: dict, path: Path) -> Path:
+    table = pa.table({"ts": pa.array(cols["ts"], pa.float64()), "node": cols["node"],
+                      "gpu_index": pa.array(cols["gpu_index"], pa.int32()),
+                      "metric": cols["metric"], "value": pa.array(cols["value"], pa.float64())})
+    pq.write_table(table, path, row_group_size=500)
+    return path
+
+
+def _alloc_table(rows) -> pa.Table:
+    return pa.table({"job_id": pa.array([r[0] for r in rows], pa.int64()),
+                     "node": [r[1] for r in rows],
+                     "gpu_index": pa.array([r[2] for r in rows], pa.int32())})
+
+
+def reference(jobs: pa.Table, alloc, cols, interval_s: int = 60) -> pd.DataFrame:
+    """Per-job figures computed the slow, obvious way (loops over jobs, boolean masks)."""
+    s = pd.DataFrame(cols)
+    s["gpu_index"] = s["gpu_index"].astype("float")
+    j = jobs.to_pandas().set_index("job_id")
+    rows_by_job: dict[int, list] = {}
+    for job_id, node, gpu in alloc:
+        rows_by_job.setdefault(job_id, []).append((node, gpu))
+    # Energy increments over consecutive samples of each series.
+    e = s[s.metric == "gpu_energy_j"].sort_values(["node", "gpu_index", "ts"]).copy()
+    grp = e.groupby(["node", "gpu_index"])
+    e["prev_v"], e["prev_ts"] = grp["value"].shift(), grp["ts"].shift()
+    e = e[e.prev_v.notna()]
+    e["inc"] = np.where(e.value >= e.prev_v, e.value - e.prev_v, e.value)
+    # Node intervals, for sharing.
+    intervals = [(job_id, node, j.loc[job_id, "start_time"], j.loc[job_id, "finish_time"])
+                 for job_id, rows in rows_by_job.items() for node in {n for n, _ in rows}]
+    out = []
+    for job_id, job in j.iterrows():
+        start, end = job.start_time, job.finish_time
+        rows = rows_by_job.get(job_id, [])
+        gpus = None
+        if rows and all(g is not None for _, g in rows):
+            gpus = sorted(set(rows))
+        elif rows and job.gpus_per_node == GPN:
+            gpus = sorted({(n, g) for n, _ in rows for g in range(GPN)})
+        r = {"job_id": job_id}
+        shared = any(o != job_id and on == n and os_ < end and start < oe and oe > os_
+                     for n in {n for n, _ in rows} for o, on, os_, oe in intervals) \
+            if end > start else False
+        r["node_shared"] = shared if rows else None
+        if gpus is not None:
+            inside = s[(s.ts >= start) & (s.ts < end)]
+            wanted = {(a, float(b)) for a, b in gpus}
+            sel = inside[np.array([(n, g) in wanted for n, g in zip(inside.node, inside.gpu_index)],
+                                  dtype=bool)]
+            util = sel[sel.metric == "gpu_util_pct"].value
+            power = sel[sel.metric == "gpu_power_w"].value
+            counts = [len(util), len(power)]
+            r["gpus_with_telemetry"] = sel.groupby(["node", "gpu_index"]).ngroups
+            r["gpu_samples_expected"] = len(gpus) * (math.ceil(end / interval_s) - math.ceil(start / interval_s))
+            r["gpu_samples_observed"] = max(counts)
+            r["gpu_util_mean_pct"] = util.mean() if len(util) else None
+            r["gpu_util_max_pct"] = util.max() if len(util) else None
+            r["gpu_idle_fraction"] = (util <= 0).mean() if len(util) else None
+            r["gpu_power_mean_w"] = power.mean() if len(power) else None
+            r["gpu_power_max_w"] = power.max() if len(power) else None
+            mine = np.array([(n, g) in wanted for n, g in zip(e.node, e.gpu_index)], dtype=bool)
+            inc = e[(e.ts >= start) & (e.ts < end) & (e.prev_ts >= start) & mine]
+            r["gpu_energy_j"] = inc.inc.sum() if len(inc) else None
+        if rows and not shared and end > start:
+            nodes = {n for n, _ in rows}
+            npw = s[(s.metric == "node_power_w") & s.node.isin(nodes) & (s.ts >= start) & (s.ts < end)]
+            r["node_power_mean_w"] = npw.value.mean() if len(npw) else None
+        out.append(r)
+    return pd.DataFrame(out).set_index("job_id")
+
+
+def _close(a, b, tol) -> bool:
+    if a is None or (isinstance(a, float) and math.isnan(a)):
+        return b is None or (isinstance(b, float) and math.isnan(b))
+    if b is None or (isinstance(b, float) and math.isnan(b)):
+        return False
+    return abs(float(a) - float(b)) <= tol
+
+
+@settings(max_examples=25, deadline=None)
+@given(telemetry_cases())
+def test_asof_join_equals_naive_reference(case):
+    jobs, alloc, cols = case
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _write_samples(cols, Path(tmp) / "s.parquet")
+        got = attach(jobs, [path], metric_map=None, allocations=_alloc_table(alloc),
+                     gpus_per_node=GPN, work_dir=tmp).to_pandas().set_index("job_id")
+    want = reference(jobs, alloc, cols)
+    tolerances = {"gpu_energy_j": 1e-3, "gpus_with_telemetry": 0, "gpu_samples_expected": 0,
+                  "gpu_samples_observed": 0}
+    for job_id, row in want.iterrows():
+        for col, value in row.items():
+            if col not in got.columns:
+                continue
+            g = got.loc[job_id, col]
+            g = None if g is pd.NA else g
+            if col == "node_shared":
+                assert (None if g is None else bool(g)) == value, (job_id, col)
+                continue
+            assert _close(g, value, tolerances.get(col, 2e-6)), (job_id, col, g, value)
+
+
+@settings(max_examples=15, deadline=None)
+@given(telemetry_cases(max_jobs=6))
+def test_day_partitions_give_the_same_bytes_as_one_run(case):
+    jobs, alloc, cols = case
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _write_samples(cols, Path(tmp) / "s.parquet")
+        outs = []
+        for partition in ("day", "none"):
+            table = attach(jobs, [path], metric_map=None, allocations=_alloc_table(alloc),
+                           gpus_per_node=GPN, partition=partition, work_dir=tmp)
+            out = Path(tmp) / f"{partition}.csv"
+            write_table(table.replace_schema_metadata(None), out)
+            outs.append(out.read_bytes())
+        assert outs[0] == outs[1]
+
+
+def _tiny(tmp_path: Path):
+    t0 = TELEMETRY_T0
+    jobs = jt.from_columns({"job_id": [1, 2], "nodes": [1, 1], "gpus_per_node": [1, 1],
+                            "gpus": [1, 1], "start_time": [t0, t0 + 600],
+                            "finish_time": [t0 + 600, t0 + 1200]})
+    cols = {"ts": [], "node": [], "gpu_index": [], "metric": [], "value": []}
+    energy = [100.0, 160.0, 220.0, 10.0, 70.0]  # reset after the third sample
+    for k, ts in enumerate(range(t0, t0 + 1200, 60)):
+        for metric, value in (("gpu_util_pct", 50.0), ("gpu_energy_j", None)):
+            v = value if value is not None else (energy[k] if k < len(energy) else 70.0 + 60 * (k - 4))
+            cols["ts"].append(float(ts)); cols["node"].append("n0"); cols["gpu_index"].append(0)
+            cols["metric"].append(metric); cols["value"].append(v)
+    return jobs, _write_samples(cols, tmp_path / "s.parquet"), _alloc_table([(1, "n0", 0), (2, "n0", 0)])
+
+
+def test_energy_counter_reset_counts_the_new_value(tmp_path):
+    jobs, path, alloc = _tiny(tmp_path)
+    out = attach(jobs, [path], metric_map=None, allocations=alloc, gpus_per_node=1).to_pylist()
+    # Job 1 owns samples 0..9: increments 60, 60, reset -> 10, then 60 each for samples 4..9.
+    assert out[0]["gpu_energy_j"] == pytest.approx(60 + 60 + 10 + 6 * 60)
+    # Job 2's first increment straddles the boundary (previous sample in job 1): not counted.
+    assert out[1]["gpu_energy_j"] == pytest.approx(9 * 60)
+    assert out[0]["gpu_samples_expected"] == 10 and out[0]["gpu_samples_observed"] == 10
+
+
+def test_no_samples_gives_null_not_zero(tmp_path):
+    jobs, path, alloc = _tiny(tmp_path)
+    i, k = jobs.schema.get_field_index("start_time"), jobs.schema.get_field_index("finish_time")
+    later = jobs.set_column(i, "start_time", pa.array([TELEMETRY_T0 + 10**5, TELEMETRY_T0 + 2 * 10**5]))
+    later = later.set_column(k, "finish_time", pa.array([TELEMETRY_T0 + 10**5 + 600,
+                                                         TELEMETRY_T0 + 2 * 10**5 + 60]))
+    row = attach(later, [path], metric_map=None, allocations=alloc, gpus_per_node=1).to_pylist()[0]
+    assert row["gpu_samples_observed"] == 0 and row["gpu_samples_expected"] == 10
+    assert row["telemetry_coverage"] == 0.0
+    assert row["gpu_util_mean_pct"] is None and row["gpu_energy_j"] is None
+    assert row["telemetry_null_reason"] == "no_samples"
+
+
+def test_without_allocations_every_job_is_unattributed(tmp_path):
+    jobs, path, _ = _tiny(tmp_path)
+    rows = attach(jobs, [path], metric_map=None, gpus_per_node=1).to_pylist()
+    assert {r["telemetry_null_reason"] for r in rows} == {"no_allocation"}
+    assert all(r["gpus_with_telemetry"] is None and r["node_shared"] is None for r in rows)
+
+
+def test_work_folder_is_created_in_work_dir_and_removed(tmp_path, monkeypatch):
+    seen = {}
+    real = engine.connection
+
+    def spy(work_dir=None, **kw):
+        ctx = real(work_dir, **kw)
+
+        class Wrapped:
+            def __enter__(self):
+                con = ctx.__enter__()
+                seen["temp"] = con.execute("SELECT current_setting('temp_directory')").fetchone()[0]
+                seen["limit"] = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+                return con
+
+            def __exit__(self, *exc):
+                return ctx.__exit__(*exc)
+        return Wrapped()
+
+    monkeypatch.setattr(engine, "connection", spy)
+    import swftools.telemetry as tel
+    monkeypatch.setattr(tel.engine, "connection", spy)
+    jobs, path, alloc = _tiny(tmp_path)
+    work = tmp_path / "out"
+    work.mkdir()
+    attach(jobs, [path], metric_map=None, allocations=alloc, gpus_per_node=1, work_dir=work,
+           memory_limit="300MB")
+    assert Path(seen["temp"]).parent.parent == work
+    assert seen["limit"].replace(" ", "") in ("286.1MiB", "300.0MB", "286MiB")
+    assert list(work.iterdir()) == []
+
+
+def test_default_memory_limit_is_sixty_percent_of_ram():
+    import os
+
+    total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    assert int(engine.default_memory_limit()[:-2]) == pytest.approx(0.6 * total_mb, abs=1)
+
+
+def test_bad_options_are_usage_errors(tmp_path):
+    jobs, path, alloc = _tiny(tmp_path)
+    with pytest.raises(UsageError, match="partitioning"):
+        attach(jobs, [path], metric_map=None, allocations=alloc, gpus_per_node=1, partition="week")
+    with pytest.raises(UsageError, match="interval_s"):
+        attach(jobs, [path], metric_map=None, allocations=alloc, gpus_per_node=1, interval_s=0)
+    with pytest.raises(UsageError, match="GPUs per node"):
+        attach(jobs.replace_schema_metadata(None), [path], metric_map=None, allocations=alloc)
+
+
+def test_partition_sql_uses_asof_not_a_range_join():
+    sql = engine.partition_sql(0, 86400)
+    assert sql.count("ASOF JOIN") == 2 and "BETWEEN" not in sql

@@ -1,0 +1,153 @@
+"""Text exposition 0.0.4 (ms timestamps) and OpenMetrics (s timestamps) via prometheus_client."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from swftools.errors import InputError
+from swftools.telemetry.buffer import SampleBuffer
+from swftools.telemetry.metric_map import load_metric_map
+from swftools.telemetry.readers_exposition import detect_text_format, read_exposition
+
+T = 1_700_000_000
+
+PROM = f"""# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{{gpu="0",Hostname="g1"}} 10 {T}000
+DCGM_FI_DEV_GPU_UTIL{{gpu="0",Hostname="g1"}} 20 {T + 60}500
+
+# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{gpu="0",Hostname="g1"}} 5000 {T}000
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{gpu="0",Hostname="g1"}} NaN {T + 60}000
+"""
+
+OM = f"""# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{{gpu="1",Hostname="g2"}} 30 {T}
+DCGM_FI_DEV_GPU_UTIL{{gpu="1",Hostname="g2"}} 40 {T + 60}.25
+# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION_total{{gpu="1",Hostname="g2"}} 7000 {T}
+# EOF
+"""
+
+
+def _read(tmp_path, text, name="x.prom", maps="dcgm"):
+    path = tmp_path / name
+    path.write_text(text)
+    buf = SampleBuffer(load_metric_map(maps))
+    stats = read_exposition(path, buf, 3)
+    return path, buf.to_table().to_pylist(), stats
+
+
+def test_prometheus_text_timestamps_are_milliseconds(tmp_path):
+    _, rows, stats = _read(tmp_path, PROM)
+    assert stats.format == "prometheus-text"
+    assert [(r["metric"], r["ts"], r["value"]) for r in rows] == [
+        ("gpu_util_pct", T, 10.0), ("gpu_util_pct", T + 60.5, 20.0), ("gpu_energy_j", T, 5.0)]
+    assert stats.non_finite_dropped == 1 and all(r["src"] == 3 for r in rows)
+
+
+def test_openmetrics_timestamps_are_seconds_and_counters_end_in_total(tmp_path):
+    _, rows, stats = _read(tmp_path, OM, "x.om")
+    assert stats.format == "openmetrics"
+    assert [(r["metric"], r["ts"], r["value"], r["node"], r["gpu_index"]) for r in rows] == [
+        ("gpu_util_pct", T, 30.0, "g2", 1), ("gpu_util_pct", T + 60.25, 40.0, "g2", 1),
+        ("gpu_energy_j", T, 7.0, "g2", 1)]
+
+
+def test_format_is_detected_from_eof():
+    assert detect_text_format(OM.splitlines()) == "openmetrics"
+    assert detect_text_format(PROM.splitlines()) == "prometheus-text"
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_parse_errors_carry_the_line(tmp_path):
+    text = PROM.replace(f"20 {T + 60}500", f"twenty {T + 60}500")
+    with pytest.raises(InputError) as info:
+        _read(tmp_path, text)
+    assert info.value.line == _line_of(text, "twenty")
+    assert "prometheus-text parse error" in str(info.value)
+    text = OM.replace(f"{{gpu=\"1\",Hostname=\"g2\"}} 40", "{gpu=\"1\",Hostname=g2} 40")
+    with pytest.raises(InputError) as info:
+        _read(tmp_path, text, "x.om")
+    assert info.value.line == _line_of(text, "Hostname=g2")
+
+
+def test_openmetrics_without_eof_is_read_as_text_and_then_timestamps_betray_it(tmp_path):
+    text = OM.replace("# EOF\n", "")
+    with pytest.raises(InputError, match="seconds where milliseconds were expected") as info:
+        _read(tmp_path, text)
+    assert info.value.line == 2
+
+
+def test_milliseconds_in_openmetrics_are_detected(tmp_path):
+    text = OM.replace(f" {T + 60}.25", f" {T + 60}250")
+    with pytest.raises(InputError, match="looks like milliseconds") as info:
+        _read(tmp_path, text, "x.om")
+    assert info.value.line == _line_of(text, f"{T + 60}250")
+
+
+def test_unknown_metric_and_missing_labels_name_the_line(tmp_path):
+    text = PROM + f'DCGM_FI_DEV_GPU_TEMP{{gpu="0",Hostname="g1"}} 50 {T}000\n'
+    with pytest.raises(InputError, match="'DCGM_FI_DEV_GPU_TEMP' has no entry") as info:
+        _read(tmp_path, text)
+    assert info.value.line == len(text.splitlines())
+    text = PROM.replace(f'{{gpu="0",Hostname="g1"}} 20', '{Hostname="g1"} 20')
+    with pytest.raises(InputError, match="label 'gpu' is missing") as info:
+        _read(tmp_path, text)
+    assert info.value.line == _line_of(text, '{Hostname="g1"} 20')
+    text = PROM.replace(f'{{gpu="0",Hostname="g1"}} 20', '{gpu="x",Hostname="g1"} 20')
+    with pytest.raises(InputError, match="'x' is not a GPU index"):
+        _read(tmp_path, text)
+
+
+def test_samples_need_timestamps(tmp_path):
+    text = PROM.replace(f"20 {T + 60}500", "20")
+    with pytest.raises(InputError, match="has no timestamp") as info:
+        _read(tmp_path, text)
+    assert info.value.line == _line_of(text, "} 20")
+
+
+def test_percent_above_hundred_means_a_wrong_scale(tmp_path):
+    text = PROM.replace(f"20 {T + 60}500", f"2000 {T + 60}500")
+    with pytest.raises(InputError, match="exceeds 100 %") as info:
+        _read(tmp_path, text)
+    assert info.value.line == _line_of(text, "2000")
+
+
+def test_empty_file(tmp_path):
+    with pytest.raises(InputError, match="no samples"):
+        _read(tmp_path, "# just a comment\n")
+
+
+label_values = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")),
+                       min_size=1, max_size=8)
+
+
+def _escape(v: str) -> str:
+    return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+@given(host=label_values, gpu=st.integers(0, 15), openmetrics=st.booleans(),
+       points=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 100)), min_size=1,
+                       max_size=20, unique_by=lambda p: p[0]))
+def test_written_expositions_read_back(tmp_path_factory, host, gpu, openmetrics, points):
+    """Property: any escaped host label, GPU and ms timestamps survive both text formats."""
+    points = sorted(points)
+    lines = ["# TYPE DCGM_FI_DEV_GPU_UTIL gauge"]
+    for t_ms, v in points:
+        ms = T * 1000 + t_ms
+        stamp = f"{ms // 1000}.{ms % 1000:03d}" if openmetrics else str(ms)
+        lines.append(f'DCGM_FI_DEV_GPU_UTIL{{gpu="{gpu}",Hostname="{_escape(host)}"}} {v} {stamp}')
+    if openmetrics:
+        lines.append("# EOF")
+    path = tmp_path_factory.mktemp("om") / "x.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    buf = SampleBuffer(load_metric_map("dcgm"))
+    read_exposition(path, buf, 0)
+    rows = buf.to_table().to_pylist()
+    assert [(r["ts"], r["value"], r["node"], r["gpu_index"]) for r in rows] == [
+        ((T * 1000 + t) / 1000, float(v), host, gpu) for t, v in points]

@@ -1,0 +1,164 @@
+"""Capacity rules: utilisation sweep, node packing (bounds, FFD, exact search), per-job size."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from swftools.site import load_site, site_from_settings
+from swftools.validate.rules_capacity import ffd_nodes, packs
+
+from .validate_support import T0, aaic_table, assert_fires, assert_silent, run, swf_line, write_swf
+
+
+def small_site(timeline=((("2017-07-01T00:00:00+09:00"), 2),)):
+    """The AAIC preset with a capacity timeline of a few nodes."""
+    settings_ = dict(load_site("aaic").settings)
+    settings_["capacity_timeline"] = [{"since": since, "nodes": n} for since, n in timeline]
+    return site_from_settings(settings_)
+
+
+def together(sizes, nodes=None, start=T0, run_s=600):
+    """Jobs all running over [start, start + run_s): single-node of ``sizes`` GPUs, plus
+    multi-node jobs of ``nodes`` nodes."""
+    jobs = [{"submit_time": start, "wait_s": 0, "walltime_s": run_s, "gpus_per_node": g}
+            for g in sizes]
+    jobs += [{"submit_time": start, "wait_s": 0, "walltime_s": run_s, "nodes": n,
+              "gpus_per_node": 8} for n in nodes or []]
+    return aaic_table(jobs)
+
+
+def test_capacity_gpus_reports_the_interval_and_the_jobs_running():
+    table = aaic_table([{"submit_time": T0, "wait_s": 0, "walltime_s": 1000, "gpus_per_node": 8},
+                        {"submit_time": T0 + 100, "wait_s": 0, "walltime_s": 300, "gpus_per_node": 8},
+                        {"submit_time": T0 + 200, "wait_s": 0, "walltime_s": 50, "gpus_per_node": 1}])
+    found = assert_fires(run(table, "capacity-gpus", site=small_site()), "capacity-gpus", 1)
+    # 17 GPUs on 16 during [T0+200, T0+250): started by job 3, all three running
+    assert found[0].job_id == 3 and "for 50 s: 17 GPUs busy at peak, 16 available" in found[0].message
+    assert "3 jobs running at 2017-07-14T02:43:20Z: 1, 2, 3" in found[0].message
+    site1 = small_site(((("2017-07-01T00:00:00+09:00"), 1),))
+    found = assert_fires(run(table, "capacity-gpus", site=site1), "capacity-gpus", 1,
+                         severity="error")
+    # over 8 GPUs from T0+100 to T0+400: one interval, started by job 2, peak 17
+    assert found[0].job_id == 2 and "for 300 s: 17 GPUs busy at peak, 8 available" in found[0].message
+    assert "2 jobs running" in found[0].message and found[0].value == 17
+
+
+def test_capacity_follows_the_timeline():
+    site = small_site((("2017-07-01T00:00:00+09:00", 2),
+                       ("2017-07-14T02:45:00+00:00", 1)))  # T0 + 300: down to one node
+    table = together([8, 8], run_s=1000)
+    found = assert_fires(run(table, "capacity-gpus", site=site), "capacity-gpus", 1)
+    assert "from 2017-07-14T02:45:00Z for 700 s" in found[0].message
+
+
+def test_capacity_gpus_against_the_swf_header_is_a_warning(tmp_path):
+    lines = [swf_line(1, procs=10, req_procs=10), swf_line(2, submit=10, procs=10, req_procs=10)]
+    found = assert_fires(run(write_swf(tmp_path / "c.swf", lines), "capacity-gpus"),
+                         "capacity-gpus", 1, severity="warning")
+    assert "20 processors busy at peak, 16 available (SWF header MaxProcs)" in found[0].message
+
+
+def test_capacity_without_site_or_header_is_skipped_with_a_reason(tmp_path):
+    path = write_swf(tmp_path / "n.swf", [swf_line(1)], header="")
+    report = run(path, "capacity-gpus")
+    assert "MaxProcs" in assert_fires(report, "rule-skipped", 1)[0].message
+
+
+def test_violation_intervals_are_capped_with_a_summary():
+    jobs = []
+    for k in range(30):  # 30 separate overloads of one node
+        jobs += [{"submit_time": T0 + 1000 * k, "wait_s": 0, "walltime_s": 10, "gpus_per_node": 8}] * 2
+    site = small_site(((("2017-07-01T00:00:00+09:00"), 1),))
+    report = run(aaic_table(jobs), "capacity-gpus", site=site, max_intervals=5)
+    found = assert_fires(report, "capacity-gpus", 6)
+    assert found[-1].message.startswith("25 more violation intervals")
+
+
+def test_packing_lower_bound_proves_a_violation():
+    site = small_site()  # 2 nodes of 8 GPUs
+    report = run(together([5, 5, 5]), "capacity-nodes", "capacity-gpus", site=site)
+    assert_silent(report, "capacity-gpus")  # 15 GPUs of 16
+    found = assert_fires(report, "capacity-nodes", 1, severity="error")
+    assert "at least 3 nodes needed" in found[0].message
+
+
+def test_multi_node_jobs_take_whole_nodes():
+    site = small_site()
+    found = assert_fires(run(together([1], nodes=[2]), "capacity-nodes", site=site),
+                         "capacity-nodes", 1)
+    assert "(2 for multi-node jobs)" in found[0].message
+
+
+def test_packable_sets_pass():
+    site = small_site()
+    report = run(together([3, 3, 3, 3, 2, 2]), "capacity-nodes", site=site)  # FFD: 2 nodes
+    assert_silent(report, "capacity-nodes")
+    report = run(together([2, 2, 2, 3, 3, 4]), "capacity-nodes", site=site)  # FFD 3, exact 2
+    assert_silent(report, "capacity-nodes")
+
+
+def test_exact_search_proves_what_the_bounds_cannot():
+    site = small_site()
+    # 7+7: lower bound 2 nodes, but 2+2 no longer fit beside them
+    found = assert_fires(run(together([7, 7, 2]), "capacity-nodes", site=site), "capacity-nodes", 1)
+    assert found[0].severity == "error"
+
+
+def test_ffd_and_exact_search():
+    counts = np.zeros(9, int)
+    for s in (2, 2, 2, 3, 3, 4):
+        counts[s] += 1
+    assert ffd_nodes(counts, 8) == 3 and packs(counts, 2, 8) is True and packs(counts, 1, 8) is False
+    big = np.zeros(9, int)
+    big[3] = 200
+    assert packs(big, 75, 8, budget=50) is None  # budget exhausted: no answer
+
+
+def optimum(sizes, size=8):
+    """Fewest nodes for single-node jobs of ``sizes`` (exhaustive; tiny inputs only)."""
+    for bins in range(len(sizes) + 1):
+        for assignment in itertools.product(range(bins), repeat=len(sizes)):
+            load = [0] * bins
+            for s, b in zip(sizes, assignment):
+                load[b] += s
+            if all(x <= size for x in load):
+                return bins
+    return len(sizes)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 8), min_size=1, max_size=6), st.integers(1, 4))
+def test_packing_verdict_agrees_with_exhaustive_search(sizes, nodes):
+    site = small_site(((("2017-07-01T00:00:00+09:00"), nodes),))
+    report = run(together(sizes), "capacity-nodes", site=site)
+    fits = optimum(sizes) <= nodes
+    severities = {f.severity for f in report.findings if f.rule == "capacity-nodes"}
+    assert severities == (set() if fits else {"error"}), (sizes, nodes, report.flatten())
+
+
+def test_job_exceeds_machine():
+    table = aaic_table([{"nodes": 41, "gpus_per_node": 8}, {"gpus_per_node": 9}, {}])
+    report = run(table, "job-exceeds-machine", site="aaic")
+    found = assert_fires(report, "job-exceeds-machine")
+    assert {(f.job_id, f.field) for f in found} == {(1, "gpus"), (1, "nodes"), (2, "gpus_per_node")}
+
+
+def test_job_exceeds_machine_against_maxprocs(tmp_path):
+    lines = [swf_line(1, procs=4, req_procs=20), swf_line(2, submit=10, procs=17, req_procs=17)]
+    found = assert_fires(run(write_swf(tmp_path / "b.swf", lines), "job-exceeds-machine"),
+                         "job-exceeds-machine", 3, severity="warning")
+    assert {(f.job_id, f.field) for f in found} == {(1, "requested_procs"), (2, "gpus"),
+                                                    (2, "requested_procs")}
+
+
+def test_undecided_packing_is_a_warning():
+    # 200 jobs of 3 GPUs on 75 nodes: the GPU count fits exactly, FFD needs 100 nodes and the
+    # exact search runs out of budget: the rule cannot prove either way
+    site = small_site(((("2017-07-01T00:00:00+09:00"), 75),))
+    found = assert_fires(run(together([3] * 200), "capacity-nodes", site=site), "capacity-nodes",
+                         1, severity="warning")
+    assert "first-fit decreasing needs 100 nodes (lower bound 75), 75 in force" in found[0].message

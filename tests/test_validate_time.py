@@ -1,0 +1,133 @@
+"""Time arithmetic, ordering and identity rules, each with a planted defect."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
+from .strategies import aaic_jobs
+from .validate_support import (T0, aaic_table, assert_fires, assert_silent, run, swf_jobs, swf_line,
+                              write_swf)
+
+from swftools import table as jt
+
+ARITHMETIC = ["wait-arithmetic", "walltime-arithmetic", "start-before-submit",
+              "finish-before-start", "submit-order", "job-id-unique"]
+
+
+def test_wait_arithmetic():
+    table = aaic_table([{}, {"start_time": T0 + 60 + 99}, {}])  # wait_s stays 10
+    found = assert_fires(run(table, "wait-arithmetic"), "wait-arithmetic", 1)
+    assert found[0].job_id == 2 and found[0].line == 2 and found[0].field == "wait_s"
+    assert found[0].value == 10 and found[0].expected.startswith("99")
+
+
+def test_walltime_arithmetic():
+    table = aaic_table([{"finish_time": T0 + 10 + 5}, {}])
+    found = assert_fires(run(table, "walltime-arithmetic"), "walltime-arithmetic", 1)
+    assert found[0].job_id == 1 and found[0].value == 600
+
+
+def test_start_before_submit_and_finish_before_start():
+    table = aaic_table([{"wait_s": None, "start_time": T0 - 5},
+                        {"walltime_s": None, "finish_time": T0 + 60},
+                        {}])
+    report = run(table, "start-before-submit", "finish-before-start")
+    assert [f.job_id for f in assert_fires(report, "start-before-submit", 1)] == [1]
+    assert [f.job_id for f in assert_fires(report, "finish-before-start", 1)] == [2]
+
+
+def test_submit_order_is_an_error_for_swf_and_a_warning_otherwise(tmp_path):
+    table = aaic_table([{"submit_time": T0}, {"submit_time": T0 + 100}, {"submit_time": T0 + 50}])
+    found = assert_fires(run(table, "submit-order"), "submit-order", 1, severity="warning")
+    assert found[0].job_id == 3 and "50 s before" in found[0].message
+    lines = [swf_line(1, submit=0), swf_line(2, submit=500), swf_line(3, submit=400)]
+    found = assert_fires(run(write_swf(tmp_path / "t.swf", lines), "submit-order"), "submit-order",
+                         1, severity="error")
+    assert found[0].line == 22  # 19 header lines + 3rd job line
+
+
+def test_submit_order_ignores_unknown_submit_times(tmp_path):
+    lines = [swf_line(1, submit=10), swf_line(2, submit=-1, wait=-1, run=-1), swf_line(3, submit=20)]
+    report = run(write_swf(tmp_path / "t.swf", lines), "submit-order", "submit-unknown")
+    assert_silent(report, "submit-order")
+    assert [f.job_id for f in assert_fires(report, "submit-unknown", 1)] == [2]
+
+
+def test_clock_hour_shift():
+    table = aaic_table([{"submit_time": T0 + 7200}, {"submit_time": T0 + 3600},
+                        {"submit_time": T0 + 9000, "wait_s": -3600}])
+    report = run(table, "clock-hour-shift")
+    assert sorted(f.job_id for f in assert_fires(report, "clock-hour-shift", 2)) == [2, 3]
+
+
+def test_job_id_unique_reports_the_repeat_with_the_first_line():
+    table = aaic_table([{"job_id": 7}, {"job_id": 8}, {"job_id": 7, "user": "bob"}])
+    found = assert_fires(run(table, "job-id-unique"), "job-id-unique", 1)
+    assert found[0].line == 3 and found[0].message == "job id 7 already used on row 1"
+
+
+def test_job_id_unique_leaves_verbatim_repeats_to_duplicate_record():
+    table = aaic_table([{"job_id": 7}, {"job_id": 8}])
+    twice = pa.concat_tables([table, table.slice(0, 1)])
+    report = run(twice, "job-id-unique", "duplicate-record")
+    assert_silent(report, "job-id-unique")
+    assert_fires(report, "duplicate-record", 1)
+    assert_fires(run(twice, "job-id-unique"), "job-id-unique", 1)  # alone, it still counts them
+
+
+def test_job_id_unique_allows_partial_execution_lines(tmp_path):
+    header = "; Preemption: Double\n; UnixStartTime: 0\n"
+    lines = [swf_line(1, run=30, status=1), swf_line(1, run=10, status=2),
+             swf_line(1, submit=-1, run=20, status=3), swf_line(2, submit=50)]
+    report = run(write_swf(tmp_path / "p.swf", lines, header=header), "job-id-unique",
+                 "swf-partial-execution")
+    assert_silent(report, "job-id-unique")
+    assert_silent(report, "swf-partial-execution")
+
+
+def test_job_id_order_and_gaps():
+    table = aaic_table([{"job_id": 1}, {"job_id": 5}, {"job_id": 3}, {"job_id": 9}])
+    report = run(table, "job-id-order", "job-id-gaps")
+    assert [f.job_id for f in assert_fires(report, "job-id-order", 1)] == [3]
+    gaps = assert_fires(report, "job-id-gaps", 1, severity="info")[0]
+    assert gaps.value == 5 and "2, 4, 6..8" in gaps.message
+
+
+def test_missing_values_counts_per_field(tmp_path):
+    lines = swf_jobs(4) + [swf_line(5, submit=400, wait=-1)]
+    found = assert_fires(run(write_swf(tmp_path / "m.swf", lines), "missing-values"),
+                         "missing-values")
+    wait = [f for f in found if f.field == "wait_s"]
+    assert wait and wait[0].value == 1 and "field 3 (wait time)" in wait[0].message
+
+
+def test_zero_runtime_is_counted_once():
+    table = aaic_table([{"walltime_s": 0}, {"walltime_s": 0, "termcode": 1}, {"walltime_s": 0}, {}])
+    found = assert_fires(run(table, "zero-runtime"), "zero-runtime", 1, severity="info")
+    assert found[0].value == 2  # the failed job is not counted
+
+
+def test_sentinel_timestamp():
+    table = aaic_table([{}, {"start_time": 0, "wait_s": None, "finish_time": 600,
+                             "walltime_s": 600}])
+    found = assert_fires(run(table, "sentinel-timestamp"), "sentinel-timestamp")
+    assert {f.field for f in found} == {"start_time", "finish_time"}
+
+
+@given(aaic_jobs(min_size=1, max_size=25))
+def test_consistent_tables_pass_the_arithmetic_rules(table):
+    report = run(table, *ARITHMETIC)
+    assert not report.fired(), [f.render() for f in report.findings]
+
+
+@given(aaic_jobs(min_size=1, max_size=25), st.data())
+def test_a_planted_wait_error_is_found_exactly_where_it_is(table, data):
+    row = data.draw(st.integers(0, table.num_rows - 1))
+    shift = data.draw(st.integers(1, 1000))
+    wait = np.asarray(table.column("wait_s").to_numpy()).copy()
+    wait[row] += shift
+    planted = table.set_column(table.schema.get_field_index("wait_s"), "wait_s", pa.array(wait))
+    found = assert_fires(run(jt.conform(planted), "wait-arithmetic"), "wait-arithmetic", 1)
+    assert found[0].line == row + 1 and found[0].job_id == table.column("job_id")[row].as_py()
