@@ -66,7 +66,7 @@ def generate(days: int, nodes: int, gpus: int) -> dict[str, Path]:
                        CAST((i * 2654435761) % 101 AS DOUBLE) AS util,
                        CAST((i * 40503) % 16281 AS DOUBLE) AS mem
                 FROM range({total}) r(i)
-                WHERE (i * 11400714819323198485) % 200 <> 7)
+                WHERE hash(i) % 200 <> 7)
         ) TO '{tmp}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)""")
     tmp.rename(p["samples"])
     rng = np.random.default_rng(7)

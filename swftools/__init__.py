@@ -11,3 +11,15 @@ from swftools.errors import InputError, UsageError  # noqa: E402
 from swftools.formats import convert, read, write  # noqa: E402
 
 __all__ = ["InputError", "UsageError", "__version__", "convert", "read", "write"]
+
+_SUBMODULES = ("anonymize", "audit", "datapackage", "nqsii", "release", "replay", "report", "swf",
+               "synth", "telemetry", "validate")
+
+
+def __getattr__(name: str):
+    """Lazy access to subpackages: ``swftools.validate(...)``, ``swftools.replay(...)``."""
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"swftools.{name}")
+    raise AttributeError(f"module 'swftools' has no attribute {name!r}")

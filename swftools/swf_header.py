@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-# A key line has at most one blank between ';' and the key; continuation lines are indented more
+# A key line has at most one space between ";" and the key; continuation lines are indented more
+# (with spaces or a tab)
 # (so '; <spaces> http://...' is not mistaken for a key 'http').
-_KEY_LINE = re.compile(r"^;[ \t]?([A-Za-z][A-Za-z0-9_]*):(.*)$")
+_KEY_LINE = re.compile(r"^; ?([A-Za-z][A-Za-z0-9_]*):(.*)$")
 
 Header = list[list[str]]  # [[key, value], ...]; key "" holds free comment text
 

@@ -176,3 +176,148 @@ def synth_job_lists(draw):
         rows.append((submit, nodes, per, run, cancel))
     cols = [np.array(c, dtype=np.int64) for c in zip(*rows, strict=True)]
     return n_nodes, per_node_max, cols
+
+
+# --- telemetry (issue 7) -------------------------------------------------------------------------
+
+TELEMETRY_T0 = 1_700_006_400  # a UTC midnight
+
+
+@st.composite
+def telemetry_cases(draw, max_jobs: int = 8, gpus_per_node: int = 2, nodes: int = 2):
+    """A small cluster's jobs, allocations and long-table samples for the telemetry join.
+
+    Returns ``(jobs, allocation_rows, samples)``: a canonical job table; ``(job_id, node,
+    gpu_index | None)`` rows (GPU-level jobs never overlap on a GPU; whole-node jobs give
+    ``None`` indices; some partial-node jobs give ``None`` too, i.e. indices unknown); and a
+    dict of long-table columns (ts, node, gpu_index, metric, value) over up to two days, with
+    dropped samples, off-grid timestamps and GPU energy-counter resets.
+    """
+    import numpy as np
+
+    n_jobs = draw(st.integers(1, max_jobs))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    free = {(n, g): TELEMETRY_T0 + int(rng.integers(0, 3600)) for n in range(nodes)
+            for g in range(gpus_per_node)}
+    jobs = {c: [] for c in ("job_id", "nodes", "gpus_per_node", "gpus", "start_time", "finish_time")}
+    alloc = []
+    for job_id in range(1, n_jobs + 1):
+        kind = draw(st.sampled_from(["gpu", "gpu", "whole", "unknown"]))
+        node = int(rng.integers(0, nodes))
+        if kind == "whole":
+            gpus = [(node, g) for g in range(gpus_per_node)]
+        else:
+            gpus = [(node, int(rng.integers(0, gpus_per_node)))]
+        start = max(free[k] for k in gpus) + int(rng.integers(0, 4000))
+        finish = start + draw(st.sampled_from([0, 59, 60, 61, 3600, 7261, 30000, 90000]))
+        if kind != "unknown":
+            for k in gpus:
+                free[k] = finish
+        jobs["job_id"].append(job_id)
+        jobs["nodes"].append(1)
+        jobs["gpus_per_node"].append(len(gpus))
+        jobs["gpus"].append(len(gpus))
+        jobs["start_time"].append(start)
+        jobs["finish_time"].append(finish)
+        for n, g in gpus:
+            alloc.append((job_id, f"n{n}", None if kind in ("whole", "unknown") else g))
+        if kind == "whole":
+            alloc = list(dict.fromkeys(alloc))
+    horizon = max(max(jobs["finish_time"]), TELEMETRY_T0 + 3600) + 600
+    minutes = (horizon - TELEMETRY_T0) // 60
+    offset = draw(st.sampled_from([0.0, 0.25]))
+    cols = {"ts": [], "node": [], "gpu_index": [], "metric": [], "value": []}
+
+    def add(ts, node, gpu, metric, values):
+        cols["ts"].extend(ts.tolist())
+        cols["node"].extend([node] * len(ts))
+        cols["gpu_index"].extend([gpu] * len(ts))
+        cols["metric"].extend([metric] * len(ts))
+        cols["value"].extend(values.tolist())
+
+    grid = TELEMETRY_T0 + 60.0 * np.arange(minutes) + offset
+    for n in range(nodes):
+        for g in range(gpus_per_node):
+            keep = rng.random(minutes) > 0.1
+            ts = grid[keep]
+            util = np.round(rng.uniform(0, 100, len(ts)) * (rng.random(len(ts)) > 0.2), 1)
+            add(ts, f"n{n}", g, "gpu_util_pct", util)
+            add(ts, f"n{n}", g, "gpu_power_w", np.round(rng.uniform(20, 250, len(ts)), 2))
+            energy = np.cumsum(rng.uniform(1000, 15000, len(ts)))
+            if len(ts) > 4 and rng.random() < 0.7:
+                cut = int(rng.integers(1, len(ts)))
+                energy[cut:] -= energy[cut - 1] - float(rng.uniform(0, 50))
+            add(ts, f"n{n}", g, "gpu_energy_j", np.round(energy, 3))
+        keep = rng.random(minutes) > 0.1
+        add(grid[keep], f"n{n}", None, "node_power_w", np.round(rng.uniform(300, 2000, int(keep.sum())), 1))
+    return jt.from_columns(jobs), alloc, cols
+
+
+# --- replay (issue 5): small traces with ties, zero run times, unknowns and misfits -------------
+from datetime import datetime, timezone  # noqa: E402
+
+from swftools.site import site_from_settings  # noqa: E402
+
+
+@st.composite
+def replay_swf_jobs(draw, max_jobs: int = 40, min_run_s: int = 0) -> tuple[pa.Table, int]:
+    """(table, processors) for a flat-pool replay: crowded instants, under/over-estimates,
+    zero-length jobs (unless ``min_run_s`` > 0), unknown fields and jobs too wide to fit."""
+    procs = draw(st.integers(1, 16))
+    n = draw(st.integers(0, max_jobs))
+    ids = draw(st.lists(st.integers(1, 10**6), min_size=n, max_size=n, unique=True))
+    t = draw(st.integers(-1000, 10**6))
+    cols: dict[str, list] = {c: [] for c in ("job_id", "submit_time", "walltime_s", "gpus",
+                                             "requested_procs", "requested_walltime_s")}
+    for job_id in ids:
+        t += draw(st.sampled_from([0, 0, 1, 3, 10, 50]))
+        run = max(min_run_s, draw(st.sampled_from([0, 1, 5, 10, 30, 100]) | st.integers(0, 300)))
+        cols["job_id"].append(job_id)
+        cols["submit_time"].append(draw(st.just(t) | st.just(t) | st.just(t) | st.none()))
+        cols["walltime_s"].append(draw(st.just(run) | st.just(run) | st.just(run) | st.none()))
+        cols["gpus"].append(draw(st.integers(1, procs + 1) | st.none()))
+        cols["requested_procs"].append(draw(st.none() | st.integers(0, procs + 1)))
+        cols["requested_walltime_s"].append(draw(st.none() | st.just(run) | st.integers(0, 400)))
+    return jt.from_columns(cols), procs
+
+
+@st.composite
+def replay_sites(draw):
+    """Small GPU sites: 1, 2 or 4 GPUs per node; a capacity timeline of 1-3 entries of 1-5 nodes."""
+    g = draw(st.sampled_from([1, 2, 4]))
+    entries = draw(st.integers(1, 3))
+    since = sorted(draw(st.lists(st.integers(1, 3000), min_size=entries - 1,
+                                 max_size=entries - 1, unique=True)))
+    timeline = [{"since": datetime.fromtimestamp(s, timezone.utc).isoformat(),
+                 "nodes": draw(st.integers(1, 5))} for s in [0] + since]
+    queue = {"name": "q", "number": 1, "nodes_min": 1, "nodes_max": 5, "gpus_per_node_min": 1,
+             "gpus_per_node_max": g, "walltime_default_s": 60, "walltime_max_s": 600}
+    return site_from_settings({"name": "test", "time_zone": "UTC", "gpus_per_node": g,
+                               "capacity_timeline": timeline, "queues": [queue]})
+
+
+@st.composite
+def replay_gpu_jobs(draw, max_jobs: int = 30):
+    """(table, site) for a GPU-node replay: explicit shapes or sizes only, multi-node jobs,
+    jobs wider than the site, capacity changes while jobs wait."""
+    site = draw(replay_sites())
+    g = site.gpus_per_node
+    n = draw(st.integers(0, max_jobs))
+    t = draw(st.integers(0, 2000))
+    cols: dict[str, list] = {c: [] for c in ("job_id", "submit_time", "walltime_s", "gpus",
+                                             "nodes", "gpus_per_node", "requested_walltime_s")}
+    for job_id in range(1, n + 1):
+        t += draw(st.sampled_from([0, 0, 1, 5, 20, 100]))
+        run = draw(st.sampled_from([0, 10, 50, 200]) | st.integers(0, 500))
+        nodes = draw(st.sampled_from([1, 1, 1, 2, 3, 6]))
+        per_node = g if nodes > 1 else draw(st.integers(1, g))
+        explicit = draw(st.booleans())
+        cols["job_id"].append(job_id)
+        cols["submit_time"].append(t)
+        cols["walltime_s"].append(run)
+        cols["gpus"].append(nodes * per_node)
+        cols["nodes"].append(nodes if explicit else None)
+        cols["gpus_per_node"].append(per_node if explicit else None)
+        cols["requested_walltime_s"].append(draw(st.none() | st.just(run) | st.integers(0, 600)))
+    return jt.from_columns(cols), site

@@ -10,16 +10,15 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from swftools import table as jt
-
-from ._replay_dev_strategies import replay_gpu_jobs, replay_swf_jobs
 from swftools.replay import replay
-from swftools.site import load_site, site_from_settings
+
+from .strategies import replay_gpu_jobs, replay_swf_jobs
+from .conftest import trace_path
 
 
 @dataclass
@@ -333,3 +332,98 @@ def test_gpu_engine_matches_reference(case, policy, allocation, kill):
                                                allocation=allocation, kill_at_request=kill)
     assert placed == ref_placed
     _same_skips(skipped, ref_skipped)
+
+
+# --- real traces -----------------------------------------------------------------------------
+REAL_TRACES = ("NASA-iPSC-1993-3-excerpt228.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz",
+               "KTH-SP2-1996-2.1-cln.swf.gz", "HPC2N-2002-2.1-cln.swf.gz",
+               "LLNL-Thunder-2007-1.1-cln.swf.gz", "METACENTRUM-2009-2.swf.gz",
+               "SDSC-BLUE-2000-4.2-cln.swf.gz", "CEA-Curie-2011-2.1-cln.swf.gz",
+               "RICC-2010-2.swf.gz", "lublin_256.swf.gz")
+# Windows the quadratic reference can replay in a few seconds (its cost grows with queue depth).
+WINDOW_JOBS = {"METACENTRUM-2009-2.swf.gz": 1500, "RICC-2010-2.swf.gz": 1200}
+KNOWN_PROCS = {"RICC-2010-2.swf.gz": 8192}  # this copy has no header
+
+
+def _declared_procs(name, table):
+    from swftools.swf_header import header_int
+
+    header = jt.get_metadata(table).get("swf_header") or []
+    procs = header_int(header, "MaxProcs") or header_int(header, "MaxNodes") or KNOWN_PROCS.get(name)
+    return procs
+
+
+def _read(name):
+    from swftools import swf
+
+    return swf.read(trace_path(name))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", REAL_TRACES)
+def test_engine_matches_reference_on_real_trace_windows(name):
+    """Job for job on a prefix and on a window from the middle of every real trace, on the
+    declared machine and on a quarter of it (a deeper queue)."""
+    table = _read(name)
+    n = WINDOW_JOBS.get(name, 3000)
+    declared = _declared_procs(name, table)
+    middle = max(0, table.num_rows // 2 - n // 2)
+    for window in (table.slice(0, n), table.slice(middle, n)):
+        sizes = [r if (r or 0) > 0 else a for r, a in zip(window.column("requested_procs").to_pylist(),
+                                                          window.column("gpus").to_pylist())]
+        widest = max(s for s in sizes if s)
+        for procs in sorted({declared or widest, max(widest, (declared or widest) // 4)}):
+            placed, skipped = _engine_view(replay(window, procs=procs))
+            ref_placed, ref_skipped = reference_replay(window, procs=procs)
+            assert placed == ref_placed, (name, procs)
+            _same_skips(skipped, ref_skipped)
+
+
+def _check_schedule_invariants(result, procs):
+    """Whole-trace necessary conditions of FCFS/EASY: starts after submission, never more than
+    the machine, and after every event the first waiting job does not fit what is free."""
+    import heapq
+
+    import numpy as np
+
+    jobs = result.jobs
+    submit = jobs.column("submit_time").to_numpy()
+    start = jobs.column("start_time").to_numpy()
+    end = jobs.column("end_time").to_numpy()
+    size = jobs.column("size").to_numpy()
+    assert (start >= submit).all()
+    assert result.summary["peak_busy"] <= procs
+    instants = np.unique(np.concatenate([submit, end]))
+    starts_order = np.argsort(start, kind="stable")
+    ends_order = np.argsort(end, kind="stable")
+    busy = 0
+    i_start = i_end = i_sub = 0
+    waiting: list[int] = []
+    n = len(submit)
+    for t in instants.tolist():
+        while i_start < n and start[starts_order[i_start]] <= t:
+            busy += size[starts_order[i_start]]
+            i_start += 1
+        while i_end < n and end[ends_order[i_end]] <= t:
+            busy -= size[ends_order[i_end]]
+            i_end += 1
+        while i_sub < n and submit[i_sub] <= t:
+            heapq.heappush(waiting, i_sub)
+            i_sub += 1
+        while waiting and start[waiting[0]] <= t:
+            heapq.heappop(waiting)
+        if waiting:
+            assert size[waiting[0]] > procs - busy, (t, int(jobs.column("job_id")[waiting[0]].as_py()))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", REAL_TRACES)
+def test_full_real_trace_schedule_invariants(name):
+    table = _read(name)
+    procs = _declared_procs(name, table)
+    if procs is None:  # METACENTRUM: no header; its widest job bounds the machine from below
+        procs = int(max(table.column("gpus").to_pylist()))
+    for policy in ("easy", "fcfs"):
+        result = replay(table, procs=procs, policy=policy)
+        assert result.jobs.num_rows + result.skipped.num_rows == table.num_rows
+        _check_schedule_invariants(result, procs)

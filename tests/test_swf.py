@@ -149,6 +149,7 @@ def test_header_continuations_repeats_and_tabs(tmp_path):
         ";",
         "; Note: THIS IS A CLEANED VERSION",
         ";\tuser=2 (5 jobs removed)",
+        ";\tsee: http://example.org/c",
         "; ",
     ]
     path = _write(tmp_path, "\n".join(header) + "\n" + JOB + "\n")
@@ -159,7 +160,7 @@ def test_header_continuations_repeats_and_tabs(tmp_path):
         ["Information", "http://example.org/a\nhttp://example.org/b"],
         ["Queue", "1  [fque:1]"],
         ["Queue", "2  [other]"],
-        ["Note", "THIS IS A CLEANED VERSION\nuser=2 (5 jobs removed)"],
+        ["Note", "THIS IS A CLEANED VERSION\nuser=2 (5 jobs removed)\nsee: http://example.org/c"],
     ]
     assert to_bytes(table) == path.read_bytes()
 

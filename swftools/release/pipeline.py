@@ -99,7 +99,7 @@ def _changes(settings: dict[str, Any], table: pa.Table, anonymized: bool) -> str
 def _summary(table: pa.Table, site: Site | None) -> str:
     from swftools import report as report_mod
 
-    return report_mod.summary_markdown(table, site=site)
+    return report_mod.summary_table_markdown(report_mod.analyze(table, site=site))
 
 
 def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dict[str, Any],

@@ -5,7 +5,8 @@
 
 Resource model: with ``site`` (a ``Site``, preset name or settings file) the site's GPU nodes
 (``model.GpuNodes``); with ``procs`` a flat pool of that many processors; with neither, the
-preset named in the table's metadata, else a flat pool of the SWF header's ``MaxProcs``.
+preset named in the table's metadata, else a flat pool of the SWF header's ``MaxProcs``
+(``MaxNodes`` when only that is declared, as in model-generated traces).
 """
 
 from __future__ import annotations
@@ -45,11 +46,13 @@ def resource_model(table: pa.Table, site: Site | str | Path | None = None,
     resolved = resolve_site(site, table)
     if resolved is not None:
         return GpuNodes(resolved, allocation)
-    max_procs = header_int(jt.get_metadata(table).get("swf_header") or [], "MaxProcs")
-    if max_procs is None or max_procs < 1:
-        raise UsageError("the trace declares no MaxProcs in its SWF header; "
-                         "give --procs N (flat pool) or --site (GPU nodes)")
-    return FlatPool(max_procs)
+    header = jt.get_metadata(table).get("swf_header") or []
+    for key in ("MaxProcs", "MaxNodes"):  # model traces (e.g. Lublin's) state only MaxNodes
+        declared = header_int(header, key)
+        if declared is not None and declared >= 1:
+            return FlatPool(declared)
+    raise UsageError("the trace declares neither MaxProcs nor MaxNodes in its SWF header; "
+                     "give --procs N (flat pool) or --site (GPU nodes)")
 
 
 def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str = "easy",

@@ -115,13 +115,18 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
             min_est[i] = e
             i >>= 1
 
+    submit.append(INFINITY)  # sentinel: no bound checks on the submission cursor
     i_sub = 0
-    while i_sub < n or ends:
-        if ends and (i_sub >= n or ends[0] >> shift <= submit[i_sub]):
-            now = ends[0] >> shift
+    next_sub = submit[0]
+    while True:
+        next_end = ends[0] >> shift if ends else INFINITY
+        if next_end < next_sub:
+            now = next_end
         else:
-            now = submit[i_sub]
-        while ends and ends[0] >> shift == now:
+            now = next_sub
+            if now == INFINITY:
+                break
+        while next_end == now:
             j = heappop(ends) & low
             free += size[j]
             k = est_key[j]
@@ -135,9 +140,23 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
                     gap -= s
                     if t > shadow:
                         extra += s
+            next_end = ends[0] >> shift if ends else INFINITY
         first_arrival = i_sub
-        while i_sub < n and submit[i_sub] == now:
+        if next_sub == now:
             i_sub += 1
+            while submit[i_sub] == now:
+                i_sub += 1
+            next_sub = submit[i_sub]
+            if not waiting and i_sub == first_arrival + 1:  # the common case: one arrival
+                j = first_arrival
+                if size[j] <= free:
+                    free -= size[j]
+                    start[j] = now
+                    heappush(ends, (now + runtime[j]) << shift | j)
+                    k = (now + estimate[j]) << shift | j
+                    est_key[j] = k
+                    insort(running, k)
+                    continue
 
         # 1. start from the head while it fits
         while waiting:

@@ -28,10 +28,6 @@ class FlatPool:
 
     procs: int
 
-    @property
-    def capacity(self) -> int:
-        return self.procs
-
     def can_ever_fit(self, submit: np.ndarray, nodes: np.ndarray, per_node: np.ndarray,
                      size: np.ndarray) -> np.ndarray:
         """Which jobs fit the machine at all."""
@@ -39,10 +35,6 @@ class FlatPool:
 
     def describe_demand(self, nodes: int, per_node: int, size: int) -> str:
         return f"needs {size} processors, the machine has {self.procs}"
-
-    def capacity_at(self, t: np.ndarray) -> np.ndarray:
-        """Processors available at each instant (constant)."""
-        return np.full(np.shape(t), self.procs, dtype=np.int64)
 
     def describe(self) -> str:
         return f"flat pool of {self.procs} processors"
@@ -71,24 +63,12 @@ class GpuNodes:
     def max_nodes(self) -> int:
         return self.site.max_nodes
 
-    @property
-    def capacity(self) -> int:
-        """Largest GPU count the site ever managed."""
-        return self.site.max_gpus
-
     def capacity_changes(self) -> list[tuple[int, int]]:
         """(instant, managed nodes) of the timeline; the first entry also covers earlier times."""
         return list(zip(self.site.capacity_since, self.site.capacity_nodes))
 
     def nodes_at(self, t: int) -> int:
         return self.site.nodes_at(t)
-
-    def capacity_at(self, t: np.ndarray) -> np.ndarray:
-        """GPUs managed at each instant."""
-        since = np.asarray(self.site.capacity_since, dtype=np.int64)
-        nodes = np.asarray(self.site.capacity_nodes, dtype=np.int64)
-        i = np.maximum(np.searchsorted(since, np.asarray(t), side="right") - 1, 0)
-        return nodes[i] * self.gpus_per_node
 
     def max_nodes_from(self, t: np.ndarray) -> np.ndarray:
         """The largest managed node count at ``t`` or later."""

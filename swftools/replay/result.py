@@ -53,15 +53,20 @@ class ReplayResult:
     summary: dict[str, Any]
     capacity: list[tuple[int, int]] = field(default_factory=list)
 
-    def write(self, out_dir: str | Path, force: bool = False) -> list[Path]:
-        """Write ``jobs.parquet``, ``jobs.csv``, ``skipped.csv`` and ``summary.json`` atomically."""
+    def write(self, out_dir: str | Path, force: bool = False,
+              extra: dict[str, str] | None = None) -> list[Path]:
+        """Write ``jobs.parquet``, ``jobs.csv``, ``skipped.csv``, ``summary.json`` and the
+        ``extra`` text files (name -> content) into ``out_dir``, all at once (atomic)."""
+        extra = extra or {}
         with atomic_dir(out_dir, force=force) as tmp:
             pq.write_table(self.jobs, tmp / "jobs.parquet", compression="zstd",
                            write_statistics=False, store_schema=True)
             pacsv.write_csv(self.jobs, tmp / "jobs.csv")
             pacsv.write_csv(self.skipped, tmp / "skipped.csv")
             (tmp / "summary.json").write_text(summary_json(self.summary), encoding="utf-8")
-        return [Path(out_dir) / name for name in OUTPUT_FILES]
+            for name, text in extra.items():
+                (tmp / name).write_text(text, encoding="utf-8")
+        return [Path(out_dir) / name for name in (*OUTPUT_FILES, *extra)]
 
 
 def summary_json(summary: dict[str, Any]) -> str:

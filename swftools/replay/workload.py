@@ -9,7 +9,10 @@ Pinned semantics (as the archive's users read them):
 * with ``kill_at_request`` the run time is capped at the requested time when that is known;
 * jobs with an unknown submit time, run time or size are skipped and reported, and so are jobs
   that can never fit the machine;
-* queue order is submit order, ties broken by job id (then by row, for duplicate ids).
+* queue order is submit order, ties broken by job id (then by row, for duplicate ids);
+* GPU model: a job's shape is its recorded ``nodes`` x ``gpus_per_node`` when both are known,
+  else derived from its size (``ceil(size / gpus_per_node)`` nodes); multi-node jobs hold
+  whole nodes, so their size is ``nodes x gpus_per_node`` of the site.
 """
 
 from __future__ import annotations

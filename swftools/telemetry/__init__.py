@@ -77,8 +77,9 @@ def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
         engine.register_jobs(con, jobs)
         where = load_allocations(con, allocations)
         prepare_allocations(con, where, gpn)
-        n_parts = engine.run_partitions(con, partition, idle_threshold_pct, progress,
-                                         dedupe=sample_set.overlapping)
+        # How the work was split is not recorded: every partitioning gives the same bytes.
+        engine.run_partitions(con, partition, idle_threshold_pct, progress,
+                              dedupe=sample_set.overlapping)
         bad = output.out_of_range(con)
         if bad is not None:
             raise InputError(", ".join(s["file"] for s in sample_set.describe_sources()),
@@ -98,7 +99,6 @@ def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
             "allocations": Path(where).name if not where.startswith("<") else where,
             "energy": "sum of gpu_energy_j counter increments between consecutive samples "
                       "inside the job; a drop is a counter reset (the new value is the increment)",
-            "partitions": n_parts, "partition": partition,
             "description": output.describe(interval_s, sources, metrics, mmap.names),
         }
     }

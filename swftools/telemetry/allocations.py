@@ -83,7 +83,7 @@ def load_allocations(con: duckdb.DuckDBPyConnection, source: str | Path | pa.Tab
 
 
 def prepare_allocations(con: duckdb.DuckDBPyConnection, where: str, gpus_per_node: int) -> None:
-    """From ``jobs`` and ``alloc_raw``: ``gpu_alloc``, ``node_alloc``, ``jobinfo``; checks."""
+    """From ``jobs`` and ``alloc_raw``: ``gpu_alloc``, ``node_excl``, ``alloc_ids``, ``jobinfo``."""
     orphan = con.execute("SELECT a.line, a.job_id FROM alloc_raw a ANTI JOIN jobs j USING (job_id) "
                      "ORDER BY a.line LIMIT 1").fetchone()
     if orphan:
@@ -110,7 +110,8 @@ def prepare_allocations(con: duckdb.DuckDBPyConnection, where: str, gpus_per_nod
         whole AS (SELECT DISTINCT a.job_id, a.node, CAST(g.i AS INTEGER) AS gpu_index
                   FROM alloc_raw a JOIN jobs j USING (job_id), range({gpus_per_node}) g(i)
                   WHERE a.gpu_index IS NULL AND j.gpus_per_node = {gpus_per_node})
-        SELECT x.job_id, x.node, x.gpu_index, j.start_time AS start_s, j.finish_time AS end_s
+        SELECT row_number() OVER (ORDER BY x.node, x.gpu_index, j.start_time, x.job_id) AS alloc_id,
+               x.job_id, x.node, x.gpu_index, j.start_time AS start_s, j.finish_time AS end_s
         FROM (SELECT * FROM listed UNION ALL SELECT * FROM whole) x JOIN jobs j USING (job_id)
         WHERE j.start_time IS NOT NULL AND j.finish_time IS NOT NULL
           AND j.finish_time >= j.start_time
@@ -144,8 +145,15 @@ def prepare_allocations(con: duckdb.DuckDBPyConnection, where: str, gpus_per_nod
         GROUP BY job_id""")
     con.execute("""
         CREATE OR REPLACE TABLE node_excl AS
-        SELECT n.* FROM node_alloc n JOIN node_shared s USING (job_id)
+        SELECT -row_number() OVER (ORDER BY n.node, n.start_s, n.job_id) AS alloc_id, n.*
+        FROM node_alloc n JOIN node_shared s USING (job_id)
         WHERE NOT s.shared ORDER BY node, start_s""")
+    # One id per GPU interval (positive) or exclusive node interval (negative): partials are
+    # keyed by it, so the per-partition GROUP BY has two keys, not four.
+    con.execute("""
+        CREATE OR REPLACE VIEW alloc_ids AS
+        SELECT alloc_id, job_id, node, gpu_index FROM gpu_alloc
+        UNION ALL SELECT alloc_id, job_id, node, NULL FROM node_excl""")
     con.execute("""
         CREATE OR REPLACE TABLE jobinfo AS
         SELECT j.job_id, j.row_order, j.gpus, j.start_time, j.finish_time,

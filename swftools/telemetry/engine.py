@@ -7,8 +7,9 @@ For each partition ``[lo, hi)`` (a UTC day by default) the same SQL runs:
    — allocations of one GPU never overlap, so the latest start is the only candidate —
    then the filter ``ts < end`` (never a range join, which compares every sample with every job
    of its GPU);
-3. ``GROUP BY job, node, gpu, metric`` into decomposable partials: count, count at or below the
-   idle threshold, the sum as an exact integer of micro-units, min and max.
+3. ``GROUP BY`` allocation interval (one id per job and GPU, or job and exclusive node) and
+   metric into decomposable partials: count, count at or below the idle threshold, the sum as an
+   exact integer of micro-units, min and max.
 
 Partials of all partitions are merged by sum/min/max, so a partitioned run equals a single run
 byte for byte (integer sums do not depend on order). See ``partition_sql`` to run the partitions
@@ -34,7 +35,7 @@ PARTITIONS = ("day", "none")
 MICRO = 1_000_000  # sums are kept as integers of 1e-6 canonical units
 
 PARTIALS_DDL = """CREATE OR REPLACE TABLE partials (
-    job_id BIGINT, node VARCHAR, gpu_index INTEGER, metric VARCHAR,
+    alloc_id BIGINT, metric VARCHAR,
     n BIGINT, n_low BIGINT, sum_micro HUGEINT, vmin DOUBLE, vmax DOUBLE)"""
 
 
@@ -65,6 +66,7 @@ def connection(work_dir: str | Path | None = None, *, memory_limit: str | None =
         con.execute(f"SET temp_directory = '{tmp / 'spill'}'")
         con.execute("SET preserve_insertion_order = false")
         con.execute("SET enable_progress_bar = false")
+        con.execute("SET parquet_metadata_cache = true")  # one footer read, not one per day
         if threads:
             con.execute(f"SET threads = {int(threads)}")
         yield con
@@ -111,17 +113,17 @@ def partition_sql(lo: float | None, hi: float | None, idle_threshold_pct: float 
         WITH s AS ({dedupe_sql if dedupe else plain_sql}),
         ga AS (SELECT * FROM gpu_alloc WHERE {a_where}),
         na AS (SELECT * FROM node_excl WHERE {a_where})
-        SELECT a.job_id, s.node, s.gpu_index, s.metric, {aggregates}
+        SELECT a.alloc_id, s.metric, {aggregates}
         FROM (SELECT * FROM s WHERE gpu_index IS NOT NULL) s
         ASOF JOIN ga a ON s.node = a.node AND s.gpu_index = a.gpu_index AND s.ts >= a.start_s
         WHERE s.ts < a.end_s AND (s.prev_ts IS NULL OR s.prev_ts >= a.start_s)
-        GROUP BY a.job_id, s.node, s.gpu_index, s.metric
+        GROUP BY a.alloc_id, s.metric
         UNION ALL
-        SELECT a.job_id, s.node, NULL, s.metric, {aggregates}
+        SELECT a.alloc_id, s.metric, {aggregates}
         FROM (SELECT * FROM s WHERE gpu_index IS NULL) s
         ASOF JOIN na a ON s.node = a.node AND s.ts >= a.start_s
         WHERE s.ts < a.end_s AND (s.prev_ts IS NULL OR s.prev_ts >= a.start_s)
-        GROUP BY a.job_id, s.node, s.metric"""
+        GROUP BY a.alloc_id, s.metric"""
 
 
 def day_partitions(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int]]:
@@ -153,6 +155,8 @@ def run_partitions(con: duckdb.DuckDBPyConnection, partition: str = "day",
 
 
 MERGE_SQL = """
-    SELECT job_id, node, gpu_index, metric, sum(n) AS n, sum(n_low) AS n_low,
-           sum(sum_micro) AS sum_micro, min(vmin) AS vmin, max(vmax) AS vmax
-    FROM partials GROUP BY job_id, node, gpu_index, metric"""
+    SELECT i.job_id, i.node, i.gpu_index, p.metric, p.n, p.n_low, p.sum_micro, p.vmin, p.vmax
+    FROM (SELECT alloc_id, metric, sum(n) AS n, sum(n_low) AS n_low, sum(sum_micro) AS sum_micro,
+                 min(vmin) AS vmin, max(vmax) AS vmax
+          FROM partials GROUP BY alloc_id, metric) p
+    JOIN alloc_ids i USING (alloc_id)"""

@@ -37,11 +37,11 @@ __all__ = ["ENGINE_RULES", "Finding", "Options", "RULES", "Report", "SEVERITIES"
 
 
 def _lines_for(table: pa.Table, fmt: str) -> np.ndarray:
-    meta = jt.get_metadata(table)
-    if "swf_first_line" in meta or (fmt == "swf"):
+    """File line (or row number) of every row: SWF lines, CSV lines (header = line 1), rows."""
+    if fmt == "swf":
         from swftools.swf import row_line_numbers
         return row_line_numbers(table)
-    offset = 2 if fmt in ("nqsii", "package") else 1  # CSV: header on line 1
+    offset = 2 if fmt in ("nqsii", "package") else 1
     return np.arange(table.num_rows, dtype=np.int64) + offset
 
 
@@ -72,9 +72,10 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
             table = jt.conform(source)
         except (KeyError, ValueError, pa.ArrowException) as exc:
             raise UsageError(f"not a job table: {exc}") from None
-        lines = _lines_for(source, fmt if fmt == "swf" else "table")
+        from_swf = "swf_first_line" in meta  # a table read from an SWF file keeps its lines
+        lines = _lines_for(source, "swf" if from_swf else "table")
         _run(selected, "table", table, lines, report, fmt, site, opts, report.path,
-             line_word="line" if "swf_first_line" in meta else "row")
+             line_word="line" if from_swf else "row")
         return report
     display = os.fspath(source)
     path = Path(display)
@@ -86,7 +87,7 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
         package = package_checks.load_package(path, display)
         _run(selected, "package", jt.empty(), np.zeros(0, np.int64), report, fmt, site, opts,
              display, package=package)
-    table, lines, row_path = _read(path, display, fmt, site, report, package, selected)
+    table, lines, row_path = _read(path, display, fmt, site, report, package)
     if table is not None:
         word = "row" if package is not None and package.jobs_csv is None else "line"
         _run(selected, "table", table, lines, report, fmt, site, opts, row_path, package=package,
@@ -94,20 +95,22 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
     return report
 
 
-def _read(path: Path, display: str, fmt: str, site: Any, report: Report, package: Any,
-          selected: list[Rule]) -> tuple[pa.Table | None, np.ndarray, str]:
+def _read(path: Path, display: str, fmt: str, site: Any, report: Report,
+          package: Any) -> tuple[pa.Table | None, np.ndarray, str]:
     """Read the input through its reader; an unreadable input becomes one finding."""
     try:
         with warnings.catch_warnings():  # package-integrity reports a changed Parquet file
             warnings.simplefilter("ignore")
             table = formats.read(path, fmt, site=site)
     except (InputError, OSError, UnicodeDecodeError, ValueError, pa.ArrowException) as exc:
-        fallback = package_checks.table_from_cells(package) if package is not None else None
-        if package is None or not package.problems:
+        if package is None or not package.problems:  # else package findings say why
             report.add(_unreadable(exc, display))
-        if fallback is not None and any(r.id in ("schema-type", "schema-structure") for r in selected):
-            return fallback[0], fallback[1], package.shown(package.jobs_csv["path"])
-        return None, np.zeros(0, np.int64), display
+        fallback = package_checks.table_from_cells(package) if package is not None else None
+        if fallback is None:
+            return None, np.zeros(0, np.int64), display
+        # the package reader refused, but the CSV parses: run the semantic rules on its cells
+        report.rows = fallback[0].num_rows
+        return fallback[0], fallback[1], package.shown(package.jobs_csv["path"])
     report.rows = table.num_rows
     if package is not None:
         csv_res = package.jobs_csv

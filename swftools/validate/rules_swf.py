@@ -40,13 +40,19 @@ def _with_header(ctx: Context) -> None:
         raise NotApplicable("the SWF file has no header")
 
 
-def header_line(ctx: Context, key: str) -> int | None:
-    """File line of the first header line holding ``key``."""
+def _header_index(ctx: Context, key: str) -> int | None:
+    """Index in the raw header lines of the first line holding ``key``."""
     pattern = re.compile(rf"^;\s*{re.escape(key)}\s*:", re.IGNORECASE)
     for i, line in enumerate(ctx.meta.get("swf_header_lines") or []):
         if pattern.match(line):
-            return i + 1
+            return i
     return None
+
+
+def header_line(ctx: Context, key: str) -> int | None:
+    """File line of the first header line holding ``key`` (None unless the input is the SWF file)."""
+    index = _header_index(ctx, key)
+    return index + 1 if index is not None and ctx.source_format == "swf" else None
 
 
 def _origin(ctx: Context) -> int | None:
@@ -89,11 +95,11 @@ def swf_header_unknown_key(ctx: Context) -> None:
     known = {k.lower() for k in KNOWN_KEYS}
     raw = ctx.meta.get("swf_header_lines") or []
     for key, value in ctx.header:
-        line = header_line(ctx, key)
-        if line and _CONTINUATION.match(raw[line - 1]):
+        index = _header_index(ctx, key)
+        if index is not None and _CONTINUATION.match(raw[index]):
             continue  # an indented comment line such as ';<TAB>see: http://...' is no key
         if key and key.lower() not in known:
-            ctx.note(f"unknown header key {key!r}", line=line, field=key,
+            ctx.note(f"unknown header key {key!r}", line=header_line(ctx, key), field=key,
                      value=value.split("\n")[0], expected="a key SWF 2.2 defines")
 
 
