@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SAMPLE := samples/aaic-sample.csv.gz
 
-.PHONY: demo test test-fast dev bench clean
+.PHONY: demo test test-fast dev bench clean example-archive
 
 $(BIN)/swftools: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,3 +35,8 @@ bench: $(BIN)/swftools
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis
+
+# Rebuild the example archive (tests fail when it is stale: tests/test_release.py).
+example-archive: $(BIN)/swftools
+	$(BIN)/swftools release $(SAMPLE) --out archive/example --version 1.0.0 \
+	  --settings archive/release-settings.example.json --key-file archive/example-key.txt --force

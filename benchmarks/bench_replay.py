@@ -160,7 +160,8 @@ def report(label: str, kind: str, ours: dict, peer: dict | None) -> None:
               f"(cpu {peer['cpu_s']:6.2f} s), peak {peer['peak_mb']:4.0f} MB, "
               f"{peer['dispatched']} jobs dispatched\n"
               f"  ratio: {ratio:5.1f}x faster, read + replay vs AccaSim (target >= 20x: "
-              f"{'ok' if ratio >= 20 else 'MISSED'}); replay alone {peer['wall_s'] / ours['replay_s']:5.1f}x",
+              f"{'ok' if ratio >= 20 else 'MISSED'}); "
+              f"replay alone {peer['wall_s'] / ours['replay_s']:5.1f}x",
               flush=True)
 
 

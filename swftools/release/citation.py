@@ -65,15 +65,9 @@ def citation_cff(settings: dict[str, Any], version: str, lic: License) -> dict[s
 
 
 def render_cff(cff: dict[str, Any]) -> str:
-    """YAML text; every scalar string quoted so dates stay strings for YAML 1.1 loaders."""
-    class _Dumper(yaml.SafeDumper):
-        pass
-
-    def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
-
-    _Dumper.add_representer(str, _str)
-    return yaml.dump(cff, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    """YAML text. PyYAML quotes any string that a YAML 1.1 loader would read as another type
+    (``"2026-01-01"`` stays a string), so dates and versions survive every loader."""
+    return yaml.safe_dump(cff, sort_keys=False, allow_unicode=True, width=100)
 
 
 def zenodo_json(settings: dict[str, Any], version: str, lic: License) -> str:

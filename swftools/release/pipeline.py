@@ -51,36 +51,54 @@ def _needs_anonymization(table: pa.Table) -> bool:
 
 
 def _known_issues(validation: Any, replay_findings: list[str]) -> str:
-    lines = []
-    counts = validation.rule_counts() if hasattr(validation, "rule_counts") else {}
+    """Validation errors and warnings per rule, then the replay consistency findings."""
     from swftools.validate import describe_rules
 
-    descriptions = {r["id"]: r for r in describe_rules()}
-    for rule, count in sorted(counts.items()):
-        if not count:
+    descriptions = {rule_id: description for rule_id, _, _, description in describe_rules()}
+    lines = []
+    for (rule, severity), count in sorted(validation.counts.items()):
+        if severity == "info" or not count:
             continue
-        info = descriptions.get(rule, {})
         first = next((f for f in validation if f.rule == rule), None)
         example = f" First: {first.message}" if first else ""
-        lines.append(f"- **{rule}** ({info.get('severity', 'finding')}, {count:,} "
-                     f"{'jobs' if count != 1 else 'job'}): {info.get('description', '')}{example}")
+        lines.append(f"- **{rule}** ({severity}, {count:,} finding{'s' if count != 1 else ''}): "
+                     f"{descriptions.get(rule, '')}{example}")
+    if not lines:
+        lines.append("Validation found no errors or warnings (`VALIDATION.json` lists the "
+                     "informational findings).")
     if replay_findings:
-        lines.append("")
-        lines.append("Replay consistency (FCFS + EASY backfilling on the declared resources):")
-        lines.append("")
+        lines += ["", "Replay consistency (the recorded schedule against a reference FCFS + EASY "
+                      "backfilling scheduler on the declared resources):", ""]
         lines.extend(f"- {text}" for text in replay_findings)
-    return "\n".join(lines) if lines else "None found: validation reported no errors or warnings."
+    return "\n".join(lines)
 
 
 def _replay_findings(table: pa.Table, site: Site | None) -> list[str]:
-    """One-line consistency findings of the recorded schedule vs the reference scheduler."""
-    from swftools import replay as replay_mod
+    """One-line consistency findings: the recorded schedule against FCFS + EASY on the site."""
+    from swftools.replay import replay
+    from swftools.replay.compare import compare
 
-    compare = getattr(replay_mod, "compare", None)
-    if compare is None:
-        return []
-    result = compare(table, site=site)
-    return list(result.findings_text()) if hasattr(result, "findings_text") else []
+    result = replay(table, site=site, policy="easy")
+    report = compare(table, result)
+    lines = [f"Model: {report['model']}; {report['recorded_jobs']:,} jobs with a recorded "
+             f"schedule, {report['replayed_jobs']:,} replayed"
+             + (f", {result.skipped.num_rows:,} skipped (see the replay report)" if result.skipped.num_rows else "")
+             + "."]
+    cv = report["capacity_violations"]
+    lines.append(f"Capacity violations in the recorded schedule: {cv['periods']} period(s)"
+                 + (f", {cv['total_s']:,} s in total, at most {cv['max_excess']} "
+                    f"{report['unit']} over capacity." if cv["periods"] else "."))
+    imp = report["impossible_starts"]
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(imp["by_reason"].items()))
+    lines.append(f"Recorded starts impossible under FCFS + EASY: {imp['jobs']:,}"
+                 + (f" ({kinds})." if kinds else "."))
+    overall = report["distributions"].get("(all)")
+    if overall:
+        wait, bsld = overall["wait_s"], overall["bounded_slowdown"]
+        lines.append(f"Mean wait recorded {wait['recorded']['mean']} s vs replayed "
+                     f"{wait['replayed']['mean']} s (KS {wait['ks']['statistic']}); mean bounded "
+                     f"slowdown {bsld['recorded']['mean']} vs {bsld['replayed']['mean']}.")
+    return lines
 
 
 def _changes(settings: dict[str, Any], table: pa.Table, anonymized: bool) -> str:

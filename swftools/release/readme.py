@@ -55,7 +55,7 @@ def system_section(site: Site | None, table: pa.Table) -> str:
     tz = meta.get("time_zone") or (site.time_zone if site else "UTC")
     lines = []
     first = pc.min(table.column("submit_time")).as_py()
-    last = pc.max(table.column("finish_time")).as_py()
+    last = pc.max(table.column("submit_time")).as_py()
     if first is not None and last is not None:
         fmt = lambda t: datetime.fromtimestamp(t, ZoneInfo(tz)).strftime("%Y-%m-%d")  # noqa: E731
         lines.append(f"{table.num_rows:,} jobs submitted from {fmt(first)} to {fmt(last)} "

@@ -11,6 +11,9 @@ preset named in the table's metadata, else a flat pool of the SWF header's ``Max
 
 from __future__ import annotations
 
+import sys
+import types
+
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +135,14 @@ def _skipped_table(table: pa.Table, rows: list[int], reasons: list[str]) -> pa.T
     order = np.lexsort((np.arange(len(rows)), np.asarray(ids, dtype=np.int64))) if rows else []
     return pa.table({"job_id": [int(ids[i]) for i in order],
                      "reason": [reasons[i] for i in order]}, schema=SKIPPED_SCHEMA)
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``swftools.replay(table, ...)`` call :func:`replay` while ``swftools.replay`` stays
+    the package (so ``from swftools.replay import ReplayResult`` keeps working)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ReplayResult:
+        return replay(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -16,7 +16,8 @@ Sections (``compare`` returns them as one JSON-ready dict; ``render_text`` print
 
   - ``before-submit``: it starts before its submission;
   - ``no-room``: it does not fit in the units left free at ``s`` (after the jobs started at
-    ``s`` before it in queue order; zero-length jobs hold nothing);
+    ``s`` before it in queue order). A zero-length job must fit too, though it holds nothing
+    afterwards, so it can be flagged here without any capacity violation;
   - ``delays-head``: it is behind the head in queue order and fits, but would still run at the
     head's reservation (its start plus estimate is after the shadow time) and needs more than
     the units the head leaves spare then. Shadow time and spare units are EASY's, computed from
@@ -38,7 +39,8 @@ import numpy as np
 import pyarrow as pa
 from scipy.stats import ks_2samp
 
-from swftools.replay.result import BOUNDED_SLOWDOWN_TAU_S, ReplayResult
+from swftools.replay.result import (BOUNDED_SLOWDOWN_TAU_S, ReplayResult, busy_steps,
+                                    capacity_steps)
 
 DAY_S = 86_400
 IMPOSSIBLE_REASONS = ("before-submit", "no-room", "delays-head")
@@ -72,23 +74,6 @@ def recorded_jobs(table: pa.Table) -> dict[str, np.ndarray]:
             "finish": finish[rows], "units": units[rows], "estimate": estimate[rows],
             "queue": np.array([queue[r] if queue[r] is not None else "(none)" for r in rows],
                               dtype=object)}
-
-
-def busy_steps(start: np.ndarray, end: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Step function of units held: (instants, level from each instant on); ``[start, end)``."""
-    times = np.concatenate([start, end])
-    delta = np.concatenate([units, -units])
-    order = np.lexsort((delta, times))
-    times, level = times[order], np.cumsum(delta[order])
-    last = np.r_[times[1:] != times[:-1], True]  # level after all changes of one instant
-    return times[last], level[last]
-
-
-def capacity_steps(capacity: list[tuple[int, int]], times: np.ndarray) -> np.ndarray:
-    """Capacity in force at each instant (the first entry also covers earlier times)."""
-    since = np.array([t for t, _ in capacity], dtype=np.int64)
-    units = np.array([u for _, u in capacity], dtype=np.int64)
-    return units[np.maximum(np.searchsorted(since, times, side="right") - 1, 0)]
 
 
 def capacity_violations(rec: dict[str, np.ndarray], capacity: list[tuple[int, int]],

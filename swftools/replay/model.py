@@ -216,7 +216,8 @@ class Reservation:
             self.spare = self.fitting.bit_count() - 1
 
     def allows(self, node_set: int, per_node: int) -> bool:
-        """Whether taking ``per_node`` GPUs on ``node_set`` past the shadow time keeps the head fitting."""
+        """Whether holding ``per_node`` GPUs on ``node_set`` past the shadow time leaves the head
+        room to start then."""
         if self.head_nodes > 1:
             return (node_set & self.whole).bit_count() <= self.spare
         left = self.fitting

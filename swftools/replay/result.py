@@ -89,15 +89,42 @@ def peak_busy(start: np.ndarray, end: np.ndarray, size: np.ndarray) -> int:
     return int(max(0, np.cumsum(delta[order]).max()))
 
 
-def capacity_integral(capacity: list[tuple[int, int]], t0: int, t1: int) -> int:
-    """Unit-seconds of capacity over ``[t0, t1)``; the first entry also covers earlier times."""
-    total = 0
-    for k, (since, units) in enumerate(capacity):
-        lo = t0 if k == 0 else max(t0, since)
-        hi = t1 if k + 1 == len(capacity) else min(t1, capacity[k + 1][0])
-        if hi > lo:
-            total += (hi - lo) * units
-    return total
+def busy_steps(start: np.ndarray, end: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step function of units held: (instants, level from each instant on); ``[start, end)``."""
+    times = np.concatenate([start, end])
+    delta = np.concatenate([units, -units])
+    order = np.lexsort((delta, times))
+    times, level = times[order], np.cumsum(delta[order])
+    last = np.r_[times[1:] != times[:-1], True]  # level after all changes of one instant
+    return times[last], level[last]
+
+
+def capacity_steps(capacity: list[tuple[int, int]], times: np.ndarray) -> np.ndarray:
+    """Capacity in force at each instant (the first entry also covers earlier times)."""
+    since = np.array([t for t, _ in capacity], dtype=np.int64)
+    units = np.array([u for _, u in capacity], dtype=np.int64)
+    return units[np.maximum(np.searchsorted(since, times, side="right") - 1, 0)]
+
+
+def utilization(start: np.ndarray, end: np.ndarray, size: np.ndarray,
+                capacity: list[tuple[int, int]], t0: int, t1: int) -> float | None:
+    """Busy unit-seconds over available unit-seconds in ``[t0, t1)``.
+
+    Available is the capacity in force, or the units busy when more: GPUs of nodes that left
+    the managed pool stay available while the jobs they still hold run.
+    """
+    if t1 <= t0:
+        return None
+    times, level = busy_steps(start, end, size)
+    cap_times = np.array([t for t, _ in capacity], dtype=np.int64)
+    grid = np.unique(np.concatenate([[t0, t1], times, cap_times[(cap_times > t0) & (cap_times < t1)]]))
+    grid = grid[(grid >= t0) & (grid <= t1)]
+    idx = np.searchsorted(times, grid[:-1], side="right") - 1
+    busy = np.where(idx >= 0, level[np.maximum(idx, 0)], 0)
+    available = np.maximum(capacity_steps(capacity, grid[:-1]), busy)
+    width = np.diff(grid)
+    total = float((available * width).sum())
+    return float((busy * width).sum()) / total if total else None
 
 
 def summarize(jobs: pa.Table, skipped: pa.Table, *, model: str, policy: str, allocation: str | None,
@@ -132,7 +159,7 @@ def summarize(jobs: pa.Table, skipped: pa.Table, *, model: str, policy: str, all
     wait = start - submit
     t0, t1 = int(submit.min()), int(end.max())
     bsld = np.maximum(1.0, (wait + run) / np.maximum(run, BOUNDED_SLOWDOWN_TAU_S))
-    available = capacity_integral(capacity, t0, t1)
+    used = utilization(start, end, size, capacity, t0, t1)
     summary.update({
         "first_submit_time": t0,
         "last_end_time": t1,
@@ -140,7 +167,7 @@ def summarize(jobs: pa.Table, skipped: pa.Table, *, model: str, policy: str, all
         "mean_wait_s": round(float(wait.mean()), 3),
         "median_wait_s": float(np.median(wait)),
         "mean_bounded_slowdown": round(float(bsld.mean()), 6),
-        "utilization": round(float((size * run).sum()) / available, 6) if available else None,
+        "utilization": None if used is None else round(used, 6),
         "peak_busy": peak_busy(start, end, size),
     })
     return summary

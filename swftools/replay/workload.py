@@ -98,7 +98,8 @@ def prepare(table: pa.Table, model: FlatPool | GpuNodes, *,
     ok = submit_known & runtime_known & size_known
     never = ok & ~model.can_ever_fit(submit, nodes, per_node, size)
     for i in np.flatnonzero(never):
-        reasons[i] = f"{SKIP_NEVER_FITS}: {model.describe_demand(int(nodes[i]), int(per_node[i]), int(size[i]))}"
+        demand = model.describe_demand(int(nodes[i]), int(per_node[i]), int(size[i]))
+        reasons[i] = f"{SKIP_NEVER_FITS}: {demand}"
     ok &= ~never
 
     rows = np.flatnonzero(ok)

@@ -72,6 +72,7 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
             table = jt.conform(source)
         except (KeyError, ValueError, pa.ArrowException) as exc:
             raise UsageError(f"not a job table: {exc}") from None
+        report.rows = table.num_rows
         from_swf = "swf_first_line" in meta  # a table read from an SWF file keeps its lines
         lines = _lines_for(source, "swf" if from_swf else "table")
         _run(selected, "table", table, lines, report, fmt, site, opts, report.path,

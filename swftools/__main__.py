@@ -1,0 +1,5 @@
+"""``python -m swftools``."""
+
+from swftools.cli import main
+
+main()

@@ -1,0 +1,5 @@
+"""``python -m swftools.cli``."""
+
+from swftools.cli import main
+
+main()

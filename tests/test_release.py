@@ -1,0 +1,154 @@
+"""End-to-end release and verify on the bundled sample; determinism; the example archive is current."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from swftools.audit import audit, names_from_table
+from swftools.errors import InputError, UsageError
+from swftools.formats import read
+from swftools.release import release, verify
+from swftools.release.tarball import archive_files
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
+SETTINGS = ROOT / "archive" / "release-settings.example.json"
+KEY_FILE = ROOT / "archive" / "example-key.txt"
+EXAMPLE = ROOT / "archive" / "example"
+KEY = KEY_FILE.read_text().strip().encode()
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("release") / "archive"
+    release(SAMPLE, out, version="1.0.0", settings=SETTINGS, key=KEY)
+    return out
+
+
+def test_release_layout(archive):
+    files = archive_files(archive)
+    assert files == sorted([
+        ".zenodo.json", "CITATION.cff", "LICENSE", "README.md", "SHA256SUMS", "VALIDATION.json",
+        "aaic-synthetic-sample-1.0.0.tar.gz", "data/jobs.csv.gz", "data/jobs.parquet",
+        "data/jobs.swf.gz", "datapackage.json", "schemas/jobs-parquet.json", "schemas/jobs.json"])
+    readme = (archive / "README.md").read_text()
+    for section in ("## The system", "## Fields", "## Summary", "## Known issues",
+                    "## Loading the data", "## How to cite", "## License"):
+        assert section in readme
+    assert "`requested_walltime_s` | integer | s |" in readme
+    assert "CC-BY-SA-4.0" in (archive / "LICENSE").read_text() or "ShareAlike" in (archive / "LICENSE").read_text()
+    assert json.loads((archive / "VALIDATION.json").read_text())["valid"] is True
+    desc = json.loads((archive / "datapackage.json").read_text())
+    assert desc["version"] == "1.0.0" and desc["licenses"][0]["name"] == "CC-BY-SA-4.0"
+
+
+def test_archive_verifies_and_leaks_no_raw_name(archive):
+    report = verify(archive)
+    assert report.ok, report.render()
+    raw_names = names_from_table(read(SAMPLE))
+    result = audit(archive, names=raw_names, key=KEY)
+    assert result.clean, result.render()
+    tar_report = verify(archive / "aaic-synthetic-sample-1.0.0.tar.gz", names=raw_names)
+    assert tar_report.ok, tar_report.render()
+
+
+def test_tampered_file_fails_verify(archive, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(archive, copy)
+    readme = copy / "README.md"
+    readme.write_text(readme.read_text() + "\ntampered\n")
+    report = verify(copy)
+    assert not report.ok
+    assert "README.md: SHA-256 does not match SHA256SUMS (file changed)" in report.problems
+
+
+def test_swf_disagreeing_with_the_package_fails_verify(archive, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(archive, copy)
+    swf_path = copy / "data" / "jobs.swf.gz"
+    lines = gzip.decompress(swf_path.read_bytes()).decode().splitlines(keepends=True)
+    i = next(i for i, line in enumerate(lines) if not line.startswith(";"))
+    fields = lines[i].split()
+    fields[3] = str(int(fields[3]) + 1)  # run time of the first job
+    lines[i] = " ".join(fields) + "\n"
+    swf_path.write_bytes(gzip.compress("".join(lines).encode(), mtime=0))
+    report = verify(copy)
+    assert any(p.startswith("SWF field 4 (run time) disagrees with the package on 1 jobs")
+               for p in report.problems), report.problems
+    assert any(p.startswith("data/jobs.swf.gz: SHA-256 does not match") for p in report.problems)
+
+
+def test_release_is_byte_identical_across_hash_seeds(tmp_path):
+    outs = []
+    for seed in ("1", "987"):
+        out = tmp_path / f"a{seed}"
+        env = dict(os.environ, PYTHONHASHSEED=seed, SWFTOOLS_ANON_KEY=KEY.decode())
+        subprocess.run([sys.executable, "-m", "swftools.cli", "release", str(SAMPLE), "--out", str(out),
+                        "--version", "1.0.0", "--settings", str(SETTINGS)],
+                       check=True, env=env, capture_output=True)
+        outs.append(out)
+    files = archive_files(outs[0])
+    assert files == archive_files(outs[1])
+    for rel in files:
+        assert (outs[0] / rel).read_bytes() == (outs[1] / rel).read_bytes(), rel
+
+
+def test_example_archive_is_current(archive):
+    """archive/example is rebuilt by `make example-archive`; this fails when it is stale."""
+    assert archive_files(EXAMPLE) == archive_files(archive), "run `make example-archive`"
+    for rel in archive_files(archive):
+        assert (EXAMPLE / rel).read_bytes() == (archive / rel).read_bytes(), (
+            f"archive/example/{rel} is stale: run `make example-archive`")
+
+
+def test_raw_log_without_key_is_refused(tmp_path):
+    with pytest.raises(UsageError, match="raw user/group names"):
+        release(SAMPLE, tmp_path / "out", version="1.0.0", settings=SETTINGS)
+    assert not (tmp_path / "out").exists()
+
+
+def test_existing_output_is_untouched_without_force(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(UsageError, match="already exists"):
+        release(SAMPLE, out, version="1.0.0", settings=SETTINGS, key=KEY)
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_invalid_version_and_settings_are_clear_errors(tmp_path):
+    with pytest.raises(UsageError, match="not a semantic version"):
+        release(SAMPLE, tmp_path / "out", version="1.0", settings=SETTINGS, key=KEY)
+    bad = tmp_path / "settings.json"
+    bad.write_text(json.dumps({"name": "x"}))
+    with pytest.raises(InputError, match="invalid release settings"):
+        release(SAMPLE, tmp_path / "out", version="1.0.0", settings=bad, key=KEY)
+    assert not (tmp_path / "out").exists()
+
+
+def test_source_failing_validation_is_refused_and_output_untouched(tmp_path):
+    # a job that finishes 10 s later than start + walltime: wait/walltime arithmetic errors
+    lines = gzip.decompress(SAMPLE.read_bytes()).decode().splitlines(keepends=True)
+    header, first = lines[0], lines[1].rstrip("\n").split(",")
+    cols = [c.strip() for c in header.strip().split(",")]
+    first[cols.index("walltime")] = "00:00:00" if ":" in first[cols.index("walltime")] else "0"
+    bad = tmp_path / "bad.csv"
+    bad.write_text(header + ",".join(first) + "\n" + "".join(lines[2:50]))
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match="validation found"):
+        release(bad, out, version="1.0.0", settings=SETTINGS, key=KEY)
+    assert not out.exists()
+    result = release(bad, out, version="1.0.0", settings=SETTINGS, key=KEY, accept_errors=True)
+    assert "walltime-arithmetic" in (out / "README.md").read_text()
+    assert not result.validation.valid
