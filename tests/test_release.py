@@ -152,3 +152,26 @@ def test_source_failing_validation_is_refused_and_output_untouched(tmp_path):
     result = release(bad, out, version="1.0.0", settings=SETTINGS, key=KEY, accept_errors=True)
     assert "walltime-arithmetic" in (out / "README.md").read_text()
     assert not result.validation.valid
+
+
+@pytest.mark.slow
+def test_release_with_telemetry_adds_job_telemetry(tmp_path):
+    from swftools.telemetry import generate_telemetry
+
+    lines = gzip.decompress(SAMPLE.read_bytes()).decode().splitlines(keepends=True)
+    small = tmp_path / "small.csv"
+    small.write_text("".join(lines[:301]))  # header + 300 jobs (the first day)
+    jobs = read(small)
+    exports = tmp_path / "exports"
+    generate_telemetry(jobs, exports, formats=("prometheus-json-raw",), days=1)
+    out = tmp_path / "archive"
+    release(small, out, version="1.0.0", settings=SETTINGS, key=KEY,
+            telemetry={"samples": [exports / "prometheus-json-raw"],
+                       "allocations": exports / "allocations.csv"})
+    desc = json.loads((out / "datapackage.json").read_text())
+    names = [r["name"] for r in desc["resources"]]
+    assert "job_telemetry" in names
+    assert "data/job_telemetry.csv.gz" in (out / "README.md").read_text()
+    report = verify(out)
+    assert report.ok, report.render()
+    assert "frictionless validate (resource job_telemetry): valid" in report.checks

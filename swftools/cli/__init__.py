@@ -50,6 +50,8 @@ for _name in COMMAND_MODULES:
 
 def main() -> None:
     """Console-script entry point; usage errors exit 2, bad input 1."""
+    if sys.argv[1:3] == ["synth", "telemetry"]:  # `swftools synth telemetry` = `telemetry synth`
+        sys.argv[1:3] = ["telemetry", "synth"]
     try:
         app(standalone_mode=True)
     except SystemExit:

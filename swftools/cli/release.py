@@ -25,6 +25,9 @@ def register(app: typer.Typer) -> None:
         time_shift_weeks: int = typer.Option(0, "--time-shift-weeks", help="Shift all times by whole weeks."),
         accept_errors: bool = typer.Option(False, "--accept-errors", help="Publish despite validation errors (listed as known issues)."),
         force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
+        telemetry: Optional[list[Path]] = typer.Option(None, "--telemetry", help="Telemetry export file or folder (repeatable); adds job_telemetry."),
+        telemetry_map: Optional[list[str]] = typer.Option(None, "--telemetry-map", help="Metric map preset or file (repeatable; default: all presets)."),
+        allocations: Optional[Path] = typer.Option(None, "--allocations", help="Allocation table job_id,node,gpu_index for telemetry."),
     ) -> None:
         """Build a complete, deterministic, citable archive (folder + tarball) from a trace."""
         from swftools.release import pipeline
@@ -44,6 +47,7 @@ def register(app: typer.Typer) -> None:
                 result = pipeline.release(
                     source, out, version=version, settings=settings, site=site, key=key,
                     accept_errors=accept_errors, force=force, time_shift_weeks=time_shift_weeks,
+                    telemetry=_telemetry_options(telemetry, telemetry_map, allocations),
                     on_stage=lambda stage: status.update(f"release: {stage}"))
         for note in result.notes:
             typer.echo(note, err=True)
@@ -76,6 +80,17 @@ def register(app: typer.Typer) -> None:
         typer.echo(report_json(report) if as_json else report.render())
         if not report.ok:
             raise typer.Exit(EXIT_INVALID)
+
+
+def _telemetry_options(samples, maps, allocations) -> dict | None:
+    if not samples:
+        return None
+    options: dict = {"samples": list(samples)}
+    if maps:
+        options["metric_map"] = list(maps)
+    if allocations is not None:
+        options["allocations"] = allocations
+    return options
 
 
 def _env_key_set() -> bool:

@@ -122,14 +122,18 @@ def _summary(table: pa.Table, site: Site | None) -> str:
 
 def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dict[str, Any],
                    version: str, validation: Any, replay_findings: list[str], anonymized: bool,
-                   telemetry: Callable[[Path], None] | None) -> None:
+                   telemetry_table: pa.Table | None) -> None:
     lic = license_of(settings)
     props = {"name": settings["name"], "title": settings["title"], "version": version,
              "description": settings["description"],
              "licenses": [{k: v for k, v in (("name", lic.id), ("path", lic.url), ("title", lic.name)) if v}]}
     datapackage.write(table, root, site=site, force=True, properties=props)
-    if telemetry is not None:
-        telemetry(root)
+    if telemetry_table is not None:
+        from swftools.telemetry import RESOURCE, output
+
+        description = jt.get_metadata(telemetry_table)["telemetry"]["description"]
+        datapackage.add_resource(root, RESOURCE, telemetry_table, output.table_schema(), force=True,
+                                 title="Job telemetry", description=description)
     swf.write(table, root / "data" / "jobs.swf.gz", site=site, force=True)
     (root / "VALIDATION.json").write_text(
         json.dumps(validation.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
@@ -165,9 +169,13 @@ def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dic
 def release(source: str | Path, out_dir: str | Path, *, version: str, settings: str | Path | dict,
             site: Site | str | Path | None = "aaic", key: bytes | None = None,
             accept_errors: bool = False, force: bool = False, time_shift_weeks: int = 0,
-            telemetry: Callable[[Path], None] | None = None,
+            telemetry: dict[str, Any] | None = None,
             on_stage: Callable[[str], None] = lambda stage: None) -> ReleaseResult:
-    """Build a complete, deterministic archive from a trace; see the module docstring."""
+    """Build a complete, deterministic archive from a trace; see the module docstring.
+
+    ``telemetry`` (optional) is ``{"samples": [paths...], **options of telemetry.attach}``; the
+    per-job aggregates become the ``job_telemetry`` resource.
+    """
     check_version(version)
     settings = settings if isinstance(settings, dict) else load_settings(settings)
     out = Path(out_dir)
@@ -189,6 +197,15 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
 
         result = anon.anonymize(raw, key, time_shift_weeks=time_shift_weeks)
         table, raw_names, anonymized = result.table, result.raw_names(), True
+    telemetry_table = None
+    if telemetry:
+        from swftools.telemetry import attach
+
+        # joined on the recorded (unshifted) times; job ids survive anonymization unchanged
+        options = dict(telemetry)
+        samples = options.pop("samples")
+        options.setdefault("work_dir", out.resolve().parent)
+        telemetry_table = attach(raw, samples, site=site_obj, **options)
     on_stage("validate")
     from swftools.validate import validate
 
@@ -205,7 +222,7 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
     with atomic_dir(out, force=force) as tmp:
         on_stage("write")
         _write_archive(tmp, table, site_obj, settings, version, validation, replay_findings,
-                       anonymized, telemetry)
+                       anonymized, telemetry_table)
         on_stage("audit")
         notes: list[str] = []
         if raw_names:
