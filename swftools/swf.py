@@ -50,7 +50,7 @@ def read_bytes(path: str | Path) -> bytes:
 
 def _check_text(path: str, data: bytes, header_end: int) -> None:
     """Empty files and binary headers are refused here; binary job lines fail in the tokenizer."""
-    if not data.strip():
+    if not data or data.isspace():
         raise InputError(str(path), "empty file", expected="SWF header comments and job lines")
     control = _CONTROL.search(data, 0, header_end)
     if control:
@@ -70,6 +70,12 @@ def _split_header(data: bytes) -> tuple[list[str], bytes, int]:
         lines.append(data[pos:end].decode("latin-1"))
         pos = end + 1
     return lines, data[pos:], len(lines)
+
+
+def _comment_or_blank(body: bytes, row: int) -> bool:
+    """Whether job-line ``row`` of ``body`` is really a comment or a blank line."""
+    line = body.split(b"\n", row + 1)[row].strip()
+    return not line or line.startswith(b";")
 
 
 def _extract_comment_lines(body: bytes) -> tuple[bytes, list[list[Any]]]:
@@ -108,17 +114,17 @@ def _decimals(frac: np.ndarray, reasons: list[str]) -> dict[str, Any]:
     return out
 
 
-def _layout(padded: np.ndarray, tok_len: np.ndarray, flags: np.ndarray) -> dict[str, Any]:
+def _layout(pads: np.ndarray, flags: np.ndarray) -> dict[str, Any]:
     """Per-column minimum widths and whether every line follows them exactly."""
-    widths = padded.min(axis=1) if padded.shape[1] else np.ones(N_FIELDS, np.int32)
+    widths, aligned = swf_kernels.layout_from_pads(pads)
     reasons = []
     if flags[0]:
         reasons.append("tabs or carriage returns between fields")
-    if padded.shape[1] and np.any(padded != np.maximum(widths[:, None], tok_len)):
+    if not aligned:
         reasons.append("fields are not right-aligned to fixed column widths")
     if flags[1]:
         reasons.append("trailing blanks after the last field")
-    return {"widths": [int(w) for w in widths], "reasons": reasons}
+    return {"widths": widths, "reasons": reasons}
 
 
 def _tokenize_error(path: str, body: bytes, error: np.ndarray, row_lines: np.ndarray) -> InputError:
@@ -138,11 +144,23 @@ def _tokenize_error(path: str, body: bytes, error: np.ndarray, row_lines: np.nda
                       value=value, expected="a number (-1 if unknown)")
 
 
-def _check_negative(path: str, values: np.ndarray, row_lines: np.ndarray) -> None:
-    bad = (values < 0) & (values != -1)
+def _float_column(ints: np.ndarray, floats: np.ndarray, frac: np.ndarray, k: int) -> np.ndarray:
+    """Field ``k`` as float64: the integer parse, with the decimal tokens' exact values."""
+    column = ints[k].astype(np.float64)
+    decimal = frac[k] >= 0
+    column[decimal] = floats[k][decimal]
+    return column
+
+
+def _check_negative(path: str, ints: np.ndarray, floats: np.ndarray, frac: np.ndarray,
+                    row_lines: np.ndarray) -> None:
+    bad = ints < -1
+    for k in np.flatnonzero((frac >= 0).any(axis=1)):  # '-0.5' parses to an integer part of 0
+        values = _float_column(ints, floats, frac, int(k))
+        bad[k] |= (values < 0) & (values != -1)
     if bad.any():
         k, row = (int(x) for x in np.argwhere(bad)[0])
-        value = f"{values[k, row]:g}"
+        value = f"{_float_column(ints, floats, frac, k)[row]:g}"
         raise InputError(path, f"negative value {value}", line=int(row_lines[row]),
                          field=FIELDS[k].label, value=value,
                          expected="a value >= 0, or -1 for unknown")
@@ -164,10 +182,11 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False) -> pa.Ta
         reasons.append("no newline at the end of the file")
         body += b"\n"
     other_lines: list[list[Any]] = []
-    if b"\n;" in body or b"\n\n" in body or body.startswith((b"\n", b";")) or b"\n\r\n" in body:
+    ints, floats, frac, extra, pads, flags, error = swf_kernels.tokenize(body, N_FIELDS)
+    if error[0] and _comment_or_blank(body, int(error[1])):
+        # comment or blank lines among the jobs (rare): set them aside, remember where they stood
         body, other_lines = _extract_comment_lines(body)
-    ints, floats, frac, padded, tok_len, extra, flags, error = swf_kernels.tokenize(
-        np.frombuffer(body, dtype=np.uint8), N_FIELDS)
+        ints, floats, frac, extra, pads, flags, error = swf_kernels.tokenize(body, N_FIELDS)
     n_rows = ints.shape[1]
     row_lines = np.arange(n_rows, dtype=np.int64) + n_header + 1
     for row_before, _ in other_lines:
@@ -181,25 +200,25 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False) -> pa.Ta
                                          "first_line": int(row_lines[rows_extra[0]])}
         reasons.append(f"{len(rows_extra)} job lines have more than {N_FIELDS} fields "
                        "(extra fields dropped)")
-    layout = _layout(padded, tok_len, flags)
+    layout = _layout(pads, flags)
     reasons = layout.pop("reasons") + reasons
-    del padded, tok_len
     layout["decimals"] = _decimals(frac, reasons)
-    _check_negative(name, floats, row_lines)
+    _check_negative(name, ints, floats, frac, row_lines)
     pairs = parse_header(header_lines)
     origin = header_int(pairs, "UnixStartTime")
     values: dict[str, Any] = {}
     for k, field in enumerate(FIELDS):
         has_frac = bool((frac[k] >= 0).any()) if n_rows else False
         if field is SwfField.AVERAGE_CPU_TIME_USED:
-            col = floats[k]
+            col = _float_column(ints, floats, frac, k)
             values[field.column] = pa.array(col, mask=col == -1.0)
             continue
         if has_frac:
             if field not in FRACTIONAL_FIELDS:
                 reasons.append(f"{field.label} holds decimals in a count field")
-            rounded = np.rint(floats[k]).astype(np.int64)
-            if np.any(rounded != floats[k]):
+            exact = _float_column(ints, floats, frac, k)
+            rounded = np.rint(exact).astype(np.int64)
+            if np.any(rounded != exact):
                 reasons.append(f"{field.label}: fractional values rounded to whole seconds")
             values[field.column] = _column(rounded)
         else:

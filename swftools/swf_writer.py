@@ -34,12 +34,12 @@ def _decimal_digits(values: np.ndarray, field: SwfField, decimals: dict[str, Any
     return np.where(values != np.floor(values), 2, -1).astype(np.int8)
 
 
-def format_lines(table: pa.Table, widths: list[int] | tuple[int, ...] = PWA_WIDTHS,
-                 decimals: dict[str, Any] | None = None, site: Any = None) -> bytes:
-    """The job lines of ``table`` as SWF text (one line per row, newline-terminated)."""
+def format_chunks(table: pa.Table, widths: list[int] | tuple[int, ...] = PWA_WIDTHS,
+                  decimals: dict[str, Any] | None = None, site: Any = None) -> list[np.ndarray]:
+    """The job lines of ``table`` as SWF text, in consecutive byte chunks (uint8 arrays)."""
     n_rows = table.num_rows
     if n_rows == 0:
-        return b""
+        return []
     ints = np.empty((len(FIELDS), n_rows), dtype=np.int64)
     scaled = np.zeros((len(FIELDS), n_rows), dtype=np.int64)
     digits = np.full((len(FIELDS), n_rows), -1, dtype=np.int8)
@@ -52,8 +52,13 @@ def format_lines(table: pa.Table, widths: list[int] | tuple[int, ...] = PWA_WIDT
                 scaled[k] = np.rint(column * 10.0 ** np.maximum(digits[k], 0))
         else:
             ints[k] = column
-    return swf_kernels.format_lines(ints, scaled, digits,
-                                    np.asarray(widths, dtype=np.int64)).tobytes()
+    return swf_kernels.format_lines(ints, scaled, digits, np.asarray(widths, dtype=np.int64))
+
+
+def format_lines(table: pa.Table, widths: list[int] | tuple[int, ...] = PWA_WIDTHS,
+                 decimals: dict[str, Any] | None = None, site: Any = None) -> bytes:
+    """The job lines of ``table`` as SWF text (one line per row, newline-terminated)."""
+    return b"".join(chunk.tobytes() for chunk in format_chunks(table, widths, decimals, site))
 
 
 def _insert_other_lines(body: bytes, other_lines: list[list[Any]]) -> bytes:
@@ -83,30 +88,39 @@ def _header_lines(table: pa.Table, site: Any) -> list[str]:
     return render_header(build_header(table, site))
 
 
-def to_bytes(table: pa.Table, site: Any = None) -> bytes:
-    """The complete SWF file content for ``table``."""
+def _content(table: pa.Table, site: Any) -> list[bytes | np.ndarray]:
+    """Header bytes followed by the job-line chunks."""
     meta = jt.get_metadata(table)
     layout = meta.get("swf_layout") or {}
     same_rows = layout.get("n_rows") == table.num_rows
     widths = layout.get("widths", PWA_WIDTHS) if same_rows else PWA_WIDTHS
     decimals = layout.get("decimals") if same_rows else None
-    body = format_lines(table, widths, decimals, site)
-    if same_rows:
-        body = _insert_other_lines(body, layout.get("other_lines", []))
     header = "".join(f"{line}\n" for line in _header_lines(table, site)).encode("latin-1")
-    return header + body
+    chunks: list[bytes | np.ndarray] = list(format_chunks(table, widths, decimals, site))
+    if same_rows and layout.get("other_lines"):
+        chunks = [_insert_other_lines(b"".join(c.tobytes() for c in chunks), layout["other_lines"])]
+    return [header, *chunks]
+
+
+def to_bytes(table: pa.Table, site: Any = None) -> bytes:
+    """The complete SWF file content for ``table``."""
+    return b"".join(bytes(part) if isinstance(part, bytes) else part.tobytes()
+                    for part in _content(table, site))
 
 
 def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = False,
           progress: bool = False) -> list[str]:
     """Write ``table`` as SWF (gzip when the path ends in .gz); returns the loss report."""
     del progress
-    content = to_bytes(table, site)
+    parts = _content(table, site)
     with atomic_file(path, force) as tmp:
-        if str(path).endswith(".gz"):
-            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
-                                                       mtime=0, compresslevel=6) as gz:
-                gz.write(content)
-        else:
-            tmp.write_bytes(content)
+        with open(tmp, "wb") as raw:
+            if str(path).endswith(".gz"):
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
+                                   compresslevel=6) as gz:
+                    for part in parts:
+                        gz.write(part)
+            else:
+                for part in parts:
+                    raw.write(part)
     return describe_losses(table, site)

@@ -279,3 +279,79 @@ def test_truncated_gzip(tmp_path):
     path = _write(tmp_path, data[: len(data) // 2], "cut.swf.gz")
     with pytest.raises(InputError, match=r"cut\.swf\.gz: truncated or corrupt gzip data"):
         swf.read(path)
+
+
+# --- the threaded kernels: chunk boundaries must not change anything -------------------------
+
+@pytest.fixture
+def tiny_chunks(monkeypatch):
+    """Force the multi-threaded path (3 chunks) even on small inputs."""
+    from swftools import swf_kernels
+
+    monkeypatch.setattr(swf_kernels, "_MIN_CHUNK_BYTES", 1)
+    monkeypatch.setattr(swf_kernels, "_MIN_CHUNK_ROWS", 1)
+    monkeypatch.setattr(swf_kernels, "_workers", lambda: 3)
+
+
+@given(swf_jobs(min_size=0, max_size=40))
+def test_chunked_kernels_match_single_pass(table):
+    import swftools.swf_kernels as kernels
+
+    single = to_bytes(table)
+    saved = kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers
+    kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers = 1, 1, (lambda: 3)
+    try:
+        chunked = to_bytes(table)
+        body = b"".join(line + b"\n" for line in single.split(b"\n") if line and not line.startswith(b";"))
+        ints_c = kernels.tokenize(body, 18)
+    finally:
+        kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers = saved
+    ints_s = kernels.tokenize(body, 18)
+    assert chunked == single
+    assert np.array_equal(ints_c[0], ints_s[0]) and np.array_equal(ints_c[2], ints_s[2])
+    assert np.array_equal(ints_c[3], ints_s[3]) and np.array_equal(ints_c[4], ints_s[4])
+    assert list(ints_c[6]) == list(ints_s[6])
+
+
+def test_chunked_error_reports_the_first_bad_line(tmp_path, tiny_chunks):
+    lines = [JOB.replace("    1 ", f"{i:5d} ", 1) for i in range(1, 40)]
+    lines[25] = lines[25].replace(" 200 ", " 2x0 ", 1)
+    lines[31] = "1 2 3"
+    path = _write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(InputError) as err:
+        swf.read(path)
+    assert str(err.value).endswith(":26: field 9 (requested time): '2x0' is not a number "
+                                   "(expected a number (-1 if unknown))")
+
+
+def test_chunked_real_excerpt_round_trips(tiny_chunks, tmp_path):
+    path = trace_path("NASA-iPSC-1993-3-excerpt228.swf.gz")
+    table = swf.read(path)
+    swf.write(table, tmp_path / "out.swf")
+    assert (tmp_path / "out.swf").read_bytes() == swf.read_bytes(path)
+
+
+@given(st.lists(st.lists(st.integers(-1, 10**7), min_size=18, max_size=18), min_size=1, max_size=12),
+       st.lists(st.integers(1, 9), min_size=18, max_size=18), st.data())
+def test_layout_is_exact_exactly_when_the_bytes_come_back(rows, widths, data):
+    """The reader's 'exact' verdict must agree with an actual write-back comparison."""
+    lines = []
+    for row in rows:
+        row[0] = abs(row[0])
+        fields = []
+        for k, v in enumerate(row):
+            text = str(v)
+            pad = widths[k] - len(text)
+            if data.draw(st.booleans(), label="disturb") and data.draw(st.booleans()):
+                pad += data.draw(st.integers(1, 2))  # an irregular extra blank
+            fields.append(" " * max(pad, 0) + text)
+        lines.append(" ".join(fields))
+    text = "\n".join(lines) + "\n"
+    path = Path(f"/tmp/swftools-layout-{id(rows)}.swf")
+    try:
+        path.write_text(text)
+        table = swf.read(path)
+    finally:
+        path.unlink(missing_ok=True)
+    exact = jt.get_metadata(table)["swf_layout"]["exact"]
+    assert exact == (to_bytes(table).decode() == text)
