@@ -10,15 +10,7 @@ import os
 import sys
 import time
 
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory (VmHWM: unlike ru_maxrss it does not inherit the
-    parent's peak across fork + exec)."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+from _harness import peak_rss_mb
 
 
 def main() -> None:

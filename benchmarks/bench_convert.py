@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _harness import CACHE, best_of, peak_rss_mb, synthetic_log
+
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / "benchmarks" / ".cache"
 RICC = ROOT.parent / "shared" / "traces" / "RICC-2010-2.swf.gz"
 
 
@@ -50,32 +48,20 @@ def _measure(kind: str, src: str, dst: str) -> dict:
         else:
             raise SystemExit(f"unknown measurement {kind}")
     elapsed = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": elapsed, "peak_mb": peak_mb}
+    return {"seconds": elapsed, "peak_mb": peak_rss_mb()}
 
 
 def measure(kind: str, src: Path, dst: Path, repeat: int) -> dict:
     """Best of ``repeat`` fresh-process runs."""
-    best = None
-    for _ in range(repeat):
-        out = subprocess.run([sys.executable, __file__, "--measure", kind, str(src), str(dst)],
-                             check=True, capture_output=True, text=True)
-        result = json.loads(out.stdout.strip().splitlines()[-1])
-        if best is None or result["seconds"] < best["seconds"]:
-            best = result
-    return best
+    return best_of(repeat, "seconds", __file__, "--measure", kind, str(src), str(dst))
 
 
 def synthetic_inputs(n_jobs: int) -> tuple[Path, Path]:
     """The cached synthetic NQSII log and its SWF conversion."""
-    from swftools import nqsii, swf, synth
+    from swftools import nqsii, swf
 
-    CACHE.mkdir(parents=True, exist_ok=True)
-    log = CACHE / f"synth-{n_jobs}.csv.gz"
+    log = synthetic_log(n_jobs)
     swf_path = CACHE / f"synth-{n_jobs}.swf"
-    if not log.exists():
-        print(f"generating a {n_jobs}-job synthetic log (cached in {CACHE}) ...", flush=True)
-        nqsii.write(synth.generate(n_jobs, seed=460), log, form="raw", force=True)
     if not swf_path.exists():
         swf.write(nqsii.read(log), swf_path, site="aaic", force=True)
     return log, swf_path

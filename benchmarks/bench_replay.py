@@ -37,23 +37,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from _harness import CACHE, best_of, peak_rss_mb, synthetic_log
+
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / "benchmarks" / ".cache"
 RICC = ROOT.parent / "shared" / "traces" / "RICC-2010-2.swf.gz"
 ACCASIM_VENV = Path(tempfile.gettempdir()) / "accasim-venv"
 ACCASIM_VERSION = "1.1.3"
-SEED = 460
 TARGETS = {"gpu": 10.0, "swf": 4.0, "ricc": 10.0}
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory (VmHWM: unlike ru_maxrss it does not inherit the
-    parent's peak across fork + exec)."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def _measure(kind: str, src: str) -> dict:
@@ -83,26 +73,15 @@ def _measure(kind: str, src: str) -> dict:
 
 def measure(kind: str, src: Path, repeat: int) -> dict:
     """Best (by replay time) of ``repeat`` fresh-process runs."""
-    best = None
-    for _ in range(repeat):
-        out = subprocess.run([sys.executable, __file__, "--measure", kind, str(src)],
-                             check=True, capture_output=True, text=True)
-        result = json.loads(out.stdout.strip().splitlines()[-1])
-        if best is None or result["replay_s"] < best["replay_s"]:
-            best = result
-    return best
+    return best_of(repeat, "replay_s", __file__, "--measure", kind, str(src))
 
 
 def synthetic_inputs(n_jobs: int) -> tuple[Path, Path]:
     """The cached synthetic NQSII log (shared with bench_convert) and its SWF conversion."""
-    from swftools import nqsii, swf, synth
+    from swftools import nqsii, swf
 
-    CACHE.mkdir(parents=True, exist_ok=True)
-    log = CACHE / f"synth-{n_jobs}.csv.gz"
+    log = synthetic_log(n_jobs)
     swf_path = CACHE / f"replay-synth-{n_jobs}.swf"
-    if not log.exists():
-        print(f"generating a {n_jobs}-job synthetic log (cached in {CACHE}) ...", flush=True)
-        nqsii.write(synth.generate(n_jobs, seed=SEED), log, form="raw", force=True)
     if not swf_path.exists():
         swf.write(nqsii.read(log, site="aaic"), swf_path, site="aaic", force=True)
     return log, swf_path

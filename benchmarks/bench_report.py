@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _harness import best_of, peak_rss_mb, synthetic_log
+
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / "benchmarks" / ".cache"
 RICC = ROOT.parent / "shared" / "traces" / "RICC-2010-2.swf.gz"
 TARGET_S, TARGET_MB = 30.0, 1024.0
 
@@ -35,33 +34,13 @@ def _measure(src: str) -> dict:
         start = time.perf_counter()
         result = report(src, Path(tmp) / "report")
         elapsed = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": elapsed, "peak_mb": peak_mb, "stages": result.timings_s,
+    return {"seconds": elapsed, "peak_mb": peak_rss_mb(), "stages": result.timings_s,
             "jobs": result.data["trace"]["jobs"], "figures": len(result.figures)}
 
 
 def measure(src: Path, repeat: int) -> dict:
     """Best of ``repeat`` fresh-process runs."""
-    best = None
-    for _ in range(repeat):
-        out = subprocess.run([sys.executable, __file__, "--measure", str(src)],
-                             check=True, capture_output=True, text=True)
-        result = json.loads(out.stdout.strip().splitlines()[-1])
-        if best is None or result["seconds"] < best["seconds"]:
-            best = result
-    return best
-
-
-def synthetic_log(n_jobs: int) -> Path:
-    """The cached synthetic NQSII log (shared with bench_convert.py)."""
-    from swftools import nqsii, synth
-
-    CACHE.mkdir(parents=True, exist_ok=True)
-    log = CACHE / f"synth-{n_jobs}.csv.gz"
-    if not log.exists():
-        print(f"generating a {n_jobs}-job synthetic log (cached in {CACHE}) ...", flush=True)
-        nqsii.write(synth.generate(n_jobs, seed=460), log, form="raw", force=True)
-    return log
+    return best_of(repeat, "seconds", __file__, "--measure", str(src))
 
 
 def _print(label: str, result: dict, check: bool) -> bool:

@@ -6,7 +6,7 @@ metrics (gpu_util_pct, gpu_mem_used_mib, gpu_power_w) as the canonical long tabl
 (one row per metric: about 247.6 M rows, sorted by ts), and back-to-back single-GPU jobs (mean
 2 h, mean gap 30 min; about 550 k jobs) with their allocation table.
 
-Each contender runs in its own subprocess (peak RSS = the child's ru_maxrss):
+Each contender runs in its own subprocess (peak RSS = the child's VmHWM):
 * hand:   ``read_parquet ASOF JOIN alloc ON node, gpu, ts >= start WHERE ts < end GROUP BY job,
           metric`` with count/sum/min/max, DuckDB defaults (no memory limit set, one query);
 * attach: ``swftools.telemetry.attach`` with its defaults (memory limit 60 % of RAM, day
@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
-import sys
 import time
 from pathlib import Path
+
+from _harness import peak_rss_mb, run_child
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 T0 = 1_500_000_000 // 86400 * 86400  # a UTC midnight in July 2017
@@ -134,11 +133,8 @@ def run_attach(p: dict[str, Path]) -> dict:
 
 def child(which: str, days: int, nodes: int, gpus: int) -> dict:
     """Run one contender in a fresh interpreter; add its peak RSS."""
-    cmd = [sys.executable, __file__, "--child", which, "--days", str(days), "--nodes", str(nodes),
-           "--gpus", str(gpus)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
+    return run_child(__file__, "--child", which, "--days", str(days), "--nodes", str(nodes),
+                     "--gpus", str(gpus))
 
 
 def main() -> None:
@@ -151,7 +147,7 @@ def main() -> None:
     p = paths(args.days, args.nodes, args.gpus)
     if args.child:
         result = (run_hand if args.child == "hand" else run_attach)(p)
-        result["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        result["peak_rss_gib"] = peak_rss_mb() / 1024
         print(json.dumps(result))
         return
     t = time.perf_counter()

@@ -22,14 +22,12 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from swftools.errors import InputError, UsageError
+from swftools.table import ARROW_TYPES  # Table Schema type -> Arrow type
 
 GZIP_LEVEL = 6
 PARQUET_COMPRESSION = "zstd"
 _CHUNK = 1 << 20
 
-# Table Schema type -> Arrow type, for the types swftools writes.
-ARROW_TYPES = {"integer": pa.int64(), "number": pa.float64(), "string": pa.string(),
-               "boolean": pa.bool_()}
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _BOOLEAN = {"true", "false", "True", "False", "TRUE", "FALSE", "1", "0"}
 _EXPECTED_TEXT = {"integer": "an integer", "number": "a number", "boolean": "true or false"}

@@ -12,6 +12,7 @@ from typing import Any
 from swftools.errors import InputError, UsageError
 from swftools.resources import load_json
 from swftools.site import PRESETS, Site, load_site
+from swftools.site import resolve_site as _resolve_site
 
 FORMS = ("published", "raw")
 DEFAULT_SITE = "aaic"
@@ -70,11 +71,12 @@ def form_schema(form: str) -> FormSchema:
 
 
 def resolve_site(site: Site | str | Path | None) -> Site:
-    """A Site from a Site, a preset name, a site file path, or None (the AAIC preset)."""
-    if isinstance(site, Site):
-        return site
-    name = DEFAULT_SITE if site is None else str(site)
-    return _preset(name) if name in PRESETS else load_site(name)
+    """A Site from a Site, a preset name, a site file path, or None (the AAIC preset).
+    Presets are loaded once; everything else goes through ``swftools.site.resolve_site``."""
+    name = DEFAULT_SITE if site is None else site
+    if not isinstance(name, Site) and str(name) in PRESETS:
+        return _preset(str(name))
+    return _resolve_site(name)
 
 
 @lru_cache(maxsize=None)

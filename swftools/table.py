@@ -20,7 +20,8 @@ METADATA_KEY = b"swftools"
 
 # Table Schema type -> Arrow type. Integers are int64 everywhere so that arithmetic on epoch
 # seconds never overflows and nulls (unknown, SWF -1) are representable.
-_ARROW_TYPES = {"integer": pa.int64(), "number": pa.float64(), "string": pa.string()}
+ARROW_TYPES = {"integer": pa.int64(), "number": pa.float64(), "string": pa.string(),
+               "boolean": pa.bool_()}
 
 
 def table_schema() -> dict[str, Any]:
@@ -28,14 +29,19 @@ def table_schema() -> dict[str, Any]:
     return json.loads(json.dumps(load_json("jobs.schema.json")))
 
 
+def arrow_schema_of(schema: dict[str, Any]) -> pa.Schema:
+    """The Arrow schema of a Table Schema dict: its fields in order, nullable unless required."""
+    fields = []
+    for f in schema["fields"]:
+        required = f.get("constraints", {}).get("required", False)
+        fields.append(pa.field(f["name"], ARROW_TYPES[f["type"]], nullable=not required))
+    return pa.schema(fields)
+
+
 @lru_cache(maxsize=1)
 def arrow_schema() -> pa.Schema:
     """The Arrow schema of the job table, built from the Table Schema file."""
-    fields = []
-    for f in load_json("jobs.schema.json")["fields"]:
-        required = f.get("constraints", {}).get("required", False)
-        fields.append(pa.field(f["name"], _ARROW_TYPES[f["type"]], nullable=not required))
-    return pa.schema(fields)
+    return arrow_schema_of(load_json("jobs.schema.json"))
 
 
 def column_names() -> list[str]:

@@ -41,27 +41,22 @@ from scipy.stats import ks_2samp
 
 from swftools.replay.result import (BOUNDED_SLOWDOWN_TAU_S, ReplayResult, busy_steps,
                                     capacity_steps)
+from swftools.replay.workload import int_column
 
 DAY_S = 86_400
 IMPOSSIBLE_REASONS = ("before-submit", "no-room", "delays-head")
 
 
-def _col(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
-    col = table.column(name).combine_chunks() if table.num_rows else pa.array([], pa.int64())
-    known = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    return np.asarray(col.fill_null(0).to_numpy(zero_copy_only=False)).astype(np.int64), known
-
-
 def recorded_jobs(table: pa.Table) -> dict[str, np.ndarray]:
     """Jobs of ``table`` with a known recorded schedule: submit, start, finish, units held."""
-    job_id, _ = _col(table, "job_id")
-    submit, submit_known = _col(table, "submit_time")
-    start, start_known = _col(table, "start_time")
-    finish, finish_known = _col(table, "finish_time")
-    alloc, alloc_known = _col(table, "gpus")
-    req, req_known = _col(table, "requested_procs")
-    runtime, runtime_known = _col(table, "walltime_s")
-    req_time, req_time_known = _col(table, "requested_walltime_s")
+    job_id, _ = int_column(table, "job_id")
+    submit, submit_known = int_column(table, "submit_time")
+    start, start_known = int_column(table, "start_time")
+    finish, finish_known = int_column(table, "finish_time")
+    alloc, alloc_known = int_column(table, "gpus")
+    req, req_known = int_column(table, "requested_procs")
+    runtime, runtime_known = int_column(table, "walltime_s")
+    req_time, req_time_known = int_column(table, "requested_walltime_s")
     units = np.where(alloc_known & (alloc > 0), alloc, req)
     units_known = (alloc_known & (alloc > 0)) | (req_known & (req > 0))
     ok = submit_known & start_known & finish_known & units_known & (finish >= start)

@@ -49,7 +49,7 @@ class Workload:
         return len(self.row)
 
 
-def _int_column(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
+def int_column(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     """(values with nulls as 0, known mask) of an integer column."""
     col = table.column(name).combine_chunks() if table.num_rows else pa.array([], pa.int64())
     known = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
@@ -61,14 +61,14 @@ def prepare(table: pa.Table, model: FlatPool | GpuNodes, *,
             kill_at_request: bool = False) -> Workload:
     """Extract the replayable jobs of ``table`` for ``model``; report the others with a reason."""
     n = table.num_rows
-    job_id, _ = _int_column(table, "job_id")
-    submit, submit_known = _int_column(table, "submit_time")
-    runtime, runtime_known = _int_column(table, "walltime_s")
-    requested_time, requested_time_known = _int_column(table, "requested_walltime_s")
-    requested_procs, requested_procs_known = _int_column(table, "requested_procs")
-    allocated, allocated_known = _int_column(table, "gpus")
-    nodes_col, nodes_known = _int_column(table, "nodes")
-    per_node_col, per_node_known = _int_column(table, "gpus_per_node")
+    job_id, _ = int_column(table, "job_id")
+    submit, submit_known = int_column(table, "submit_time")
+    runtime, runtime_known = int_column(table, "walltime_s")
+    requested_time, requested_time_known = int_column(table, "requested_walltime_s")
+    requested_procs, requested_procs_known = int_column(table, "requested_procs")
+    allocated, allocated_known = int_column(table, "gpus")
+    nodes_col, nodes_known = int_column(table, "nodes")
+    per_node_col, per_node_known = int_column(table, "gpus_per_node")
 
     use_requested = requested_procs_known & (requested_procs > 0)
     size = np.where(use_requested, requested_procs, allocated)

@@ -9,10 +9,9 @@ import duckdb
 import pyarrow as pa
 
 from swftools.resources import load_json
+from swftools.table import arrow_schema_of
 from swftools.telemetry.engine import MERGE_SQL, MICRO
 
-_ARROW = {"integer": pa.int64(), "number": pa.float64(), "string": pa.string(),
-          "boolean": pa.bool_()}
 DIGITS = 6  # figures are rounded to 1e-6 of their unit (sums are exact to that resolution)
 
 
@@ -23,11 +22,7 @@ def table_schema() -> dict[str, Any]:
 
 def arrow_schema() -> pa.Schema:
     """The Arrow schema of ``job_telemetry``, from its Table Schema file."""
-    fields = []
-    for f in load_json("job_telemetry.schema.json")["fields"]:
-        required = f.get("constraints", {}).get("required", False)
-        fields.append(pa.field(f["name"], _ARROW[f["type"]], nullable=not required))
-    return pa.schema(fields)
+    return arrow_schema_of(load_json("job_telemetry.schema.json"))
 
 
 def _mean(metric: str) -> str:

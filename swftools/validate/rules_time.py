@@ -30,6 +30,15 @@ def _duration_rule(ctx: Context, duration: str, first: str, last: str) -> None:
              value=d, expected=lambda i: f"{diff[i]} ({last} - {first})")
 
 
+def _order_rule(ctx: Context, first: str, last: str, message: str) -> None:
+    """Flag ``last`` where it is before ``first``; ``message`` takes the seconds between them."""
+    ctx.require(first, last)
+    v1, v2, known = _pair(ctx, first, last)
+    bad = known & (v2 < v1)
+    ctx.flag(bad, last, lambda i: message.format(v1[i] - v2[i]),
+             value=v2, expected=lambda i: f">= {v1[i]} ({first})")
+
+
 @rule("wait-arithmetic", "error", "time",
       "wait_s equals start_time - submit_time wherever all three are known.")
 def wait_arithmetic(ctx: Context) -> None:
@@ -45,21 +54,13 @@ def walltime_arithmetic(ctx: Context) -> None:
 @rule("start-before-submit", "error", "time",
       "A job starts at or after its submission (start_time >= submit_time).")
 def start_before_submit(ctx: Context) -> None:
-    ctx.require("submit_time", "start_time")
-    submit, start, known = _pair(ctx, "submit_time", "start_time")
-    bad = known & (start < submit)
-    ctx.flag(bad, "start_time", lambda i: f"starts {submit[i] - start[i]} s before its submission",
-             value=start, expected=lambda i: f">= {submit[i]} (submit_time)")
+    _order_rule(ctx, "submit_time", "start_time", "starts {} s before its submission")
 
 
 @rule("finish-before-start", "error", "time",
       "A job finishes at or after its start (finish_time >= start_time).")
 def finish_before_start(ctx: Context) -> None:
-    ctx.require("start_time", "finish_time")
-    start, finish, known = _pair(ctx, "start_time", "finish_time")
-    bad = known & (finish < start)
-    ctx.flag(bad, "finish_time", lambda i: f"finishes {start[i] - finish[i]} s before it starts",
-             value=finish, expected=lambda i: f">= {start[i]} (start_time)")
+    _order_rule(ctx, "start_time", "finish_time", "finishes {} s before it starts")
 
 
 def _prev_known(values: np.ndarray, known: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
