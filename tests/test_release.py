@@ -175,3 +175,17 @@ def test_release_with_telemetry_adds_job_telemetry(tmp_path):
     report = verify(out)
     assert report.ok, report.render()
     assert "frictionless validate (resource job_telemetry): valid" in report.checks
+
+
+def test_unusable_output_location_is_a_clear_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(UsageError, match="output parent is not an existing directory"):
+        release(SAMPLE, blocker / "out", version="1.0.0", settings=SETTINGS, key=KEY)
+    # root can write anywhere, so simulate a read-only parent through os.access
+    import swftools.release.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline.os, "access", lambda path, mode: False)
+    with pytest.raises(UsageError, match="not writable"):
+        release(SAMPLE, tmp_path / "out", version="1.0.0", settings=SETTINGS, key=KEY)
+    assert not (tmp_path / "out").exists()

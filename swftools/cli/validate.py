@@ -127,7 +127,8 @@ def register(app: typer.Typer) -> None:
                 if not summary_only:
                     for finding in report.findings:
                         typer.echo(finding.render())
-                console.print(summary_table(report, console.width))
+                if report.summary():  # a clean report needs no empty table
+                    console.print(summary_table(report, console.width))
                 typer.echo(report.status_line())
         raise typer.Exit(EXIT_OK if all(r.valid for r in reports) else EXIT_INVALID)
 

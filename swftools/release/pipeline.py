@@ -7,6 +7,7 @@ stage succeeded, so a failed release leaves the output folder untouched.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,8 +182,10 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
     out = Path(out_dir)
     if out.exists() and not force:
         raise UsageError(f"{out}: already exists (use --force to replace it)")
-    if not out.parent.exists():
-        raise UsageError(f"{out.parent}: output parent directory does not exist")
+    if not out.parent.is_dir():
+        raise UsageError(f"{out.parent}: output parent is not an existing directory")
+    if not os.access(out.parent, os.W_OK):
+        raise UsageError(f"{out.parent}: output parent directory is not writable")
     site_obj = resolve_site(site)
     on_stage("read")
     raw = formats.read(source, site=site_obj)
