@@ -16,7 +16,6 @@ from swftools.swf_fields import FIELDS, SwfField
 
 # swf.md §8: termcode 0->1, 1->0, 2 (walltime exceeded)->0, 3 and 4 (cancelled)->5.
 DEFAULT_STATUS = {0: 1, 1: 0, 2: 0, 3: 5, 4: 5}
-_INT_RE = r"^\d+$"
 
 
 def _is_swf(table: pa.Table) -> bool:
@@ -32,15 +31,30 @@ def time_origin(table: pa.Table) -> int:
     return int(first) if first is not None else 0
 
 
+def _as_ids(col: pa.ChunkedArray) -> pa.Array | None:
+    """The column as integer ids when every value is written exactly as a non-negative decimal
+    number ('7', not '007', '+7' or '-7'); else None (names, to be numbered)."""
+    try:
+        ids = pc.cast(col, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if col.null_count == len(col):
+        return ids
+    same_text = pc.equal(pc.cast(ids, pa.string()), col)
+    if pc.min(ids).as_py() < 0 or not pc.all(same_text).as_py():
+        return None
+    return ids
+
+
 def _numeric_ids(col: pa.ChunkedArray) -> bool:
-    valid = col.drop_null()
-    return len(valid) == 0 or bool(pc.all(pc.match_substring_regex(valid, _INT_RE)).as_py())
+    return _as_ids(col) is not None
 
 
 def dense_ids(col: pa.ChunkedArray) -> pa.Array:
     """Numbers 1..N by first appearance (null stays null); numeric ids are kept as they are."""
-    if _numeric_ids(col):
-        return pc.cast(col, pa.int64())
+    ids = _as_ids(col)
+    if ids is not None:
+        return ids
     distinct = pc.unique(col.drop_null())
     return pc.add(pc.cast(pc.index_in(col, value_set=distinct), pa.int64()), 1)
 

@@ -355,3 +355,18 @@ def test_layout_is_exact_exactly_when_the_bytes_come_back(rows, widths, data):
         path.unlink(missing_ok=True)
     exact = jt.get_metadata(table)["swf_layout"]["exact"]
     assert exact == (to_bytes(table).decode() == text)
+
+
+@pytest.mark.parametrize("users, expected", [
+    (["7", "3", "7", None], [7, 3, 7, -1]),          # SWF user numbers are kept
+    (["alice", "bob", "alice"], [1, 2, 1]),          # names numbered by first appearance
+    (["007", "7"], [1, 2]),                          # '007' is a name, not the id 7
+    (["+7", "8"], [1, 2]),
+    (["-7", "8"], [1, 2]),
+])
+def test_user_ids_in_swf(users, expected):
+    from swftools.swf_meta import swf_field_values
+
+    table = jt.from_columns({"job_id": list(range(1, len(users) + 1)), "user": users},
+                            {"source_format": "swf"})
+    assert swf_field_values(table)[11].to_pylist() == expected
