@@ -71,3 +71,13 @@ def test_console_script_output_is_deterministic(tmp_path):
                        check=True, capture_output=True, env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"})
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
+
+
+def test_progress_is_shown_for_large_inputs_only(tmp_path):
+    from swftools import progress
+
+    assert progress.estimated_lines(trace_path("RICC-2010-2.swf.gz")) > progress.LARGE_INPUT_LINES
+    assert progress.estimated_lines(SAMPLE) < progress.LARGE_INPUT_LINES
+    assert progress.wanted(SAMPLE, None) is False  # not a terminal, small input
+    result = runner.invoke(app, ["convert", str(SAMPLE), str(tmp_path / "p.swf"), "--progress"])
+    assert result.exit_code == 0, result.output
