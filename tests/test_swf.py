@@ -24,6 +24,16 @@ GOLDEN = Path(__file__).parent / "golden" / "swf"
 JOB = "    1        0     10    100    4     -1    -1    4    200    -1  1   1   1  -1  1  1 -1 -1"
 
 
+def _read_text(content: str | bytes):
+    """Read SWF content through a temporary file (hypothesis tests cannot use tmp_path)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.swf"
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        return swf.read(path)
+
+
 def _write(tmp_path: Path, text: str | bytes, name: str = "t.swf") -> Path:
     path = tmp_path / name
     path.write_bytes(text.encode() if isinstance(text, str) else text)
@@ -60,12 +70,7 @@ def test_excerpt_header_and_values():
 @given(swf_jobs())
 def test_table_swf_table_round_trip(table):
     data = to_bytes(table)
-    path = Path(f"/tmp/swftools-prop-{id(table)}.swf")
-    try:
-        path.write_bytes(data)
-        back = swf.read(path)
-    finally:
-        path.unlink(missing_ok=True)
+    back = _read_text(data)
     for name in jt.column_names():
         assert back.column(name).to_pylist() == table.column(name).to_pylist(), name
     assert to_bytes(back) == data  # and writing the re-read table gives the same bytes
@@ -101,12 +106,7 @@ def test_parser_accepts_any_whitespace(rows, separators, data):
         seps = [data.draw(st.sampled_from(separators)) for _ in row[1:]]
         text = lead + str(row[0]) + "".join(s + str(v) for s, v in zip(seps, row[1:]))
         lines.append(text + data.draw(st.sampled_from(["", " "])))
-    path = Path(f"/tmp/swftools-ws-{id(rows)}.swf")
-    try:
-        path.write_text("; Version: 2.2\n" + "\n".join(lines) + "\n")
-        table = swf.read(path)
-    finally:
-        path.unlink(missing_ok=True)
+    table = _read_text("; Version: 2.2\n" + "\n".join(lines) + "\n")
     # every field parsed, -1 -> null (SWF submit offsets have no UnixStartTime here)
     for k, field in enumerate(FIELDS):
         if field.column in ("user", "group", "queue"):
@@ -126,12 +126,7 @@ def test_decimals_keep_their_written_precision(values):
         cpu = f"{whole}.{cents:02d}" if decimal else str(whole)
         lines.append(f"{i} 0 0 10 1 {cpu} -1 1 10 -1 1 1 1 -1 1 1 -1 -1")
     text = "\n".join(lines) + "\n"
-    path = Path(f"/tmp/swftools-dec-{id(values)}.swf")
-    try:
-        path.write_text(text)
-        table = swf.read(path)
-    finally:
-        path.unlink(missing_ok=True)
+    table = _read_text(text)
     assert to_bytes(table).decode() == text
     assert table.column("avg_cpu_time_s").to_pylist() == [
         w + c / 100 if d else float(w) for w, c, d in values]
@@ -347,12 +342,7 @@ def test_layout_is_exact_exactly_when_the_bytes_come_back(rows, widths, data):
             fields.append(" " * max(pad, 0) + text)
         lines.append(" ".join(fields))
     text = "\n".join(lines) + "\n"
-    path = Path(f"/tmp/swftools-layout-{id(rows)}.swf")
-    try:
-        path.write_text(text)
-        table = swf.read(path)
-    finally:
-        path.unlink(missing_ok=True)
+    table = _read_text(text)
     exact = jt.get_metadata(table)["swf_layout"]["exact"]
     assert exact == (to_bytes(table).decode() == text)
 
