@@ -44,7 +44,8 @@ def best_of(repeat: int, key: str, script: str, *args: str) -> dict:
 
 def synthetic_log(n_jobs: int) -> Path:
     """The cached synthetic NQSII log (raw form, seed 460), generated on first use."""
-    from swftools import nqsii, synth
+    from swftools.formats import nqsii
+    from swftools import synth
 
     CACHE.mkdir(parents=True, exist_ok=True)
     log = CACHE / f"synth-{n_jobs}.csv.gz"

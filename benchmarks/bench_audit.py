@@ -18,9 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from swftools import formats, synth
-from swftools.anonymize import anonymize
-from swftools.audit import audit, names_from_table
+from swftools import formats
+from swftools import synth
+from swftools.privacy.pseudonyms import anonymize
+from swftools.privacy.audit import audit, names_from_table
 
 KEY = b"benchmark-key-not-secret-0123456789"
 
@@ -66,7 +67,7 @@ def main() -> None:
             _timed("peer: grep -i -F -f names jobs.csv", lambda: subprocess.run(
                 ["grep", "-c", "-i", "-F", "-f", str(patterns), str(plain)],
                 capture_output=True, check=False))
-        from swftools.audit_match import Matcher, Term
+        from swftools.privacy.match import Matcher, Term
         matcher = Matcher([Term(n, "user") for n in name_list])
         _timed("ours: one compiled pattern over jobs.csv", lambda: list(matcher.scan_lines(text)))
         lowered = [n.lower() for n in name_list]

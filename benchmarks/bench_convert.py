@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python benchmarks/bench_convert.py [--jobs 460000] [--repeat 3]``
 
-Inputs: a 460,000-job synthetic AAIC log (``swftools.synth``, cached under benchmarks/.cache/)
+Inputs: a 460,000-job synthetic AAIC log (``swftools.synth.jobs``, cached under benchmarks/.cache/)
 and RICC-2010-2 (447,794 jobs) from ../shared/traces. Each measurement runs in a fresh process so
 that its peak resident memory is its own; the best of ``--repeat`` runs is reported. The peer is
 the naive pandas SWF round trip: ``read_csv(sep=r"\\s+", comment=";")`` + ``to_csv(sep=" ")``.
@@ -32,7 +32,9 @@ def _measure(kind: str, src: str, dst: str) -> dict:
         df = pd.read_csv(src, sep=r"\s+", comment=";", header=None)
         df.to_csv(dst, sep=" ", header=False, index=False)
     else:
-        from swftools import datapackage, nqsii, swf
+        from swftools.formats import datapackage
+        from swftools.formats import nqsii
+        from swftools.formats import swf
 
         if kind == "swftools-swf":
             # warm the compiled kernels on a tiny file so JIT/cache loading is not timed
@@ -58,7 +60,8 @@ def measure(kind: str, src: Path, dst: Path, repeat: int) -> dict:
 
 def synthetic_inputs(n_jobs: int) -> tuple[Path, Path]:
     """The cached synthetic NQSII log and its SWF conversion."""
-    from swftools import nqsii, swf
+    from swftools.formats import nqsii
+    from swftools.formats import swf
 
     log = synthetic_log(n_jobs)
     swf_path = CACHE / f"synth-{n_jobs}.swf"

@@ -5,7 +5,7 @@ Run: ``.venv/bin/python benchmarks/bench_replay.py [--jobs 460000] [--repeat 3] 
 Measurements (each in a fresh process, so its peak resident memory is its own; best of
 ``--repeat``):
 
-* the synthetic AAIC log (``swftools.synth``, seed 460, cached under benchmarks/.cache/) on the
+* the synthetic AAIC log (``swftools.synth.jobs``, seed 460, cached under benchmarks/.cache/) on the
   AAIC GPU node model (``--site aaic``: 40 nodes x 8 GPUs, first-fit);
 * the same trace as SWF in SWF mode on 304 processors (38 nodes x 8 GPUs, the synthetic
   schedule's machine);
@@ -48,7 +48,8 @@ TARGETS = {"gpu": 10.0, "swf": 4.0, "ricc": 10.0}
 
 def _measure(kind: str, src: str) -> dict:
     """Read ``src`` and replay it in this (fresh) process; seconds and peak RSS in MB."""
-    from swftools import nqsii, swf
+    from swftools.formats import nqsii
+    from swftools.formats import swf
     from swftools.replay import replay
 
     with tempfile.TemporaryDirectory() as tmp:  # load the reader's compiled kernels untimed
@@ -78,7 +79,8 @@ def measure(kind: str, src: Path, repeat: int) -> dict:
 
 def synthetic_inputs(n_jobs: int) -> tuple[Path, Path]:
     """The cached synthetic NQSII log (shared with bench_convert) and its SWF conversion."""
-    from swftools import nqsii, swf
+    from swftools.formats import nqsii
+    from swftools.formats import swf
 
     log = synthetic_log(n_jobs)
     swf_path = CACHE / f"replay-synth-{n_jobs}.swf"

@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python benchmarks/bench_report.py [--jobs 460000] [--repeat 1] [--ricc]``
 
-The input is the synthetic NQSII log that ``bench_convert.py`` also uses (``swftools.synth``,
+The input is the synthetic NQSII log that ``bench_convert.py`` also uses (``swftools.synth.jobs``,
 seed 460, cached under benchmarks/.cache/). Each measurement runs in a fresh process (reading the
 log, every analysis, the figures and the writing of report.md/report.json), so its peak resident
 memory is its own; the best of ``--repeat`` runs is reported with its stage timings. ``--ricc``

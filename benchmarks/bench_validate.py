@@ -1,7 +1,7 @@
 """Benchmark ``swftools validate`` against ``frictionless validate`` on the same data package.
 
 Builds (once, cached under benchmarks/.cache/) a 460,000-job synthetic AAIC package with
-``swftools.synth.generate`` + ``swftools.datapackage.write``, then, in the same run, times
+``swftools.synth.jobs.generate`` + ``swftools.formats.datapackage.package.write``, then, in the same run, times
 
 * ``swftools validate PKG`` (every rule: descriptor, integrity, CSV cells, schema, semantics,
   capacity sweep and node packing), and
@@ -35,7 +35,8 @@ def build_package(jobs: int, seed: int) -> Path:
     target = CACHE / f"synth-{jobs}-seed{seed}"
     if (target / "datapackage.json").is_file():
         return target
-    from swftools import datapackage, synth
+    from swftools.formats import datapackage
+    from swftools import synth
     CACHE.mkdir(exist_ok=True)
     started = time.perf_counter()
     table = synth.generate(jobs, seed=seed)

@@ -3,7 +3,7 @@
     python benchmarks/calibration.py [--jobs 40000] [--seeds 0 1 2] [--time-jobs 460000]
 
 For each seed, generates a trace, measures the paper's headline figures with the filters of
-``swftools.synth_calibration`` (jobs of at least 60 s; successful jobs where the paper says so),
+``swftools.synth.calibration`` (jobs of at least 60 s; successful jobs where the paper says so),
 and prints them next to the targets and tolerances (±10 % relative, correlations ±0.05
 absolute). ``--time-jobs`` also times the generation of a large trace (0 to skip).
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from swftools.synth import generate  # noqa: E402
-from swftools.synth_calibration import TARGETS, compare, measure  # noqa: E402
+from swftools.synth.jobs import generate  # noqa: E402
+from swftools.synth.calibration import TARGETS, compare, measure  # noqa: E402
 
 
 def main() -> int:

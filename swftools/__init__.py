@@ -12,8 +12,14 @@ from swftools.formats import convert, read, write  # noqa: E402
 
 __all__ = ["InputError", "UsageError", "__version__", "convert", "read", "write"]
 
-_SUBMODULES = ("anonymize", "audit", "datapackage", "nqsii", "release", "replay", "report", "swf",
-               "synth", "telemetry", "validate")
+# Subpackages loaded on first use, under their short public names (``from swftools import swf``).
+_SUBMODULES = {
+    "formats": "swftools.formats", "swf": "swftools.formats.swf", "nqsii": "swftools.formats.nqsii",
+    "datapackage": "swftools.formats.datapackage", "privacy": "swftools.privacy",
+    "anonymize": "swftools.privacy.pseudonyms", "audit": "swftools.privacy.audit",
+    "synth": "swftools.synth", "release": "swftools.release", "replay": "swftools.replay",
+    "report": "swftools.report", "telemetry": "swftools.telemetry", "validate": "swftools.validate",
+}
 
 
 def __getattr__(name: str):
@@ -21,5 +27,5 @@ def __getattr__(name: str):
     if name in _SUBMODULES:
         import importlib
 
-        return importlib.import_module(f"swftools.{name}")
+        return importlib.import_module(_SUBMODULES[name])
     raise AttributeError(f"module 'swftools' has no attribute {name!r}")

@@ -98,10 +98,10 @@ def swf_jobs(draw, min_size: int = 0, max_size: int = 30) -> pa.Table:
 
 
 # --- anonymize / audit ---------------------------------------------------------------------
-from swftools.anonymize import MIN_KEY_BYTES  # noqa: E402
+from swftools.privacy.pseudonyms import MIN_KEY_BYTES  # noqa: E402
 
 anon_keys = st.binary(min_size=MIN_KEY_BYTES, max_size=64)
-"""Secret keys long enough for ``swftools.anonymize``."""
+"""Secret keys long enough for ``swftools.privacy.pseudonyms``."""
 raw_user_names = st.text(min_size=1, max_size=20)
 """Any Unicode user or group name, as a raw log might hold."""
 hex_like_names = st.text("abcdef0123456789ughx-_", min_size=3, max_size=8)
@@ -123,7 +123,7 @@ def nqsii_layouts(draw) -> dict:
     """A consistent NQSII text layout, shaped like the ``nqsii`` table metadata: form, header
     names (aliases, any case), column order (raw form), separator, line ending, BOM, final
     newline, one text format per time/duration column, queue spellings."""
-    from swftools.nqsii_schema import form_schema
+    from swftools.formats.nqsii.schema import form_schema
 
     form = draw(st.sampled_from(["raw", "published"]))
     schema = form_schema(form)

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from swftools import datapackage
+from swftools.formats import datapackage
 from swftools import table as jt
 from swftools.cli import app
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from swftools.audit import audit, names_from_table
+from swftools.privacy.audit import audit, names_from_table
 from swftools.errors import InputError, UsageError
 from swftools.formats import read
 from swftools.release import release, verify

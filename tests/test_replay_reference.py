@@ -346,7 +346,7 @@ KNOWN_PROCS = {"RICC-2010-2.swf.gz": 8192}  # this copy has no header
 
 
 def _declared_procs(name, table):
-    from swftools.swf_header import header_int
+    from swftools.formats.swf.header import header_int
 
     header = jt.get_metadata(table).get("swf_header") or []
     procs = header_int(header, "MaxProcs") or header_int(header, "MaxNodes") or KNOWN_PROCS.get(name)
@@ -354,7 +354,7 @@ def _declared_procs(name, table):
 
 
 def _read(name):
-    from swftools import swf
+    from swftools.formats import swf
 
     return swf.read(trace_path(name))
 

@@ -117,7 +117,7 @@ def test_trace_without_requested_walltimes_does_the_rest(tmp_path):
 
 
 def test_nqsii_source_uses_the_aaic_site_by_default(tmp_path):
-    from swftools import nqsii
+    from swftools.formats import nqsii
 
     table = aaic_table([{"walltime_s": 600, "queue": "Short", "requested_walltime_s": 10_800}] * 3)
     path = tmp_path / "log.csv"
@@ -153,7 +153,8 @@ def test_any_swf_table_gives_a_schema_valid_report(table):
 
 def test_swf_copy_of_an_aaic_log_gives_the_same_headline_figures(tmp_path):
     """Processors = GPUs, nodes derived from whole nodes, success from the SWF status mapping."""
-    from swftools import swf, synth
+    from swftools.formats import swf
+    from swftools import synth
 
     table = synth.generate(3000, seed=11)
     swf.write(table, tmp_path / "copy.swf", site="aaic")

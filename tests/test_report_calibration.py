@@ -1,7 +1,7 @@
 """Calibration proof: ``swftools report`` on the synthetic AAIC-like trace finds the paper figures.
 
 The AAIC paper (Takizawa, Ogawa, Takano, IPSJ HPC170, 2019) states these headline figures; the
-synthetic generator (``swftools.synth``) is calibrated to them. Tolerance: +-10 % relative, the
+synthetic generator (``swftools.synth.jobs``) is calibrated to them. Tolerance: +-10 % relative, the
 correlations +-0.05 absolute. If a figure misses, the generator is what must be fixed.
 """
 
@@ -69,7 +69,7 @@ def test_calibration_report_is_complete(calibration_report):
 
 def test_report_agrees_with_the_generators_own_measure(calibration_report):
     """Two independent implementations of the paper's filters must give the same figures."""
-    from swftools import synth_calibration
+    from swftools.synth import calibration as synth_calibration
 
     figures = synth_calibration.measure(synth.generate(N_JOBS, seed=SEED), sample_seed=SEED)
     pairs = {"single_gpu_share": "single_pe_share", "success_share": "success_share",

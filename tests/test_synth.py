@@ -1,4 +1,4 @@
-"""The calibrated synthetic AAIC-like generator (``swftools.synth``) and ``swftools synth``."""
+"""The calibrated synthetic AAIC-like generator (``swftools.synth.jobs``) and ``swftools synth``."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from swftools import nqsii
+from swftools.formats import nqsii
 from swftools import table as jt
 from swftools.cli import app
 from swftools.site import load_site
-from swftools.synth import generate
-from swftools.synth_calibration import TARGETS, compare, measure
+from swftools.synth.jobs import generate
+from swftools.synth.calibration import TARGETS, compare, measure
 
 CALIBRATION_JOBS = 40_000
 SITE = load_site("aaic")
@@ -163,8 +163,8 @@ def test_small_cluster_schedule_is_feasible():
 
 def test_node_level_packing_holds():
     # placements come from the scheduler itself; re-check them GPU by GPU
-    from swftools import synth as synth_module
-    from swftools.synth_schedule import schedule
+    from swftools.synth import jobs as synth_module
+    from swftools.synth.schedule import schedule
 
     columns = synth_module._draw_jobs(3000, 11, 1_500_000_000, 4, 8, 106,
                                       synth_module.ShapeModel(), "Asia/Tokyo")

@@ -1,4 +1,4 @@
-"""The paper's figures as measured by ``swftools.synth_calibration``: filters and formulas."""
+"""The paper's figures as measured by ``swftools.synth.calibration``: filters and formulas."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from swftools import table as jt
-from swftools.synth_calibration import TARGETS, balanced_sample, compare, measure
+from swftools.synth.calibration import TARGETS, balanced_sample, compare, measure
 
 
 def _table(rows):

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from swftools.synth_schedule import schedule
+from swftools.synth.schedule import schedule
 from .strategies import synth_job_lists as job_lists
 
 

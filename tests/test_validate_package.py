@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from swftools import datapackage
+from swftools.formats import datapackage
 
 from .validate_support import aaic_table, assert_fires, assert_silent, run
 

@@ -8,9 +8,9 @@ from typing import Optional
 import typer
 
 from swftools import formats
-from swftools.anonymize import DEFAULT_KEY_ENV, anonymize, load_key, write_mapping
+from swftools.privacy.pseudonyms import DEFAULT_KEY_ENV, anonymize, load_key, write_mapping
 from swftools.atomic import check_writable
-from swftools.audit import audit, names_from_table, read_names_file
+from swftools.privacy.audit import audit, names_from_table, read_names_file
 from swftools.cli.common import EXIT_INVALID, handle_errors
 from swftools.errors import UsageError
 

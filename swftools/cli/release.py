@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
             check_version(version)
             key = None
             if key_file is not None or ephemeral_key or _env_key_set():
-                from swftools.anonymize import load_key
+                from swftools.privacy.pseudonyms import load_key
 
                 key = load_key(key_file, ephemeral=ephemeral_key)
             from rich.console import Console
@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
         with handle_errors():
             terms: dict[str, list[str]] | list[str] = []
             if names is not None or raw is not None:
-                from swftools import audit as audit_mod
+                from swftools.privacy import audit as audit_mod
 
                 if names is not None:
                     terms = audit_mod.read_names_file(names)

@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
 
         Deterministic and prefix-stable: the first N jobs of a seed never change with --jobs.
         """
-        from swftools.synth import generate  # keeps `swftools --help` fast
+        from swftools.synth.jobs import generate  # keeps `swftools --help` fast
 
         with handle_errors():
             if form not in FORMS:

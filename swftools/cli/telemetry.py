@@ -91,7 +91,7 @@ def synth_command(
 ) -> None:
     """Write deterministic per-minute telemetry fixtures for a job trace, in every input format."""
     from swftools import formats
-    from swftools.telemetry.synth import FORMATS, generate_telemetry
+    from swftools.synth.telemetry import FORMATS, generate_telemetry
 
     with handle_errors():
         written = generate_telemetry(formats.read(jobs), out_dir, formats=tuple(fmt or FORMATS),

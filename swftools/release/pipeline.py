@@ -15,7 +15,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from swftools import __version__, datapackage, formats, swf
+from swftools import __version__, formats
+from swftools.formats import datapackage
+from swftools.formats import swf
 from swftools import table as jt
 from swftools.atomic import atomic_dir
 from swftools.errors import InputError, UsageError
@@ -196,7 +198,7 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
         if key is None:
             raise UsageError("the source holds raw user/group names: give --key-file (or set "
                              "SWFTOOLS_ANON_KEY) so that they are pseudonymized")
-        from swftools import anonymize as anon
+        from swftools.privacy import pseudonyms as anon
 
         result = anon.anonymize(raw, key, time_shift_weeks=time_shift_weeks)
         table, raw_names, anonymized = result.table, result.raw_names(), True
@@ -229,7 +231,7 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
         on_stage("audit")
         notes: list[str] = []
         if raw_names:
-            from swftools import audit as audit_mod
+            from swftools.privacy import audit as audit_mod
 
             audit_report = audit_mod.audit(tmp, names=raw_names, key=key)
             if not audit_report.clean:

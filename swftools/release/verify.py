@@ -12,12 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from swftools import datapackage, swf
+from swftools.formats import datapackage
+from swftools.formats import swf
 from swftools.errors import InputError
 from swftools.release.tarball import CHECKSUMS, archive_files, parse_checksums, sha256_file
 from swftools.site import resolve_site
-from swftools.swf_fields import FIELDS
-from swftools.swf_meta import swf_field_values
+from swftools.formats.swf.fields import FIELDS
+from swftools.formats.swf.mapping import swf_field_values
 
 
 @dataclass
@@ -154,7 +155,7 @@ def verify(path: str | Path, names: Iterable[str] | Mapping[str, Iterable[str]] 
         if table is not None:
             check_swf_agreement(root, table, report)
         if names or hosts:
-            from swftools import audit as audit_mod
+            from swftools.privacy import audit as audit_mod
 
             audit_report = audit_mod.audit(root, names=names, hosts=hosts)
             if not audit_report.clean:

@@ -28,7 +28,7 @@ from swftools.replay.model import ALLOCATIONS, FlatPool, GpuNodes, bits
 from swftools.replay.result import JOBS_SCHEMA, SKIPPED_SCHEMA, ReplayResult, summarize
 from swftools.replay.workload import Workload, prepare
 from swftools.site import Site, resolve_site
-from swftools.swf_header import header_int
+from swftools.formats.swf.header import header_int
 
 POLICIES = ("fcfs", "easy")
 

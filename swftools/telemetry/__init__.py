@@ -108,7 +108,7 @@ def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
 def attach_to_package(package: str | Path, samples: Sequence[str | Path], *, force: bool = False,
                       **options: Any) -> list[str]:
     """Compute ``job_telemetry`` for a package's jobs and add it (foreign key job_id -> jobs)."""
-    from swftools import datapackage
+    from swftools.formats import datapackage
 
     root = datapackage.package_dir(package)
     jobs = datapackage.read(root)
@@ -122,7 +122,7 @@ def attach_to_package(package: str | Path, samples: Sequence[str | Path], *, for
 def write_table(table: pa.Table, path: str | Path, *, force: bool = False) -> None:
     """Write ``job_telemetry`` alone as .csv, .csv.gz or .parquet, atomically, deterministic bytes."""
     from swftools.atomic import atomic_file
-    from swftools.datapackage_files import write_csv_gz, write_parquet
+    from swftools.formats.datapackage.files import write_csv_gz, write_parquet
 
     target = Path(path)
     name = target.name.lower()
@@ -140,7 +140,7 @@ def write_table(table: pa.Table, path: str | Path, *, force: bool = False) -> No
 
 
 def generate_telemetry(*args: Any, **kwargs: Any) -> Any:
-    """Deterministic fixture exports for a job table (see ``swftools.telemetry.synth``)."""
-    from swftools.telemetry.synth import generate_telemetry as _generate
+    """Deterministic fixture exports for a job table (see ``swftools.synth.telemetry``)."""
+    from swftools.synth.telemetry import generate_telemetry as _generate
 
     return _generate(*args, **kwargs)

@@ -39,7 +39,7 @@ __all__ = ["ENGINE_RULES", "Finding", "Options", "RULES", "Report", "SEVERITIES"
 def _lines_for(table: pa.Table, fmt: str) -> np.ndarray:
     """File line (or row number) of every row: SWF lines, CSV lines (header = line 1), rows."""
     if fmt == "swf":
-        from swftools.swf import row_line_numbers
+        from swftools.formats.swf.reader import row_line_numbers
         return row_line_numbers(table)
     offset = 2 if fmt in ("nqsii", "package") else 1
     return np.arange(table.num_rows, dtype=np.int64) + offset

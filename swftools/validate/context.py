@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from swftools import table as jt
 from swftools.site import Site
-from swftools.swf_header import header_int, header_value, header_values
+from swftools.formats.swf.header import header_int, header_value, header_values
 from swftools.validate.registry import NotApplicable
 from swftools.validate.report import Finding, Report
 

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from swftools import table as jt
-from swftools.datapackage_files import file_digest
+from swftools.formats.datapackage.files import file_digest
 from swftools.validate.context import Context
 from swftools.validate.registry import NotApplicable, rule
 

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from swftools.swf_fields import FIELDS, SwfField
+from swftools.formats.swf.fields import FIELDS, SwfField
 from swftools.validate.context import Context, distinct
 from swftools.validate.registry import NotApplicable, rule
 from swftools.validate.swf_times import parse_date, zone

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from swftools.swf_fields import FIELDS
+from swftools.formats.swf.fields import FIELDS
 from swftools.validate.context import SWF_ONLY, Context, distinct
 from swftools.validate.registry import NotApplicable, rule
 

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from swftools.swf_fields import FIELDS
+from swftools.formats.swf.fields import FIELDS
 from swftools.validate.context import Context
 from swftools.validate.registry import NotApplicable, rule
 

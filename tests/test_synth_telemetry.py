@@ -13,7 +13,7 @@ import pytest
 from swftools import table as jt
 from swftools.errors import UsageError
 from swftools.telemetry import attach
-from swftools.telemetry.synth import FORMATS, generate_telemetry, place_jobs
+from swftools.synth.telemetry import FORMATS, generate_telemetry, place_jobs
 
 T0 = 1_700_006_400
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from swftools import table as jt
 from swftools.errors import InputError
-from swftools.nqsii_columns import (
+from swftools.formats.nqsii.columns import (
     FieldRef,
     parse_durations,
     parse_integer_ids,
@@ -29,13 +29,12 @@ from swftools.nqsii_columns import (
     parse_queue_numbers,
     parse_timestamps,
 )
-from swftools.nqsii_file import RawLog, load_bytes, parse_body, split_log
-from swftools.nqsii_schema import FORMS, FormSchema, NqsiiField, form_schema, map_header, resolve_site
-from swftools.nqsii_timefmt import TIMESTAMP_FORMATS
-from swftools.nqsii_writer import write
+from swftools.formats.nqsii.logfile import RawLog, load_bytes, parse_body, split_log
+from swftools.formats.nqsii.schema import FORMS, FormSchema, NqsiiField, form_schema, map_header, resolve_site
+from swftools.formats.nqsii.timefmt import TIMESTAMP_FORMATS
 from swftools.site import Site
 
-__all__ = ["FORMS", "read", "write"]
+__all__ = ["FORMS", "read"]
 
 PROGRESS_MIN_LINES = 100_000
 

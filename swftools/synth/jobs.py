@@ -1,7 +1,7 @@
 """Calibrated synthetic AAIC-like job logs (``swftools synth``).
 
 ``generate(n_jobs, seed)`` returns a canonical job table whose distributions follow the AAIC
-workload paper (Takizawa, Ogawa, Takano, IPSJ HPC170, 2019); ``swftools.synth_calibration``
+workload paper (Takizawa, Ogawa, Takano, IPSJ HPC170, 2019); ``swftools.synth.calibration``
 states the targets, the filters they are measured with, and measures them. The pieces:
 
 - ``synth_arrivals``: 106 users in ~14 groups with heavy-tailed activity; submission events
@@ -25,10 +25,10 @@ import pyarrow as pa
 
 from swftools import table as jt
 from swftools.site import Queue, load_site
-from swftools.synth_arrivals import ArrivalClock, make_users
-from swftools.synth_random import Stream, cumulative
-from swftools.synth_schedule import schedule
-from swftools.synth_shapes import ShapeModel, ShapeSampler
+from swftools.synth.arrivals import ArrivalClock, make_users
+from swftools.synth.rng import Stream, cumulative
+from swftools.synth.schedule import schedule
+from swftools.synth.shapes import ShapeModel, ShapeSampler
 
 DEFAULT_START = "2017-07-14T00:00:00+09:00"
 SITE = "aaic"

@@ -1,7 +1,7 @@
 """Leak audit: prove that a published directory or archive names no raw user, group, host or key.
 
-``audit(path, names=..., hosts=..., key=...)`` scans every file (see ``swftools.audit_scan`` for
-the file kinds and ``swftools.audit_match`` for the matching policy) and returns an
+``audit(path, names=..., hosts=..., key=...)`` scans every file (see ``swftools.privacy.scan`` for
+the file kinds and ``swftools.privacy.match`` for the matching policy) and returns an
 ``AuditReport``: every hit with its file and location, the names that could not be searched,
 and the re-identification report of the job table found in the archive.
 """
@@ -18,10 +18,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from swftools.audit_kanon import (DEFAULT_QUASI_IDENTIFIERS, ReidentificationReport,
+from swftools.privacy.kanon import (DEFAULT_QUASI_IDENTIFIERS, ReidentificationReport,
                                   reidentification_report)
-from swftools.audit_match import Matcher, Term, key_terms
-from swftools.audit_scan import Leak, Scanner
+from swftools.privacy.match import Matcher, Term, key_terms
+from swftools.privacy.scan import Leak, Scanner
 from swftools.errors import InputError, UsageError
 
 SHOWN_PER_TERM = 10  # locations printed per file and term by ``render`` (JSON lists all kept)

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from swftools import table as jt
 from swftools.atomic import atomic_dir
-from swftools.datapackage_files import (arrow_schema_for, empty_string_counts, file_digest,
+from swftools.formats.datapackage.files import (arrow_schema_for, empty_string_counts, file_digest,
                                         read_csv_gz, read_parquet, write_csv_gz, write_parquet)
 from swftools.errors import InputError, UsageError
 from swftools.resources import load_json

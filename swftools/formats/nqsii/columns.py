@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools.errors import InputError
-from swftools.nqsii_timefmt import (
+from swftools.formats.nqsii.timefmt import (
     DATETIME_WIDTH,
     EPOCH_PATTERN,
     ISO_PATTERN,

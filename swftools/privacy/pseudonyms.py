@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 
 from swftools import table as jt
 from swftools.atomic import check_writable
-from swftools.audit_match import Matcher, Term
+from swftools.privacy.match import Matcher, Term
 from swftools.errors import InputError, UsageError
 
 PSEUDONYM_HEX_DIGITS = 16

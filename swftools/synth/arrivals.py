@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from swftools.synth_random import Stream, cumulative
+from swftools.synth.rng import Stream, cumulative
 
 # Relative submission rate by local hour of a weekday (0h..23h) and the weekend factor.
 WEEKDAY_HOURLY = (0.30, 0.22, 0.18, 0.15, 0.14, 0.15, 0.22, 0.40, 0.75, 1.30, 1.75, 1.85,

@@ -1,4 +1,9 @@
-"""Format registry: pick a reader/writer from a path or a name; convert through the job table."""
+"""Trace formats, one subpackage each (``swf``, ``nqsii``, ``datapackage``), and their registry.
+
+The registry picks a reader/writer from a path or a ``--from/--to`` name, and ``convert`` goes
+through the canonical job table. Each format subpackage exposes ``read(path, **opts) -> Table``
+and ``write(table, path, *, force=False, **opts) -> list[str]`` (the loss report).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ import pyarrow as pa
 from swftools.errors import UsageError
 
 FORMATS = ("swf", "nqsii", "package")
-_MODULES = {"swf": "swftools.swf", "nqsii": "swftools.nqsii", "package": "swftools.datapackage"}
+_MODULES = {"swf": "swftools.formats.swf", "nqsii": "swftools.formats.nqsii",
+            "package": "swftools.formats.datapackage"}
 
 
 def detect_format(path: str | Path) -> str:

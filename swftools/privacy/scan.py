@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from swftools.audit_match import Matcher, Term
+from swftools.privacy.match import Matcher, Term
 
 CHUNK_BYTES = 8 << 20
 MAX_LOCATIONS = 100  # listed per file, member and term; the rest are counted

@@ -31,7 +31,7 @@ from swftools.resources import load_json
 MIN_SUBSTRING_CHARS = 3
 MIN_HEX_RUN = 16
 _HEX = frozenset(b"0123456789abcdef")
-_PREFIXES = frozenset(b"ugh")  # pseudonym prefixes (swftools.anonymize.NAMESPACE_PREFIXES)
+_PREFIXES = frozenset(b"ugh")  # pseudonym prefixes (swftools.privacy.pseudonyms.NAMESPACE_PREFIXES)
 _TOKEN_CLASS = rb"a-z0-9_\x80-\xff"
 _TOKEN_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_") | frozenset(range(0x80, 0x100))
 # Words every swftools archive contains by construction (besides schema and site vocabulary).

@@ -9,7 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from swftools.errors import InputError
-from swftools.nqsii_columns import (
+from swftools.formats.nqsii.columns import (
     FieldRef,
     describe_bad_integer,
     parse_durations,
@@ -17,8 +17,8 @@ from swftools.nqsii_columns import (
     parse_queue_names,
     parse_timestamps,
 )
-from swftools.nqsii_schema import resolve_site
-from swftools.nqsii_timefmt import format_durations, format_instants
+from swftools.formats.nqsii.schema import resolve_site
+from swftools.formats.nqsii.timefmt import format_durations, format_instants
 
 REF = FieldRef("log.csv", "start", "start time")
 ALL_TIMESTAMPS = ("local", "epoch", "iso")

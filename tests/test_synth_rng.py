@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from swftools.synth_random import DyadicSequence, SoftQuota, Stream, StratifiedUniform
+from swftools.synth.rng import DyadicSequence, SoftQuota, Stream, StratifiedUniform
 
 
 @given(st.integers(0, 2**32), st.integers(0, 100), st.integers(1, 9000))

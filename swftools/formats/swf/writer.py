@@ -3,7 +3,7 @@
 Whole columns are formatted at once with pyarrow compute (cast to string, left-pad to the column
 width, join with single spaces). A table read from SWF keeps its layout and verbatim header, so an
 unmodified table is written back byte for byte; any other table gets the Parallel Workloads
-Archive layout and a generated SWF 2.2 header (see ``swftools.swf_meta``).
+Archive layout and a generated SWF 2.2 header (see ``swftools.formats.swf.mapping``).
 """
 
 from __future__ import annotations
@@ -17,18 +17,17 @@ import pyarrow as pa
 
 from swftools import table as jt
 from swftools.atomic import atomic_file
-from swftools import swf_kernels
-from swftools.swf_fields import FIELDS, PWA_WIDTHS, SwfField
-from swftools.swf_header import parse_header, render_header
-from swftools.swf_meta import build_header, describe_losses, swf_field_values
+from swftools.formats.swf import kernels as swf_kernels
+from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
+from swftools.formats.swf.header import parse_header, render_header
+from swftools.formats.swf.layout import unpack_mask
+from swftools.formats.swf.mapping import build_header, describe_losses, swf_field_values
 
 
 def _decimal_digits(values: np.ndarray, field: SwfField, decimals: dict[str, Any] | None,
                     n_rows: int) -> np.ndarray:
     """Per-row decimals to write for a float field (-1 = write as an integer)."""
     if decimals and str(field.value) in decimals:
-        from swftools.swf import unpack_mask
-
         spec = decimals[str(field.value)]
         return np.where(unpack_mask(spec["rows"], n_rows), int(spec["digits"]), -1).astype(np.int8)
     return np.where(values != np.floor(values), 2, -1).astype(np.int8)

@@ -1,4 +1,4 @@
-"""Standard Workload Format (SWF 2.2) reader; the writer lives in ``swftools.swf_writer``.
+"""Standard Workload Format (SWF 2.2) reader; the writer is ``swftools.formats.swf.writer``.
 
 The reader works on whole columns: the job lines are tokenized with numpy, normalized to single
 spaces and parsed by pyarrow's CSV reader. It records the file's layout (per-column minimum width,
@@ -8,7 +8,6 @@ when that is impossible (tabs, trailing blanks, irregular spacing) the layout sa
 
 from __future__ import annotations
 
-import base64
 import gzip
 import re
 import zlib
@@ -22,10 +21,10 @@ import pyarrow.compute as pc
 from swftools import __version__
 from swftools import table as jt
 from swftools.errors import InputError
-from swftools import swf_kernels
-from swftools.swf_fields import FIELDS, PWA_WIDTHS, SwfField
-from swftools.swf_header import header_int, parse_header
-from swftools.swf_writer import write  # noqa: F401  (re-exported: swf.read / swf.write)
+from swftools.formats.swf import kernels as swf_kernels
+from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
+from swftools.formats.swf.header import header_int, parse_header
+from swftools.formats.swf.layout import pack_mask
 
 N_FIELDS = len(FIELDS)
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -91,16 +90,6 @@ def _extract_comment_lines(body: bytes) -> tuple[bytes, list[list[Any]]]:
     return b"\n".join(kept) + b"\n" if kept else b"", others
 
 
-def _pack_mask(mask: np.ndarray) -> str:
-    return base64.b64encode(zlib.compress(np.packbits(mask).tobytes(), 9)).decode()
-
-
-def unpack_mask(text: str, n: int) -> np.ndarray:
-    """Inverse of the layout's packed per-row boolean mask."""
-    bits = np.frombuffer(zlib.decompress(base64.b64decode(text)), dtype=np.uint8)
-    return np.unpackbits(bits)[:n].astype(bool)
-
-
 def _decimals(frac: np.ndarray, reasons: list[str]) -> dict[str, Any]:
     """Which rows write each field with decimals, and how many digits."""
     out: dict[str, Any] = {}
@@ -110,7 +99,7 @@ def _decimals(frac: np.ndarray, reasons: list[str]) -> dict[str, Any]:
         digits = np.unique(column[mask])
         if len(digits) > 1:
             reasons.append(f"field {k + 1} mixes {sorted(int(d) for d in digits)} decimals")
-        out[str(int(k) + 1)] = {"digits": int(digits.max()), "rows": _pack_mask(mask)}
+        out[str(int(k) + 1)] = {"digits": int(digits.max()), "rows": pack_mask(mask)}
     return out
 
 
@@ -263,4 +252,4 @@ def row_line_numbers(table: pa.Table) -> np.ndarray:
     return lines
 
 
-__all__ = ["PWA_WIDTHS", "read", "read_bytes", "row_line_numbers", "unpack_mask", "write"]
+__all__ = ["PWA_WIDTHS", "read", "read_bytes", "row_line_numbers"]

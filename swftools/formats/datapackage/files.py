@@ -1,6 +1,6 @@
 """The data files of a package: gzip CSV and Parquet, written deterministically, read back typed.
 
-Used by :mod:`swftools.datapackage`; knows nothing about descriptors beyond a Table Schema's
+Used by :mod:`swftools.formats.datapackage.package`; knows nothing about descriptors beyond a Table Schema's
 ``fields``. CSV files are written by pyarrow (whole columns at once) into a gzip stream with
 mtime 0 and no file name, so the same table always gives the same bytes.
 """

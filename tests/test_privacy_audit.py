@@ -20,11 +20,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from swftools import table as jt
-from swftools.anonymize import anonymize, pseudonym
-from swftools.audit import audit, names_from_table, read_names_file
-from swftools.audit_kanon import reidentification_report
-from swftools.audit_match import Matcher, Term, key_terms
-from swftools.audit_scan import MAX_LOCATIONS
+from swftools.privacy.pseudonyms import anonymize, pseudonym
+from swftools.privacy.audit import audit, names_from_table, read_names_file
+from swftools.privacy.kanon import reidentification_report
+from swftools.privacy.match import Matcher, Term, key_terms
+from swftools.privacy.scan import MAX_LOCATIONS
 from swftools.errors import InputError, UsageError
 from swftools.resources import load_json
 
@@ -373,7 +373,7 @@ def test_cli_audit_needs_names(cli, tmp_path):
 
 
 def test_line_numbers_survive_chunked_reading(tmp_path, monkeypatch):
-    import swftools.audit_scan as scan
+    import swftools.privacy.scan as scan
 
     monkeypatch.setattr(scan, "CHUNK_BYTES", 16)
     lines = ["x" * 5, "y" * 40 + " tanaka", "z", "sato" + "w" * 70, "", "end tanaka"]
@@ -390,7 +390,7 @@ def test_nothing_searchable_is_refused(tmp_path):
 
 
 def test_single_swf_file_gets_a_reidentification_report(tmp_path):
-    from swftools import swf
+    from swftools.formats import swf
 
     table = anonymize(_raw_table(), KEY, dense_ids=True).table
     swf.write(table, tmp_path / "jobs.swf")

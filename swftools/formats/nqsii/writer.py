@@ -21,8 +21,8 @@ import pyarrow.csv as pacsv
 from swftools import table as jt
 from swftools.atomic import atomic_file
 from swftools.errors import InputError
-from swftools.nqsii_schema import DEFAULT_SITE, FormSchema, form_defaults, form_schema, resolve_site
-from swftools.nqsii_timefmt import TIMESTAMP_FORMATS, format_durations, format_instants, format_integers
+from swftools.formats.nqsii.schema import DEFAULT_SITE, FormSchema, form_defaults, form_schema, resolve_site
+from swftools.formats.nqsii.timefmt import TIMESTAMP_FORMATS, format_durations, format_instants, format_integers
 from swftools.site import Site
 
 GZIP_LEVEL = 6

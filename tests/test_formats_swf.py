@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from swftools import swf
+from swftools.formats import swf
 from swftools import table as jt
 from swftools.errors import InputError
-from swftools.swf_fields import FIELDS, PWA_WIDTHS
-from swftools.swf_writer import to_bytes
+from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS
+from swftools.formats.swf.writer import to_bytes
 
 from .conftest import SWF_TRACES, trace_path
 from .strategies import aaic_jobs, swf_jobs
@@ -281,7 +281,7 @@ def test_truncated_gzip(tmp_path):
 @pytest.fixture
 def tiny_chunks(monkeypatch):
     """Force the multi-threaded path (3 chunks) even on small inputs."""
-    from swftools import swf_kernels
+    from swftools.formats.swf import kernels as swf_kernels
 
     monkeypatch.setattr(swf_kernels, "_MIN_CHUNK_BYTES", 1)
     monkeypatch.setattr(swf_kernels, "_MIN_CHUNK_ROWS", 1)
@@ -290,7 +290,7 @@ def tiny_chunks(monkeypatch):
 
 @given(swf_jobs(min_size=0, max_size=40))
 def test_chunked_kernels_match_single_pass(table):
-    import swftools.swf_kernels as kernels
+    import swftools.formats.swf.kernels as kernels
 
     single = to_bytes(table)
     saved = kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers
@@ -355,7 +355,7 @@ def test_layout_is_exact_exactly_when_the_bytes_come_back(rows, widths, data):
     (["-7", "8"], [1, 2]),
 ])
 def test_user_ids_in_swf(users, expected):
-    from swftools.swf_meta import swf_field_values
+    from swftools.formats.swf.mapping import swf_field_values
 
     table = jt.from_columns({"job_id": list(range(1, len(users) + 1)), "user": users},
                             {"source_format": "swf"})

@@ -16,10 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from .strategies import aaic_jobs, nqsii_layouts
-from swftools import nqsii
+from swftools.formats import nqsii
 from swftools import table as jt
 from swftools.errors import InputError, UsageError
-from swftools.nqsii_schema import form_schema
+from swftools.formats.nqsii.schema import form_schema
 from swftools.resources import load_json, schemas_dir
 from swftools.site import load_site, site_from_settings
 
@@ -322,7 +322,7 @@ def test_crlf_bom_and_missing_final_newline_are_kept(tmp_path):
 
 
 def test_progress_bar_does_not_change_the_result(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(nqsii, "PROGRESS_MIN_LINES", 0)
+    monkeypatch.setattr(nqsii.reader, "PROGRESS_MIN_LINES", 0)
     path = _raw(tmp_path)
     assert jt.equal(nqsii.read(path, progress=True), nqsii.read(path))
     assert capsys.readouterr().out == ""

@@ -1,6 +1,6 @@
 """Job shapes of the synthetic AAIC-like workload: size, GPUs, run time, queue, request, outcome.
 
-Calibration notes (what each parameter is tuned against, see ``swftools.synth_calibration``):
+Calibration notes (what each parameter is tuned against, see ``swftools.synth.calibration``):
 
 - size classes (single GPU / single node multi-GPU / multi-node) -> 96 % single-GPU jobs among
   jobs of at least 60 s, 99 % single-node; GPU and node counts favour powers of two;
@@ -12,7 +12,7 @@ Calibration notes (what each parameter is tuned against, see ``swftools.synth_ca
 
 The calibrated figures are medians and shares of fairly small groups (multi-node jobs are under
 1 %), so successful jobs' run-time quantiles, size classes and request choices are stratified
-(``swftools.synth_random``): the figures land close to their targets for any seed from about
+(``swftools.synth.rng``): the figures land close to their targets for any seed from about
 20,000 jobs on, instead of wandering with the sampling noise of a few hundred jobs.
 """
 
@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 from swftools.site import Queue
-from swftools.synth_random import DyadicSequence, SoftQuota, Stream, StratifiedUniform, cumulative
+from swftools.synth.rng import DyadicSequence, SoftQuota, Stream, StratifiedUniform, cumulative
 
 SINGLE_GPU, SINGLE_NODE_MULTI_GPU, MULTI_NODE = 0, 1, 2
 

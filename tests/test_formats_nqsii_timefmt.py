@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from swftools.nqsii_timefmt import (
+from swftools.formats.nqsii.timefmt import (
     describe_formats,
     format_datetime_matrix,
     format_hms,

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swftools import datapackage as dp
+from swftools.formats import datapackage as dp
 from swftools import formats
 from swftools import table as jt
 from swftools.errors import InputError, UsageError
@@ -313,8 +313,8 @@ def test_two_writes_are_byte_identical(tmp_path):
 _WRITE_SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})
-from tests.test_datapackage import tiny_table
-from swftools import datapackage as dp
+from tests.test_formats_datapackage import tiny_table
+from swftools.formats import datapackage as dp
 dp.write(tiny_table(), sys.argv[1])
 """
 
@@ -358,7 +358,7 @@ def test_failure_midway_leaves_target_untouched(pkg, monkeypatch):
     def broken(table, path):
         path.write_bytes(b"partial")
         raise RuntimeError("disk full")
-    monkeypatch.setattr(dp, "write_parquet", broken)
+    monkeypatch.setattr(dp.package, "write_parquet", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         dp.write(swf_table(), pkg, force=True)
     assert tree_bytes(pkg) == before
@@ -555,7 +555,7 @@ def test_add_resource_existing_needs_force(pkg):
 
 def test_add_resource_failure_leaves_package_untouched(pkg, monkeypatch):
     before = tree_bytes(pkg)
-    monkeypatch.setattr(dp, "write_parquet", lambda table, path: 1 / 0)
+    monkeypatch.setattr(dp.package, "write_parquet", lambda table, path: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         dp.add_resource(pkg, "job_telemetry", telemetry([101]), TELEMETRY_SCHEMA)
     assert tree_bytes(pkg) == before

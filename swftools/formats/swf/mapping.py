@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from swftools import __version__
 from swftools import table as jt
 from swftools.site import Site, resolve_site
-from swftools.swf_fields import FIELDS, SwfField
+from swftools.formats.swf.fields import FIELDS, SwfField
 
 # swf.md §8: termcode 0->1, 1->0, 2 (walltime exceeded)->0, 3 and 4 (cancelled)->5.
 DEFAULT_STATUS = {0: 1, 1: 0, 2: 0, 3: 5, 4: 5}

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from swftools import datapackage as dp
-from swftools.datapackage_files import arrow_schema_for, read_csv_gz, write_csv_gz
+from swftools.formats import datapackage as dp
+from swftools.formats.datapackage.files import arrow_schema_for, read_csv_gz, write_csv_gz
 from swftools.errors import InputError, UsageError
 
-from .test_datapackage import csv_text, pkg, replace_csv, set_descriptor  # noqa: F401 (fixture)
+from .test_formats_datapackage import csv_text, pkg, replace_csv, set_descriptor  # noqa: F401 (fixture)
 
 
 def test_csv_missing_a_column(pkg):

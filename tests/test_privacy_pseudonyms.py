@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from swftools import anonymize as an
+from swftools.privacy import pseudonyms as an
 from swftools import table as jt
 from swftools.errors import InputError, UsageError
 
@@ -411,7 +411,7 @@ def test_cli_refuses_mapping_inside_output_and_existing_output(cli, raw_log, tmp
 
 @pytest.mark.parametrize("weeks", [0, 6])
 def test_real_swf_trace_survives_anonymization(tmp_path, weeks):
-    from swftools import swf
+    from swftools.formats import swf
 
     from .conftest import trace_path
 
