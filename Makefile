@@ -19,8 +19,8 @@ dev: $(BIN)/swftools
 
 demo: $(BIN)/swftools
 	mkdir -p out
-	$(BIN)/swftools convert $(SAMPLE) out/aaic-sample --to package --force
-	$(BIN)/swftools convert $(SAMPLE) out/aaic-sample.swf --force
+	$(BIN)/swftools convert $(SAMPLE) --out out/aaic-sample --to package --force
+	$(BIN)/swftools convert $(SAMPLE) --out out/aaic-sample.swf --force
 	$(BIN)/swftools validate out/aaic-sample
 	@echo "wrote out/aaic-sample/ (data package) and out/aaic-sample.swf"
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+# Every reader refuses a trace without jobs in these words (``allow_empty=True`` accepts one).
+NO_JOB_ROWS = "no job rows: the file holds only a header"
+NO_JOB_ROWS_EXPECTED = "one job per line after the header, or --allow-empty for an empty trace"
+
+
 class UsageError(Exception):
     """The caller asked for something impossible (bad option, existing output without force)."""
 

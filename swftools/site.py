@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -132,16 +133,36 @@ def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
     )
 
 
-def resolve_site(site: Site | str | Path | None, table: Any = None) -> Site | None:
-    """A Site from an instance, a preset name or a path; else the preset named in ``table``'s metadata."""
+DEFAULT_NQSII_SITE = "aaic"  # the NQSII reader's site when neither --site nor the trace names one
+
+
+@lru_cache(maxsize=None)
+def preset(name: str) -> Site:
+    """The site preset ``name`` (loaded once and shared; see ``PRESETS``)."""
+    return load_site(name)
+
+
+def resolve_site(site: Site | str | Path | None, table: Any = None, *,
+                 fmt: str | None = None) -> Site | None:
+    """The one rule for which site a command or format uses.
+
+    An explicit ``site`` (a Site, a preset name or a site settings file) wins; else the preset
+    named in the trace's metadata (``table``: a job table or its metadata dict); else the AAIC
+    preset when the input is an NQSII log (``fmt="nqsii"``, its reader's default); else None.
+    """
     if isinstance(site, Site):
         return site
     if site is not None:
-        return load_site(site)
+        return preset(str(site)) if str(site) in PRESETS else load_site(site)
     if table is not None:
-        from swftools.table import get_metadata
+        if isinstance(table, dict):
+            name = table.get("site")
+        else:
+            from swftools.table import get_metadata
 
-        name = get_metadata(table).get("site")
+            name = get_metadata(table).get("site")
         if name in PRESETS:
-            return load_site(name)
+            return preset(name)
+    if fmt == "nqsii":
+        return preset(DEFAULT_NQSII_SITE)
     return None

@@ -2,7 +2,7 @@
 
 Every reader returns such a table and every writer takes one. Table-level metadata (SWF header,
 layout, site, time zone, source file, converter version) travels in the schema metadata under the
-key ``swftools`` as JSON.
+key ``swftools`` as JSON; its typed form is :class:`swftools.metadata.TableMetadata`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from swftools.metadata import METADATA_KEY, TableMetadata, decode, encode
+from swftools.errors import UsageError
 from swftools.resources import load_json
-
-METADATA_KEY = b"swftools"
 
 # Table Schema type -> Arrow type. Integers are int64 everywhere so that arithmetic on epoch
 # seconds never overflows and nulls (unknown, SWF -1) are representable.
@@ -30,12 +30,27 @@ def table_schema() -> dict[str, Any]:
 
 
 def arrow_schema_of(schema: dict[str, Any]) -> pa.Schema:
-    """The Arrow schema of a Table Schema dict: its fields in order, nullable unless required."""
+    """The Arrow schema of a Table Schema dict: its fields in order, nullable unless required.
+
+    A field without a type is a string; a field is required when its constraints say so or it is
+    part of the primary key. Types other than integer, number, string and boolean are a
+    ``UsageError``. The one Table Schema -> Arrow mapping (the data package reader uses it too).
+    """
     fields = []
     for f in schema["fields"]:
-        required = f.get("constraints", {}).get("required", False)
-        fields.append(pa.field(f["name"], ARROW_TYPES[f["type"]], nullable=not required))
+        kind = f.get("type", "string")
+        if kind not in ARROW_TYPES:
+            raise UsageError(f"field {f['name']!r}: type {kind!r} is not supported "
+                             f"(choose from {', '.join(ARROW_TYPES)})")
+        fields.append(pa.field(f["name"], ARROW_TYPES[kind], nullable=not is_required(f, schema)))
     return pa.schema(fields)
+
+
+def is_required(field: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """Whether a Table Schema field may not be null: ``required`` or in the ``primaryKey``."""
+    key = schema.get("primaryKey", [])
+    return bool(field.get("constraints", {}).get("required")) or \
+        field["name"] in ([key] if isinstance(key, str) else key)
 
 
 @lru_cache(maxsize=1)
@@ -50,18 +65,27 @@ def column_names() -> list[str]:
 
 
 def get_metadata(table: pa.Table) -> dict[str, Any]:
-    """The swftools metadata dict of a table (empty if none)."""
-    raw = (table.schema.metadata or {}).get(METADATA_KEY)
-    return json.loads(raw) if raw else {}
+    """The swftools metadata of a table as a plain dict (empty if none; unchecked).
+
+    Compatibility view: new code reads :meth:`TableMetadata.from_table` instead.
+    """
+    return decode(table)
 
 
-def with_metadata(table: pa.Table, metadata: dict[str, Any]) -> pa.Table:
+def metadata_of(table: pa.Table) -> TableMetadata:
+    """The typed, schema-checked metadata of a table."""
+    return TableMetadata.from_table(table)
+
+
+def with_metadata(table: pa.Table, metadata: dict[str, Any] | TableMetadata) -> pa.Table:
     """Return ``table`` carrying ``metadata`` (replacing any earlier swftools metadata)."""
-    encoded = json.dumps(metadata, sort_keys=True, ensure_ascii=False).encode()
-    return table.replace_schema_metadata({METADATA_KEY: encoded})
+    if isinstance(metadata, TableMetadata):
+        return metadata.to_table(table)
+    return table.replace_schema_metadata({METADATA_KEY: encode(metadata)})
 
 
-def from_columns(columns: dict[str, Any], metadata: dict[str, Any] | None = None) -> pa.Table:
+def from_columns(columns: dict[str, Any],
+                 metadata: dict[str, Any] | TableMetadata | None = None) -> pa.Table:
     """Build a canonical table from a mapping of column name -> values; missing columns are null.
 
     Raises ``KeyError`` for a name that is not a canonical column.

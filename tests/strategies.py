@@ -321,3 +321,52 @@ def replay_gpu_jobs(draw, max_jobs: int = 30):
         cols["gpus_per_node"].append(per_node if explicit else None)
         cols["requested_walltime_s"].append(draw(st.none() | st.just(run) | st.integers(0, 600)))
     return jt.from_columns(cols), site
+
+
+# --- malformed tokens for integer fields (issue 13: every reader rejects them) ----------------
+
+_NON_ASCII_DIGITS = st.characters(categories=["Nd"]).filter(lambda c: not c.isascii())
+
+bad_integer_tokens = st.one_of(
+    # not an integer: letters, hex, underscores, exponents, special floats, decimals
+    st.sampled_from(["x7", "0x1f", "1_000", "1e3", "inf", "nan", "--1", "+-2", "1.", "7a"]),
+    st.from_regex(r"[0-9]{0,3}[a-zA-Z_#@:][0-9a-z]{0,3}", fullmatch=True),
+    st.tuples(st.integers(0, 10**6), st.integers(1, 999)).map(lambda t: f"{t[0]}.{t[1]}"),
+    # overlong: more digits than an int64 holds
+    st.integers(19, 40).map(lambda n: "9" * n),
+    # digits outside ASCII (Python's int() would accept them)
+    st.text(_NON_ASCII_DIGITS, min_size=1, max_size=4),
+)
+"""A token that no integer field may hold (no whitespace, no comma, no separator '|')."""
+
+
+# --- trace file content for the shared input layer (swftools.formats.inputs) -----------------
+
+trace_file_texts = st.text(st.characters(blacklist_categories=["Cs"]), max_size=400)
+"""Any text a trace file might hold (newlines of every kind, non-ASCII), as UTF-8."""
+
+trace_file_names = st.sampled_from(["t.swf", "t.swf.gz", "t.log", "t.csv.gz", "t.gz", "t",
+                                    "T.GZ", "t.json"])
+"""File names with and without a ``.gz`` suffix (the name must not decide decompression)."""
+
+
+# --- text tokens for Table Schema CSV cells (issue 12: reader and validator share one grammar) ---
+
+_CELL_ALPHABET = st.sampled_from(list("0123456789+-.eE_xX ,\tNaIFinftyTRUEtruefalsFALS") +
+                                 ["\u0663", "\uff15", "\u00b2", "\u2212"])
+cell_tokens = st.one_of(
+    # the edge cases Python's int()/float() accept and the grammar does not, and the spec's own
+    st.sampled_from(["1_000", "infinity", "Infinity", " 5", "5 ", "0x10", "1e3", "1E+3", ".5",
+                     "5.", "+7", "-0", "NaN", "nan", "INF", "-INF", "+INF", "inf", "-inf", "",
+                     "true", "True", "TRUE", "tRUE", "1", "0", "yes", "1.0", "e3", "."]),
+    # near misses of valid numbers: short strings over the grammar's own characters
+    st.text(_CELL_ALPHABET, max_size=10),
+    # valid numbers by construction, sometimes with a blank or an underscore spliced in
+    st.from_regex(r"[+-]?([0-9]{1,4}(\.[0-9]{0,3})?|\.[0-9]{1,3})([eE][+-]?[0-9]{1,2})?",
+                  fullmatch=True),
+    st.tuples(st.from_regex(r"[0-9]{1,4}", fullmatch=True), st.sampled_from([" ", "_", "\t"]),
+              st.integers(0, 4)).map(lambda t: t[0][:t[2]] + t[1] + t[0][t[2]:]),
+    # any printable text
+    st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=8),
+)
+"""A short text token for a CSV cell (no control characters), valid or not for any type."""

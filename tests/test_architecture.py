@@ -15,8 +15,8 @@ import pytest
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / "swftools"
 
 # The core at the package root: shared by everything, importing no subpackage.
-CORE = {"swftools.atomic", "swftools.errors", "swftools.metadata", "swftools.progress",
-        "swftools.resources", "swftools.site", "swftools.table"}
+CORE = {"swftools.atomic", "swftools.errors", "swftools.fileio", "swftools.metadata",
+        "swftools.progress", "swftools.resources", "swftools.site", "swftools.table"}
 
 # Subpackage -> the subpackages it may import at module level (the core is always allowed).
 ALLOWED = {

@@ -97,8 +97,8 @@ def test_usage_errors_exit_2(package, tmp_path):
 def test_synth_then_attach_with_presets(package, tmp_path):
     root, _, _ = package
     out = tmp_path / "fx"
-    result = runner.invoke(app, ["telemetry", "synth", str(root), str(out), "--nodes", "2",
-                                 "--days", "0.1", "--format", "prometheus-json-raw"])
+    result = runner.invoke(app, ["telemetry", "synth", str(root), "--out", str(out), "--nodes", "2",
+                                 "--days", "0.1", "--to", "prometheus-json-raw"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["telemetry", "attach", str(root), str(out / "prometheus-json-raw"),
                                  "--allocations", str(out / "allocations.csv"),

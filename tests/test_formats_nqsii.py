@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from .strategies import aaic_jobs, nqsii_layouts
+from .strategies import aaic_jobs, bad_integer_tokens, nqsii_layouts
 from swftools.formats import nqsii
 from swftools import table as jt
 from swftools.errors import InputError, UsageError
@@ -322,7 +322,7 @@ def test_crlf_bom_and_missing_final_newline_are_kept(tmp_path):
 
 
 def test_progress_bar_does_not_change_the_result(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(nqsii.reader, "PROGRESS_MIN_LINES", 0)
+    monkeypatch.setattr("swftools.progress.LARGE_INPUT_LINES", 0)
     path = _raw(tmp_path)
     assert jt.equal(nqsii.read(path, progress=True), nqsii.read(path))
     assert capsys.readouterr().out == ""
@@ -434,18 +434,30 @@ def test_negative_values_are_errors(tmp_path, column, value, expected):
                             f"(expected {expected})")
 
 
-def test_local_time_before_1970_is_negative(tmp_path):
-    path = _raw(tmp_path, _with_field(0, "submit", "1970-01-01 08:59:59"))
-    assert _error(path) == (
-        f"{path}:2: field 'submit' (submit time): '1970-01-01 08:59:59' is before 1970-01-01 "
-        f"00:00:00 UTC (a negative UNIX time) (expected {EXPECTED_TIMESTAMP})")
-
-
-def test_unknown_queue_name(tmp_path):
-    path = _raw(tmp_path, _with_field(2, "queue", "Express"))
-    assert _error(path) == (
-        f"{path}:4: field 'queue' (queue): 'Express' is not a queue of site aaic (expected a "
-        "queue of site aaic: Normal, Short, Middle, Long (case-insensitive))")
+@pytest.mark.parametrize("row, column, value, message", [
+    pytest.param(0, "submit", "1970-01-01 08:59:59",
+                 "field 'submit' (submit time): '1970-01-01 08:59:59' is before 1970-01-01 "
+                 f"00:00:00 UTC (a negative UNIX time) (expected {EXPECTED_TIMESTAMP})",
+                 id="local_time_before_1970_is_negative"),
+    pytest.param(2, "queue", "Express",
+                 "field 'queue' (queue): 'Express' is not a queue of site aaic (expected a "
+                 "queue of site aaic: Normal, Short, Middle, Long (case-insensitive))",
+                 id="unknown_queue_name"),
+    pytest.param(0, "termcode", "7",
+                 "field 'termcode' (termination code): '7' is not a termination code (expected "
+                 "one of 0 success, 1 fail, 2 walltime exceeded, 3 cancelled by user, 4 cancelled "
+                 "by system)", id="termcode_outside_its_codes"),
+    pytest.param(1, "finish", "2018-01-05 09:39:59",
+                 "field 'finish' (finish time): '2018-01-05 09:39:59' is before the start time "
+                 "'2018-01-05 09:40:00' (expected a finish time at or after the start time)",
+                 id="finish_before_start"),
+    pytest.param(2, "job_id", "1",
+                 "field 'job_id' (job id): '1' repeats the job id on line 2 "
+                 "(expected job ids unique within the file)", id="duplicate_job_id"),
+])
+def test_one_bad_field(tmp_path, row, column, value, message):
+    path = _raw(tmp_path, _with_field(row, column, value))
+    assert _error(path) == f"{path}:{row + 2}: {message}"  # line 1 is the header
 
 
 def test_unknown_queue_number(tmp_path):
@@ -484,26 +496,6 @@ def test_unparseable_duration(tmp_path, value):
                             "not a duration (expected seconds or HH:MM:SS)")
 
 
-def test_termcode_outside_its_codes(tmp_path):
-    path = _raw(tmp_path, _with_field(0, "termcode", "7"))
-    assert _error(path) == (
-        f"{path}:2: field 'termcode' (termination code): '7' is not a termination code (expected "
-        "one of 0 success, 1 fail, 2 walltime exceeded, 3 cancelled by user, 4 cancelled by system)")
-
-
-def test_finish_before_start(tmp_path):
-    path = _raw(tmp_path, _with_field(1, "finish", "2018-01-05 09:39:59"))
-    assert _error(path) == (
-        f"{path}:3: field 'finish' (finish time): '2018-01-05 09:39:59' is before the start time "
-        "'2018-01-05 09:40:00' (expected a finish time at or after the start time)")
-
-
-def test_duplicate_job_id(tmp_path):
-    path = _raw(tmp_path, _with_field(2, "job_id", "1"))
-    assert _error(path) == (f"{path}:4: field 'job_id' (job id): '1' repeats the job id on line 2 "
-                            "(expected job ids unique within the file)")
-
-
 def test_first_bad_line_is_reported_whatever_the_column(tmp_path):
     rows = _with_field(2, "nodes", "x", rows=_with_field(1, "walltime", "oops"))
     path = _raw(tmp_path, rows)
@@ -523,7 +515,9 @@ def test_header_without_job_rows(tmp_path):
     path = tmp_path / "log.csv.gz"
     path.write_bytes(gzip.compress((RAW_HEADER + "\n").encode()))
     assert _error(path) == (f"{path}:1: no job rows: the file holds only a header "
-                            "(expected one job per line after the header)")
+                            "(expected one job per line after the header, or --allow-empty for "
+                            "an empty trace)")
+    assert nqsii.read(path, allow_empty=True).num_rows == 0
 
 
 def test_binary_garbage(tmp_path):
@@ -540,8 +534,11 @@ def test_truncated_gzip(tmp_path):
     path = tmp_path / "log.csv.gz"
     whole = gzip.compress(("\n".join([RAW_HEADER, *RAW_ROWS]) + "\n").encode())
     path.write_bytes(whole[: len(whole) // 2])
-    assert _error(path) == (f"{path}: truncated gzip file: the compressed stream ends early "
-                            "(expected a complete gzip file)")
+    message = _error(path)  # names the file and how far decompression got
+    assert message.startswith(f"{path}: truncated gzip file: the compressed stream ends early, "
+                              "after ")
+    assert " complete lines (" in message
+    assert message.endswith(" bytes) decompressed (expected a complete gzip file)")
 
 
 def test_missing_column(tmp_path):
@@ -563,3 +560,44 @@ def test_unknown_repeated_or_absent_header(tmp_path):
     path = _raw(tmp_path, rows=RAW_ROWS[1:], header=",".join(str(i) for i in range(13)))
     assert _error(path).startswith(f"{path}:1: header: no header row: line 1 holds numbers "
                                    "(expected a header naming the 13 columns")
+
+
+# --- issue 13 sweep: a bad token in any number field is refused, located, and nothing written --
+
+def _sample_lines(form: str) -> list[str]:
+    from swftools import formats
+
+    table = formats.read(Path(__file__).resolve().parent.parent / "samples" / "aaic-sample.csv.gz")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "log.csv"
+        nqsii.write(table.slice(0, 4), path, form=form)
+        return path.read_text().splitlines()
+
+
+_FORMS = {form: _sample_lines(form) for form in ("published", "raw")}
+
+
+@given(st.sampled_from(sorted(_FORMS)), st.data(), st.integers(0, 3),
+       bad_integer_tokens | st.just(""))
+def test_a_bad_token_in_any_number_field_names_line_and_field(form, data, row, token):
+    from swftools import formats
+
+    lines = _FORMS[form]
+    separator = ", " if form == "published" else ","
+    header = [h.strip() for h in lines[0].split(",")]
+    names = {"user", "group"} if form == "raw" else set()  # raw user/group are names: any text
+    column = data.draw(st.sampled_from([h for h in header if h not in names]))
+    cells = [c.strip() for c in lines[1 + row].split(",")]
+    cells[header.index(column)] = token
+    body = lines[:1 + row] + [separator.join(cells)] + lines[2 + row:]
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "log.csv", Path(tmp) / "out.swf"
+        src.write_text("\n".join(body) + "\n", encoding="utf-8")
+        with pytest.raises(InputError):
+            formats.convert(src, out)  # (the form detected from the first line may differ)
+        assert sorted(p.name for p in Path(tmp).iterdir()) == ["log.csv"]
+        with pytest.raises(InputError) as err:
+            nqsii.read(src, form=form)
+    assert err.value.line == row + 2
+    assert err.value.field.startswith(f"field {column!r}")
+    assert err.value.value == token

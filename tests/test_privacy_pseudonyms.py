@@ -340,7 +340,7 @@ def raw_log(tmp_path):
 def test_cli_anonymizes_and_the_audit_is_clean(cli, raw_log, tmp_path):
     raw, key = raw_log
     mapping = tmp_path / "mapping.csv"
-    result = cli("anonymize", raw, tmp_path / "pkg", "--key-file", key, "--mapping-out", mapping,
+    result = cli("anonymize", raw, "--out", tmp_path / "pkg", "--key-file", key, "--mapping-out", mapping,
                  "--time-shift-weeks", "4")
     assert result.exit_code == 0, result.output
     assert "PRIVATE" in result.stderr and "times shifted by whole weeks" in result.stderr
@@ -354,14 +354,14 @@ def test_cli_anonymizes_and_the_audit_is_clean(cli, raw_log, tmp_path):
 def test_cli_output_is_deterministic(cli, raw_log, tmp_path):
     raw, key = raw_log
     for name in ("a.swf", "b.swf"):
-        assert cli("anonymize", raw, tmp_path / name, "--key-file", key, "--dense-ids",
+        assert cli("anonymize", raw, "--out", tmp_path / name, "--key-file", key, "--dense-ids",
                    "--time-shift-weeks", "-3").exit_code == 0
     assert (tmp_path / "a.swf").read_bytes() == (tmp_path / "b.swf").read_bytes()
 
 
 def test_cli_without_key_refuses_and_writes_nothing(cli, raw_log, tmp_path):
     raw, _ = raw_log
-    result = cli("anonymize", raw, tmp_path / "out.swf")
+    result = cli("anonymize", raw, "--out", tmp_path / "out.swf")
     assert result.exit_code == 2 and "no anonymization key" in result.stderr
     assert not (tmp_path / "out.swf").exists()
 
@@ -373,7 +373,7 @@ def test_cli_bad_key_file_writes_nothing(cli, raw_log, tmp_path, content, messag
     key = tmp_path / "bad.key"
     if content is not None:
         key.write_bytes(content)
-    result = cli("anonymize", raw, tmp_path / "out.swf", "--key-file", key)
+    result = cli("anonymize", raw, "--out", tmp_path / "out.swf", "--key-file", key)
     assert result.exit_code == 1
     assert f"swftools: error: {key}: {message}" in result.stderr
     assert not (tmp_path / "out.swf").exists()
@@ -385,7 +385,7 @@ def test_cli_raw_log_without_user_column_writes_nothing(cli, raw_log, tmp_path):
     raw.write_text("\n".join(",".join(f for i, f in enumerate(line.split(",")) if i != 1)
                              for line in RAW_LOG.splitlines()) + "\n")
     mapping = tmp_path / "mapping.csv"
-    result = cli("anonymize", raw, tmp_path / "out.swf", "--key-file", key,
+    result = cli("anonymize", raw, "--out", tmp_path / "out.swf", "--key-file", key,
                  "--mapping-out", mapping)
     assert result.exit_code == 1 and "user" in result.stderr and "nouser.csv" in result.stderr
     assert not (tmp_path / "out.swf").exists() and not mapping.exists()
@@ -393,17 +393,17 @@ def test_cli_raw_log_without_user_column_writes_nothing(cli, raw_log, tmp_path):
 
 def test_cli_ephemeral_key_warns_loudly(cli, raw_log, tmp_path):
     raw, _ = raw_log
-    result = cli("anonymize", raw, tmp_path / "out.swf", "--ephemeral-key")
+    result = cli("anonymize", raw, "--out", tmp_path / "out.swf", "--ephemeral-key")
     assert result.exit_code == 0 and "EPHEMERAL" in result.stderr
 
 
 def test_cli_refuses_mapping_inside_output_and_existing_output(cli, raw_log, tmp_path):
     raw, key = raw_log
-    result = cli("anonymize", raw, tmp_path / "pkg", "--key-file", key,
+    result = cli("anonymize", raw, "--out", tmp_path / "pkg", "--key-file", key,
                  "--mapping-out", tmp_path / "pkg" / "mapping.csv")
     assert result.exit_code == 2 and "must not be written" in result.stderr
     (tmp_path / "out.swf").write_text("keep me")
-    result = cli("anonymize", raw, tmp_path / "out.swf", "--key-file", key)
+    result = cli("anonymize", raw, "--out", tmp_path / "out.swf", "--key-file", key)
     assert result.exit_code == 2 and (tmp_path / "out.swf").read_text() == "keep me"
 
 

@@ -18,21 +18,7 @@ from swftools.replay.result import summary_schema
 from swftools.site import site_from_settings
 
 from .strategies import replay_gpu_jobs, replay_swf_jobs
-from .test_replay_reference import Flat, Job, Nodes, simulate
-
-
-def flat_table(rows, **extra):
-    """rows: (job id, submit, run, procs, request)."""
-    cols = {"job_id": [r[0] for r in rows], "submit_time": [r[1] for r in rows],
-            "walltime_s": [r[2] for r in rows], "gpus": [r[3] for r in rows],
-            "requested_walltime_s": [r[4] for r in rows]}
-    cols.update(extra)
-    return jt.from_columns(cols)
-
-
-def starts(result):
-    return dict(zip(result.jobs.column("job_id").to_pylist(),
-                    result.jobs.column("start_time").to_pylist()))
+from .test_replay_reference import Flat, Job, Nodes, flat_table, simulate, starts
 
 
 def gpu_site(nodes=2, gpus=4, timeline=None):

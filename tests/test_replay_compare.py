@@ -121,3 +121,22 @@ def test_an_easy_replay_is_a_possible_recorded_schedule(case):
     assert rep["impossible_starts"]["jobs"] == 0, rep["impossible_starts"]["list"]
     assert rep["capacity_violations"]["periods"] == 0
     assert rep["distributions"]["(all)"]["wait_s"]["ks"]["statistic"] == 0
+
+
+def test_recorded_jobs_and_replay_use_one_job_size():
+    """Allocated (field 5) and requested (field 8) processors differ: the recorded schedule of the
+    comparison and the replay both take the requested size (the one rule, ``job_size``)."""
+    from swftools.replay.compare import recorded_jobs
+    from swftools.replay.workload import job_size
+
+    table = recorded([(1, 0, 0, 100, 4, 100), (2, 0, 0, 100, 2, 100), (3, 0, 100, 10, 3, 10)],
+                     requested_procs=[1, None, 0])
+    size, known = job_size(table)
+    assert size.tolist() == [1, 2, 3] and known.tolist() == [True, True, True]
+    rec = recorded_jobs(table)
+    result = replay(table, procs=4)
+    replayed = dict(zip(result.jobs.column("job_id").to_pylist(),
+                        result.jobs.column("size").to_pylist()))
+    assert dict(zip(rec["job_id"].tolist(), rec["units"].tolist())) == replayed == {1: 1, 2: 2, 3: 3}
+    # 1 + 2 units fit in 4 (allocated-first would have been 4 + 2 = 6, a violation)
+    assert compare(table, result)["capacity_violations"]["periods"] == 0

@@ -260,7 +260,8 @@ def reference_replay(table, *, procs=None, site=None, policy="easy", allocation=
 
 
 # ---------------------------------------------------------------------------------------------
-def _table(rows, **extra_cols):
+def flat_table(rows, **extra_cols):
+    """rows: (job id, submit, run, procs, request)."""
     cols = {"job_id": [r[0] for r in rows], "submit_time": [r[1] for r in rows],
             "walltime_s": [r[2] for r in rows], "gpus": [r[3] for r in rows],
             "requested_walltime_s": [r[4] for r in rows]}
@@ -268,7 +269,7 @@ def _table(rows, **extra_cols):
     return jt.from_columns(cols)
 
 
-def _starts(result):
+def starts(result):
     return dict(zip(result.jobs.column("job_id").to_pylist(),
                     result.jobs.column("start_time").to_pylist()))
 
@@ -283,7 +284,7 @@ HAND_CASES = [
 
 @pytest.mark.parametrize("rows,expected", HAND_CASES)
 def test_hand_cases_fast_engine(rows, expected):
-    assert _starts(replay(_table(rows), procs=4)) == expected
+    assert starts(replay(flat_table(rows), procs=4)) == expected
 
 
 @pytest.mark.parametrize("rows,expected", HAND_CASES)

@@ -232,7 +232,7 @@ runner = CliRunner()
 
 def test_cli_writes_a_raw_log_that_reads_back(tmp_path):
     out = tmp_path / "synth.csv.gz"
-    result = runner.invoke(app, ["synth", "--jobs", "800", "--seed", "7", str(out)])
+    result = runner.invoke(app, ["synth", "--jobs", "800", "--seed", "7", "--out", str(out)])
     assert result.exit_code == 0, result.output
     back = nqsii.read(out)
     expected = generate(800, seed=7)
@@ -245,7 +245,7 @@ def test_cli_writes_a_raw_log_that_reads_back(tmp_path):
 def test_cli_published_form(tmp_path):
     out = tmp_path / "synth.csv"
     result = runner.invoke(app, ["synth", "--jobs", "300", "--seed", "1", "--form", "published",
-                                 "--nodes", "10", str(out)])
+                                 "--nodes", "10", "--out", str(out)])
     assert result.exit_code == 0, result.output
     header, first = out.read_text().splitlines()[:2]
     assert header.startswith("job_id, user, group, queue")
@@ -259,14 +259,14 @@ def test_cli_published_form(tmp_path):
 def test_cli_output_is_deterministic_and_never_clobbered(tmp_path):
     a, b = tmp_path / "a.csv.gz", tmp_path / "b.csv.gz"
     for out in (a, b):
-        result = runner.invoke(app, ["synth", "--jobs", "500", "--seed", "3", str(out)])
+        result = runner.invoke(app, ["synth", "--jobs", "500", "--seed", "3", "--out", str(out)])
         assert result.exit_code == 0
     assert a.read_bytes() == b.read_bytes()
     before = a.read_bytes()
-    result = runner.invoke(app, ["synth", "--jobs", "50", "--seed", "3", str(a)])
+    result = runner.invoke(app, ["synth", "--jobs", "50", "--seed", "3", "--out", str(a)])
     assert result.exit_code == 2 and "already exists" in result.output
     assert a.read_bytes() == before
-    result = runner.invoke(app, ["synth", "--jobs", "50", "--seed", "3", "--force", str(a)])
+    result = runner.invoke(app, ["synth", "--jobs", "50", "--seed", "3", "--force", "--out", str(a)])
     assert result.exit_code == 0 and a.read_bytes() != before
 
 
@@ -274,6 +274,6 @@ def test_cli_output_is_deterministic_and_never_clobbered(tmp_path):
                                   ["--jobs", "5", "--nodes", "0"], ["--seed", "1"]])
 def test_cli_usage_errors(tmp_path, args):
     out = tmp_path / "x.csv"
-    result = runner.invoke(app, ["synth", *args, str(out)])
+    result = runner.invoke(app, ["synth", *args, "--out", str(out)])
     assert result.exit_code == 2
     assert not out.exists()

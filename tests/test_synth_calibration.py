@@ -69,3 +69,17 @@ def test_compare_reports_every_target():
     assert [r[0] for r in rows] == list(TARGETS) and all(r[5] for r in rows)
     figures["wra_median"] = 0.040 * 1.11
     assert not dict((r[0], r[5]) for r in compare(figures))["wra_median"]
+
+
+def test_one_table_of_published_values():
+    """Calibration targets and the report's paper column come from schemas/aaic-paper.json."""
+    from swftools.report.summary import PAPER
+    from swftools.synth.calibration import published
+
+    figures = published()["figures"]
+    assert all({"key", "value", "unit", "source"} <= set(f) for f in figures)
+    by_measure = {f["calibration"]["measure"]: f for f in figures if "calibration" in f}
+    assert list(by_measure) == list(TARGETS)
+    for measure, (value, _, _) in TARGETS.items():
+        assert PAPER[by_measure[measure]["key"]] == value
+    assert PAPER == {f["key"]: f["value"] for f in figures}

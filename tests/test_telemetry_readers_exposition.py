@@ -151,3 +151,38 @@ def test_written_expositions_read_back(tmp_path_factory, host, gpu, openmetrics,
     rows = buf.to_table().to_pylist()
     assert [(r["ts"], r["value"], r["node"], r["gpu_index"]) for r in rows] == [
         ((T * 1000 + t) / 1000, float(v), host, gpu) for t, v in points]
+
+
+# --- issue 13 sweep: a bad token in the timestamp or the GPU index label is refused and located --
+
+@given(st.sampled_from(["timestamp", "gpu"]), st.integers(0, 2), st.data())
+def test_a_bad_token_names_line_and_field(field, row, data):
+    import tempfile
+    from pathlib import Path
+
+    from tests.strategies import bad_integer_tokens
+
+    # a timestamp token that parses as a float is caught by the range check; any other is refused
+    token = data.draw(bad_integer_tokens.filter(lambda t: t.strip() == t and '"' not in t))
+    lines = ["# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"] + [
+        f'DCGM_FI_DEV_GPU_UTIL{{gpu="0",Hostname="g1"}} 10 {T + 60 * i}000\n' for i in range(3)]
+    if field == "gpu":
+        lines[1 + row] = lines[1 + row].replace('gpu="0"', f'gpu="{token}"')
+    else:
+        lines[1 + row] = lines[1 + row].rsplit(" ", 1)[0] + f" {token}\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "x.prom"
+        path.write_text("".join(lines), encoding="utf-8")
+        with pytest.raises(InputError) as err:
+            read_exposition(path, SampleBuffer(load_metric_map("dcgm")), 0)
+    assert err.value.line == row + 2
+    assert err.value.field == field
+
+
+def test_other_scripts_digits_are_not_numbers(tmp_path):
+    text = PROM.replace(f"}} 10 {T}000", f"}} \u0661\u0662 {T}000")
+    with pytest.raises(InputError) as err:
+        _read(tmp_path, text)
+    assert (err.value.line, err.value.field, err.value.value) == (3, "value", "\u0661\u0662")
+    with pytest.raises(InputError, match="is not a GPU index"):
+        _read(tmp_path, PROM.replace('gpu="0"', 'gpu="\u0661"', 1))

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 from swftools.errors import InputError
 from swftools.telemetry.metric_map import identity_map, load_metric_map
-from swftools.telemetry.readers_long import check_long_table
+from swftools.telemetry.readers_long import LONG_COLUMNS, check_long_table
 
 T = 1_700_000_000
 HEADER = "ts,node,gpu_index,metric,value\n"
@@ -110,3 +110,26 @@ def test_csv_round_trip(tmp_path_factory, rows):
     got = duckdb.connect().execute(f"SELECT ts, node, gpu_index, value FROM {table.scan_sql()} "
                                    "ORDER BY line").fetchall()
     assert got == [(float(T + t), node, g, v) for t, node, g, v in rows]
+
+
+# --- issue 13 sweep: a bad token in ts or gpu_index is refused, with the line and field -------
+
+@given(st.sampled_from(["ts", "gpu_index"]), st.integers(0, 2), st.data())
+def test_a_bad_token_names_line_and_field(column, row, data):
+    import tempfile
+    from pathlib import Path
+
+    from tests.strategies import bad_integer_tokens
+
+    bad = bad_integer_tokens.filter(lambda t: "," not in t and t.strip() == t and '"' not in t)
+    if column == "ts":  # decimals are valid epoch seconds; anything else is refused
+        bad = bad.filter(lambda t: not t.replace(".", "", 1).isdigit() or not t.isascii())
+    token = data.draw(bad)
+    rows = [[str(T + 60 * i), "n1", "0", "gpu_util_pct", "5"] for i in range(3)]
+    rows[row][LONG_COLUMNS.index(column)] = token
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "l.csv"
+        path.write_text(HEADER + "".join(",".join(r) + "\n" for r in rows), encoding="utf-8")
+        with pytest.raises(InputError) as err:
+            _check(path)
+    assert (err.value.line, err.value.field) == (row + 2, column)

@@ -162,3 +162,50 @@ def test_undecided_packing_is_a_warning():
     found = assert_fires(run(together([3] * 200), "capacity-nodes", site=site), "capacity-nodes",
                          1, severity="warning")
     assert "first-fit decreasing needs 100 nodes (lower bound 75), 75 in force" in found[0].message
+
+
+# --- the trace's processor unit in the findings ----------------------------------------------
+
+CPU_HEADER = """; Version: 2.2
+; Computer: a CPU cluster (like RICC: 8 cores per node)
+; UnixStartTime: 1000000000
+; TimeZoneString: UTC
+; MaxNodes: 2
+; MaxProcs: 16
+"""
+
+
+def test_capacity_findings_on_a_cpu_swf_trace_say_processors(tmp_path):
+    """A plain SWF trace of a CPU machine: its field 5 counts processors, never GPUs."""
+    lines = [swf_line(1, procs=10, req_procs=10), swf_line(2, submit=10, procs=12, req_procs=20)]
+    path = write_swf(tmp_path / "cpu.swf", lines, header=CPU_HEADER)
+    report = run(path, "capacity-gpus", "job-exceeds-machine")
+    over = assert_fires(report, "capacity-gpus", 1, severity="warning")
+    assert "22 processors busy at peak, 16 available (SWF header MaxProcs)" in over[0].message
+    big = assert_fires(report, "job-exceeds-machine", 1, severity="warning")
+    assert big[0].message.startswith("20 requested processors exceed the 16 processors")
+    for finding in report.findings:
+        assert "GPU" not in finding.message, finding.render()
+
+
+def test_capacity_findings_on_an_aaic_table_say_gpus():
+    """An NQSII (AAIC) table counts GPUs: the same over-capacity finding says GPUs."""
+    table = aaic_table([{"submit_time": T0, "wait_s": 0, "walltime_s": 600, "gpus_per_node": 8},
+                        {"submit_time": T0, "wait_s": 0, "walltime_s": 600, "gpus_per_node": 8},
+                        {"submit_time": T0, "wait_s": 0, "walltime_s": 600, "gpus_per_node": 4}])
+    report = run(table, "capacity-gpus", "job-exceeds-machine", site=small_site())
+    over = assert_fires(report, "capacity-gpus", 1)
+    assert "20 GPUs busy at peak, 16 available (site aaic)" in over[0].message
+    assert "processor" not in over[0].message
+    one = aaic_table([{"nodes": 3, "gpus_per_node": 8}])
+    big = assert_fires(run(one, "job-exceeds-machine", site=small_site()), "job-exceeds-machine")
+    assert any(f.message.startswith("24 allocated GPUs exceed the 16 GPUs") for f in big)
+
+
+def test_an_swf_trace_whose_header_says_processors_are_gpus_counts_gpus(tmp_path):
+    """swftools writes 'Note: processors are GPUs' for a GPU site: read back, findings say GPUs."""
+    header = CPU_HEADER + "; Note: processors are GPUs; nodes = ceil(GPUs/8)\n"
+    lines = [swf_line(1, procs=10, req_procs=10), swf_line(2, submit=10, procs=10, req_procs=10)]
+    found = assert_fires(run(write_swf(tmp_path / "gpu.swf", lines, header=header),
+                             "capacity-gpus"), "capacity-gpus", 1, severity="warning")
+    assert "20 GPUs busy at peak, 16 available (SWF header MaxProcs)" in found[0].message

@@ -50,11 +50,11 @@ def test_json_output_follows_the_schema(tmp_path):
 def test_output_file_is_written_and_never_overwritten(tmp_path):
     path = write_swf(tmp_path / "ok.swf", swf_jobs(3))
     out = tmp_path / "report.json"
-    assert invoke(path, "--output", out).exit_code == 0
+    assert invoke(path, "--out", out).exit_code == 0
     assert json.loads(out.read_text())["valid"] is True
-    result = invoke(path, "--output", out)
+    result = invoke(path, "--out", out)
     assert result.exit_code == 2 and "already exists" in result.output
-    assert invoke(path, "--output", out, "--force").exit_code == 0
+    assert invoke(path, "--out", out, "--force").exit_code == 0
 
 
 def test_summary_only(tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 
 import typer
 
@@ -38,20 +39,24 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """swftools: convert, validate, anonymize, replay and release workload traces."""
 
 
-for _name in COMMAND_MODULES:
-    try:
-        _module = importlib.import_module(f"swftools.cli.{_name}")
-    except ModuleNotFoundError as exc:  # a command not built yet
-        if exc.name != f"swftools.cli.{_name}":
-            raise
-        continue
-    _module.register(app)
+for _name in COMMAND_MODULES:  # an import failure is a bug: let it raise
+    importlib.import_module(f"swftools.cli.{_name}").register(app)
+
+
+_show_python_warning = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """swftools' own warnings (e.g. a misnamed .gz input) as ``swftools: warning: ...``."""
+    if category.__module__.startswith("swftools."):
+        typer.echo(f"swftools: warning: {message}", err=True)
+    else:
+        _show_python_warning(message, category, filename, lineno, file, line)
 
 
 def main() -> None:
     """Console-script entry point; usage errors exit 2, bad input 1."""
-    if sys.argv[1:3] == ["synth", "telemetry"]:  # `swftools synth telemetry` = `telemetry synth`
-        sys.argv[1:3] = ["telemetry", "synth"]
+    warnings.showwarning = _show_warning
     try:
         app(standalone_mode=True)
     except SystemExit:

@@ -11,8 +11,10 @@ from swftools import formats
 from swftools.privacy.pseudonyms import DEFAULT_KEY_ENV, anonymize, load_key, write_mapping
 from swftools.atomic import check_writable
 from swftools.privacy.audit import audit, names_from_table, read_names_file
-from swftools.cli.common import EXIT_INVALID, handle_errors
+from swftools.cli.common import (EXIT_INVALID, JSON_HELP, OUT_OPTION, SITE_HELP, deprecated,
+                                 handle_errors, output_path, print_json)
 from swftools.errors import UsageError
+from swftools.site import resolve_site
 
 
 def _note(message: str) -> None:
@@ -29,8 +31,9 @@ def _inside(path: Path, directory: Path) -> bool:
 
 def anonymize_command(
     source: Path = typer.Argument(..., help="Raw job log (or any trace) to anonymize."),
-    output: Path = typer.Argument(..., help="Output trace: .swf[.gz], NQSII .csv, or a data "
-                                            "package directory."),
+    out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Output trace: .swf[.gz], NQSII "
+                                       ".csv, or a data package directory."),
+    old_out: Optional[Path] = typer.Argument(None, hidden=True, metavar="OUT", help="Deprecated: use --out."),
     key_file: Optional[Path] = typer.Option(None, "--key-file", help=f"Secret key file (else "
                                             f"${DEFAULT_KEY_ENV}). Keep it: the same key gives "
                                             "the same pseudonyms in every release."),
@@ -47,11 +50,13 @@ def anonymize_command(
                                               f"({', '.join(formats.FORMATS)})."),
     to_format: Optional[str] = typer.Option(None, "--to", help="Output format "
                                             f"({', '.join(formats.FORMATS)})."),
-    site: Optional[str] = typer.Option(None, "--site", help="Site preset or settings file."),
+    site: Optional[str] = typer.Option(None, "--site", help=SITE_HELP),
     force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Replace user and group names by keyed pseudonyms and drop free-text columns."""
     with handle_errors():
+        output = output_path(out, old_out, "the positional OUT")
         key = load_key(key_file, ephemeral=ephemeral_key, warn=_note)
         check_writable(output, force)
         if mapping_out is not None:
@@ -60,10 +65,12 @@ def anonymize_command(
                 raise UsageError(f"{mapping_out}: the private mapping must not be written to or "
                                  "inside the output (nor over the input)")
             check_writable(mapping_out, force)
-        table = formats.read(source, from_format, site=site)
+        src_fmt = from_format or formats.detect_format(source)
+        table = formats.read(source, src_fmt, site=resolve_site(site, fmt=src_fmt))
         result = anonymize(table, key, time_shift_weeks=time_shift_weeks, keep_columns=keep,
                            dense_ids=dense_ids)
-        losses = formats.write(result.table, output, to_format, site=site, force=force)
+        losses = formats.write(result.table, output, to_format,
+                               site=resolve_site(site, table, fmt=src_fmt), force=force)
         if mapping_out is not None:
             write_mapping(result.mapping, mapping_out, force=force, warn=_note)
         for note in result.notes:
@@ -71,9 +78,15 @@ def anonymize_command(
         for loss in losses:
             _note(f"not carried by the output: {loss}")
         counts = {ns: len(v) for ns, v in result.raw_names().items()}
-        _note(f"anonymized {result.table.num_rows} jobs ({counts.get('user', 0)} users, "
-              f"{counts.get('group', 0)} groups) -> {output}"
-              + ("; times shifted by whole weeks" if time_shift_weeks else ""))
+    if as_json:
+        print_json({"jobs": result.table.num_rows, "users": counts.get("user", 0),
+                    "groups": counts.get("group", 0), "out": str(output),
+                    "time_shift_weeks": time_shift_weeks, "notes": list(result.notes),
+                    "losses": losses})
+        return
+    _note(f"anonymized {result.table.num_rows} jobs ({counts.get('user', 0)} users, "
+          f"{counts.get('group', 0)} groups) -> {output}"
+          + ("; times shifted by whole weeks" if time_shift_weeks else ""))
 
 
 def audit_command(
@@ -86,20 +99,26 @@ def audit_command(
                                          "line."),
     key_file: Optional[Path] = typer.Option(None, "--key-file", help="The anonymization key, "
                                             f"searched for too (else ${DEFAULT_KEY_ENV} if set)."),
-    raw_format: Optional[str] = typer.Option(None, "--raw-format", help="Format of --raw "
+    raw_format: Optional[str] = typer.Option(None, "--from", help="Format of --raw "
                                              f"({', '.join(formats.FORMATS)})."),
-    site: Optional[str] = typer.Option(None, "--site", help="Site preset or settings file for "
-                                       "reading --raw."),
+    old_raw_format: Optional[str] = typer.Option(None, "--raw-format", hidden=True,
+                                                 help="Deprecated: use --from."),
+    site: Optional[str] = typer.Option(None, "--site", help=SITE_HELP + " (Used to read --raw.)"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON "
                                  "(schemas/audit-report.schema.json)."),
 ) -> None:
     """Scan an archive for raw user/group names, host names and the key; exit 1 on any hit."""
     with handle_errors():
+        if old_raw_format is not None:
+            deprecated("--raw-format", "--from")
+            raw_format = old_raw_format
         if raw is None and names is None:
             raise UsageError("give --raw RAWLOG or --names FILE: the names to search for")
         searched: dict[str, list[str]] = {}
         if raw is not None:
-            searched.update(names_from_table(formats.read(raw, raw_format, site=site), str(raw)))
+            raw_fmt = raw_format or formats.detect_format(raw)
+            searched.update(names_from_table(
+                formats.read(raw, raw_fmt, site=resolve_site(site, fmt=raw_fmt)), str(raw)))
         if names is not None:
             searched["name"] = read_names_file(names)
         host_names = read_names_file(hosts) if hosts is not None else []

@@ -1,10 +1,13 @@
-"""Helpers shared by the CLI commands: error rendering, exit codes, progress, site option."""
+"""Helpers shared by the CLI commands: error rendering, exit codes, the output
+option and its deprecated spellings, JSON results."""
 
 from __future__ import annotations
 
 import contextlib
-import sys
+import json
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Optional
 
 import typer
 
@@ -32,6 +35,39 @@ def handle_errors() -> Iterator[None]:
         raise fail(f"{exc.filename}: no such file", EXIT_INVALID) from None
 
 
-def stderr_is_terminal() -> bool:
-    """Whether progress bars make sense (interactive stderr)."""
-    return sys.stderr.isatty()
+def warn(message: str) -> None:
+    """Print ``swftools: warning: message`` to stderr."""
+    typer.echo(f"swftools: warning: {message}", err=True)
+
+
+def deprecated(old: str, new: str) -> None:
+    """Warn that the option spelling ``old`` is deprecated in favour of ``new``."""
+    warn(f"{old} is deprecated, use {new}")
+
+
+def output_path(out: Optional[Path], old: Optional[Path], old_name: str, *,
+                required: bool = True) -> Optional[Path]:
+    """The output path from ``--out/-o`` or its deprecated spelling ``old_name`` (a hidden
+    option or positional kept for one release; warns). Usage error if both or (when
+    ``required``) neither are given."""
+    if old is not None:
+        deprecated(old_name, "--out")
+        if out is not None:
+            raise UsageError(f"give the output once, with --out (not also as {old_name})")
+        return old
+    if out is None and required:
+        raise UsageError("missing option --out/-o: the output path")
+    return out
+
+
+def print_json(value: Any) -> None:
+    """A result as indented JSON with sorted keys on stdout (``--json``)."""
+    typer.echo(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+OUT_OPTION = ("--out", "-o")
+ALLOW_EMPTY_HELP = "Accept a trace without job rows (by default an error, as a sign of a broken export)."
+STRICT_HELP = "Warnings fail too (exit 1): a release gate."
+JSON_HELP = "Print the result as JSON on stdout."
+SITE_HELP = ("Site preset (aaic) or site settings JSON file. Default: the site the trace names, "
+             "else aaic for an NQSII log, else none.")

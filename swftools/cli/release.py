@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from swftools.cli.common import EXIT_INVALID, handle_errors
+from swftools.cli.common import (EXIT_INVALID, JSON_HELP, OUT_OPTION, SITE_HELP, STRICT_HELP,
+                                 handle_errors, print_json)
 
 
 def register(app: typer.Typer) -> None:
@@ -16,18 +17,20 @@ def register(app: typer.Typer) -> None:
     @app.command("release")
     def release_cmd(
         source: Path = typer.Argument(..., help="Raw NQSII log, SWF file or data package."),
-        out: Path = typer.Option(..., "--out", help="Archive folder to create."),
+        out: Path = typer.Option(..., *OUT_OPTION, help="Archive folder to create."),
         version: str = typer.Option(..., "--version", help="Release version (semantic: X.Y.Z)."),
         settings: Path = typer.Option(..., "--settings", help="Release settings JSON (see archive/release-settings.example.json)."),
-        site: str = typer.Option("aaic", "--site", help="Site preset or site settings file."),
+        site: Optional[str] = typer.Option(None, "--site", help=SITE_HELP),
         key_file: Optional[Path] = typer.Option(None, "--key-file", help="Pseudonymization key file (or env SWFTOOLS_ANON_KEY)."),
         ephemeral_key: bool = typer.Option(False, "--ephemeral-key", help="Random key: pseudonyms will NOT be stable across releases."),
         time_shift_weeks: int = typer.Option(0, "--time-shift-weeks", help="Shift all times by whole weeks."),
         accept_errors: bool = typer.Option(False, "--accept-errors", help="Publish despite validation errors (listed as known issues)."),
+        strict: bool = typer.Option(False, "--strict", help="Validation warnings stop the release too (exit 1)."),
         force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
         telemetry: Optional[list[Path]] = typer.Option(None, "--telemetry", help="Telemetry export file or folder (repeatable); adds job_telemetry."),
         telemetry_map: Optional[list[str]] = typer.Option(None, "--telemetry-map", help="Metric map preset or file (repeatable; default: all presets)."),
         allocations: Optional[Path] = typer.Option(None, "--allocations", help="Allocation table job_id,node,gpu_index for telemetry."),
+        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
         """Build a complete, deterministic, citable archive (folder + tarball) from a trace."""
         from swftools.release import pipeline
@@ -46,11 +49,18 @@ def register(app: typer.Typer) -> None:
             with console.status("release") as status:
                 result = pipeline.release(
                     source, out, version=version, settings=settings, site=site, key=key,
-                    accept_errors=accept_errors, force=force, time_shift_weeks=time_shift_weeks,
+                    accept_errors=accept_errors, strict=strict, force=force,
+                    time_shift_weeks=time_shift_weeks,
                     telemetry=_telemetry_options(telemetry, telemetry_map, allocations),
                     on_stage=lambda stage: status.update(f"release: {stage}"))
         for note in result.notes:
             typer.echo(note, err=True)
+        if as_json:
+            print_json({"out": str(result.out_dir), "files": len(result.files),
+                        "valid": result.validation.valid,
+                        "validation": result.validation.status_line(),
+                        "tarball": str(result.tarball), "tarball_sha256": result.tarball_sha256})
+            return
         typer.echo(f"wrote {result.out_dir}/ ({len(result.files)} files): "
                    f"validation {result.validation.status_line()}")
         typer.echo(f"{result.tarball}  sha256 {result.tarball_sha256}")

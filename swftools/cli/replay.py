@@ -9,7 +9,7 @@ import typer
 
 from swftools import formats
 from swftools.atomic import check_writable
-from swftools.cli.common import handle_errors
+from swftools.cli.common import OUT_OPTION, SITE_HELP, handle_errors
 from swftools.errors import UsageError
 from swftools.replay import ALLOCATIONS, POLICIES, replay
 from swftools.replay.compare import DAY_S, compare, render_text
@@ -49,8 +49,7 @@ def register(app: typer.Typer) -> None:
         from_format: Optional[str] = typer.Option(None, "--from",
                                                   help="Input format: swf, nqsii, package."),
         site: Optional[str] = typer.Option(
-            None, "--site", help="Replay on this site's GPU nodes (preset name or settings "
-                                 "file). Default: the site named in the trace's metadata, if any."),
+            None, "--site", help="Replay on this site's GPU nodes. " + SITE_HELP),
         procs: Optional[int] = typer.Option(
             None, "--procs", help="Replay on a flat pool of N processors (SWF mode; default: "
                                   "the SWF header's MaxProcs)."),
@@ -60,7 +59,7 @@ def register(app: typer.Typer) -> None:
         kill_at_request: bool = typer.Option(False, "--kill-at-request",
                                              help="Cap each run time at the requested time."),
         out: Optional[Path] = typer.Option(
-            None, "--out", help="Write jobs.parquet, jobs.csv, skipped.csv, summary.json "
+            None, *OUT_OPTION, help="Write jobs.parquet, jobs.csv, skipped.csv, summary.json "
                                 "(and compare.json, compare.txt with --compare) to this directory."),
         compare_flag: bool = typer.Option(False, "--compare",
                                           help="Consistency report: recorded vs replayed."),
@@ -76,11 +75,9 @@ def register(app: typer.Typer) -> None:
             fmt = from_format or formats.detect_format(trace)
             if site is not None and procs is not None:
                 raise UsageError("give either --site (GPU nodes) or --procs (flat pool), not both")
-            read_site = resolve_site(site) if site is not None else None
-            # an NQSII log needs a site to read its queues (the AAIC preset unless --site)
-            options = {"site": read_site or resolve_site("aaic")} if fmt == "nqsii" else {}
-            table = formats.read(trace, fmt, **options)
-            result = replay(table, site=read_site, policy=policy, allocation=allocation,
+            table = formats.read(trace, fmt, site=resolve_site(site, fmt=fmt))
+            replay_site = resolve_site(site, table, fmt=fmt) if procs is None else None
+            result = replay(table, site=replay_site, policy=policy, allocation=allocation,
                             kill_at_request=kill_at_request, procs=procs)
             report = compare(table, result, bin_s=bin_s) if compare_flag else None
             if out is not None:

@@ -7,8 +7,10 @@ from typing import Optional
 
 import typer
 
-from swftools.cli.common import handle_errors
+from swftools.cli.common import (JSON_HELP, OUT_OPTION, deprecated, handle_errors, output_path,
+                                 print_json)
 from swftools.errors import UsageError
+from swftools.site import resolve_site
 
 telemetry_app = typer.Typer(name="telemetry", no_args_is_help=True, add_completion=False,
                             help="Attach per-job GPU/CPU/power aggregates from Prometheus-style "
@@ -37,22 +39,28 @@ def attach_command(
     interval_s: int = typer.Option(60, "--interval", help="Nominal sampling interval, seconds."),
     idle_threshold_pct: float = typer.Option(0.0, "--idle-threshold", help="GPU utilization (%) "
                                              "at or below which a sample counts as idle."),
-    input_format: str = typer.Option("auto", "--format", help="auto, prometheus-json, "
-                                     "prometheus-text, openmetrics, long."),
+    input_format: str = typer.Option("auto", "--from", help="Sample format: auto, "
+                                     "prometheus-json, prometheus-text, openmetrics, long."),
+    old_format: Optional[str] = typer.Option(None, "--format", hidden=True,
+                                             help="Deprecated: use --from."),
     sampling: str = typer.Option("auto", "--sampling", help="auto, raw or resampled (recorded)."),
     partition: str = typer.Option("day", "--partition", help="day (bounded memory) or none."),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit",
                                                help="DuckDB memory limit, e.g. 4GB (default 60 % of RAM)."),
     threads: Optional[int] = typer.Option(None, "--threads", help="DuckDB threads (default: all cores)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write job_telemetry alone to this "
+    out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Write job_telemetry alone to this "
                                        ".csv, .csv.gz or .parquet instead of into the package."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output/resource."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Compute per-job telemetry aggregates and add them to the data package."""
     from swftools import formats
     from swftools.telemetry import DEFAULT_MAPS, attach, attach_to_package, write_table
 
     with handle_errors():
+        if old_format is not None:
+            deprecated("--format", "--from")
+            input_format = old_format
         if canonical and maps:
             raise UsageError("--canonical and --map exclude each other")
         options = dict(metric_map=None if canonical else (maps or list(DEFAULT_MAPS)),
@@ -64,20 +72,29 @@ def attach_command(
             if formats.detect_format(jobs) != "package":
                 raise UsageError(f"{jobs}: not a data package; give --out to write the table alone")
             attach_to_package(jobs, samples, force=force, **options)
-            typer.echo(f"added resource job_telemetry to {jobs}", err=True)
+            if as_json:
+                print_json({"package": str(jobs), "resource": "job_telemetry"})
+            else:
+                typer.echo(f"added resource job_telemetry to {jobs}", err=True)
         else:
             from swftools.atomic import check_writable
 
             check_writable(out, force)
-            table = attach(formats.read(jobs), samples, work_dir=out.resolve().parent, **options)
+            fmt = formats.detect_format(jobs)
+            table = attach(formats.read(jobs, fmt, site=resolve_site(site, fmt=fmt)), samples,
+                           work_dir=out.resolve().parent, **options)
             write_table(table, out, force=force)
-            typer.echo(f"wrote {table.num_rows} rows to {out}", err=True)
+            if as_json:
+                print_json({"rows": table.num_rows, "out": str(out)})
+            else:
+                typer.echo(f"wrote {table.num_rows} rows to {out}", err=True)
 
 
 @telemetry_app.command("synth")
 def synth_command(
     jobs: Path = typer.Argument(..., help="Job trace (package, NQSII, SWF) the samples follow."),
-    out_dir: Path = typer.Argument(..., help="New directory for the fixtures."),
+    out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="New directory for the fixtures."),
+    old_out: Optional[Path] = typer.Argument(None, hidden=True, metavar="OUT_DIR", help="Deprecated: use --out."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same bytes)."),
     interval_s: int = typer.Option(60, "--interval", help="Sampling interval, seconds."),
     days: Optional[float] = typer.Option(1.0, "--days", help="Cover only the first N days "
@@ -85,18 +102,29 @@ def synth_command(
     nodes: Optional[int] = typer.Option(None, "--nodes", help="Nodes (default: the trace's synth "
                                         "metadata, else 38)."),
     gpus_per_node: int = typer.Option(8, "--gpus-per-node", help="GPUs per node."),
-    fmt: Optional[list[str]] = typer.Option(None, "--format", help="Formats to write (repeat): "
+    fmt: Optional[list[str]] = typer.Option(None, "--to", help="Formats to write (repeat): "
                                             "prometheus-json, prometheus-json-raw, prometheus-text, "
                                             "openmetrics, long-csv, long-parquet. Default: all."),
+    old_fmt: Optional[list[str]] = typer.Option(None, "--format", hidden=True,
+                                                help="Deprecated: use --to."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Write deterministic per-minute telemetry fixtures for a job trace, in every input format."""
     from swftools import formats
     from swftools.synth.telemetry import FORMATS, generate_telemetry
 
     with handle_errors():
+        out_dir = output_path(out, old_out, "the positional OUT_DIR")
+        if old_fmt:
+            deprecated("--format", "--to")
+            fmt = [*(fmt or []), *old_fmt]
         written = generate_telemetry(formats.read(jobs), out_dir, formats=tuple(fmt or FORMATS),
                                      seed=seed, interval_s=interval_s, nodes=nodes,
                                      gpus_per_node=gpus_per_node, days=days or None)
+    if as_json:
+        print_json({**{k: v for k, v in written.items() if isinstance(v, (int, float, str))},
+                    "out": str(out_dir)})
+        return
     typer.echo(f"wrote {written['minutes']} samples per series for {written['nodes']} nodes "
                f"({written['placed_jobs']} jobs placed) to {out_dir}", err=True)
 

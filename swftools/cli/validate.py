@@ -8,7 +8,8 @@ from typing import Optional
 
 import typer
 
-from swftools.cli.common import EXIT_INVALID, EXIT_OK, handle_errors
+from swftools.cli.common import (ALLOW_EMPTY_HELP, EXIT_INVALID, EXIT_OK, OUT_OPTION, SITE_HELP,
+                                 STRICT_HELP, deprecated, handle_errors, output_path)
 
 DEFAULT_MAX_FINDINGS = 1000
 
@@ -70,10 +71,11 @@ def register(app: typer.Typer) -> None:
             None, help="Traces to check: NQSII logs, SWF files, data packages (directory or "
                        "datapackage.json)."),
         site: Optional[str] = typer.Option(
-            None, "--site", help="Site preset (aaic) or settings file: enables queue limits and "
-                                 "node packing; default: the preset a package names, else none."),
-        fmt: Optional[str] = typer.Option(None, "--format", "--from",
+            None, "--site", help=SITE_HELP + " Enables queue limits and node packing."),
+        fmt: Optional[str] = typer.Option(None, "--from",
                                           help="Input format: swf, nqsii, package (default: from the name)."),
+        old_fmt: Optional[str] = typer.Option(None, "--format", hidden=True,
+                                              help="Deprecated: use --from."),
         rules: Optional[list[str]] = typer.Option(None, "--rules", help="Only these rule ids (comma-separated, repeatable)."),
         skip_rules: Optional[list[str]] = typer.Option(None, "--skip-rules", help="Rule ids not to run."),
         max_findings: int = typer.Option(DEFAULT_MAX_FINDINGS, "--max-findings", min=0,
@@ -82,8 +84,12 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON "
                                      "(schemas/validation-report.schema.json)."),
         summary_only: bool = typer.Option(False, "--summary", help="Print only the summary table per rule."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the JSON report to this file."),
-        force: bool = typer.Option(False, "--force", help="Overwrite --output if it exists."),
+        out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Also write the JSON report to this file."),
+        old_output: Optional[Path] = typer.Option(None, "--output", hidden=True,
+                                                  help="Deprecated: use --out."),
+        force: bool = typer.Option(False, "--force", help="Overwrite --out if it exists."),
+        strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+        allow_empty: bool = typer.Option(False, "--allow-empty", help=ALLOW_EMPTY_HELP),
         list_rules: bool = typer.Option(False, "--list-rules", help="List every rule id with its description and exit."),
         flurry_jobs: int = typer.Option(1000, "--flurry-jobs", min=1, help="Flurry: jobs of one user within the window."),
         flurry_window: int = typer.Option(86_400, "--flurry-window", min=1, help="Flurry: window, seconds."),
@@ -100,6 +106,10 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(EXIT_OK)
         from swftools.errors import UsageError
         with handle_errors():
+            output = output_path(out, old_output, "--output", required=False)
+            if old_fmt is not None:
+                deprecated("--format", "--from")
+                fmt = fmt or old_fmt
             if not paths:
                 raise UsageError("give at least one trace to validate (or --list-rules)")
             if as_json and summary_only:
@@ -112,7 +122,8 @@ def register(app: typer.Typer) -> None:
                               flurry_min_share=flurry_share, late_start_s=late_start,
                               walltime_grace_s=grace)
             reports = [validate(p, site=site, rules=_ids(rules), skip_rules=_ids(skip_rules),
-                                max_findings=max_findings or None, fmt=fmt, options=options)
+                                max_findings=max_findings or None, fmt=fmt, options=options,
+                                strict=strict, allow_empty=allow_empty)
                        for p in paths]
             document = report_document(reports)
             if output is not None:

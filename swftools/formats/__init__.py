@@ -66,10 +66,11 @@ class ConversionResult:
 
 def convert(src: str | Path, dst: str | Path, *, from_format: str | None = None,
             to_format: str | None = None, site: Any = None, force: bool = False,
-            progress: bool = False) -> ConversionResult:
-    """Convert a trace between formats through the canonical job table."""
+            progress: bool = False, allow_empty: bool = False) -> ConversionResult:
+    """Convert a trace between formats through the canonical job table; a trace without jobs
+    is an error unless ``allow_empty``."""
     src_fmt = from_format or detect_format(src)
     dst_fmt = to_format or detect_format(dst)
-    table = read(src, src_fmt, site=site, progress=progress)
+    table = read(src, src_fmt, site=site, progress=progress, allow_empty=allow_empty)
     losses = write(table, dst, dst_fmt, site=site, force=force)
     return ConversionResult(table, src_fmt, dst_fmt, losses)

@@ -170,14 +170,15 @@ def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dic
 
 
 def release(source: str | Path, out_dir: str | Path, *, version: str, settings: str | Path | dict,
-            site: Site | str | Path | None = "aaic", key: bytes | None = None,
-            accept_errors: bool = False, force: bool = False, time_shift_weeks: int = 0,
-            telemetry: dict[str, Any] | None = None,
+            site: Site | str | Path | None = None, key: bytes | None = None,
+            accept_errors: bool = False, strict: bool = False, force: bool = False,
+            time_shift_weeks: int = 0, telemetry: dict[str, Any] | None = None,
             on_stage: Callable[[str], None] = lambda stage: None) -> ReleaseResult:
     """Build a complete, deterministic archive from a trace; see the module docstring.
 
     ``telemetry`` (optional) is ``{"samples": [paths...], **options of telemetry.attach}``; the
-    per-job aggregates become the ``job_telemetry`` resource.
+    per-job aggregates become the ``job_telemetry`` resource. With ``strict`` a validation
+    warning stops the release as an error does (``accept_errors`` does not lift it).
     """
     check_version(version)
     settings = settings if isinstance(settings, dict) else load_settings(settings)
@@ -188,10 +189,10 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
         raise UsageError(f"{out.parent}: output parent is not an existing directory")
     if not os.access(out.parent, os.W_OK):
         raise UsageError(f"{out.parent}: output parent directory is not writable")
-    site_obj = resolve_site(site)
+    fmt = formats.detect_format(source)
     on_stage("read")
-    raw = formats.read(source, site=site_obj)
-    site_obj = site_obj or resolve_site(None, raw)
+    raw = formats.read(source, fmt, site=resolve_site(site, fmt=fmt))
+    site_obj = resolve_site(site, raw, fmt=fmt)  # the one rule (swftools.site.resolve_site)
     on_stage("anonymize")
     table, raw_names, anonymized = raw, {}, False
     if key is not None or _needs_anonymization(raw):
@@ -219,6 +220,11 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
         rules = ", ".join(sorted(validation.fired("error")))
         raise InputError(str(source), f"validation found {validation.errors} errors ({rules}); "
                          "fix the source or pass --accept-errors to publish them as known issues")
+    if strict and validation.warnings:
+        rules = ", ".join(sorted(validation.fired("warning")))
+        raise InputError(str(source), f"validation found {validation.warnings} warnings ({rules}) "
+                         "and --strict makes warnings fail; fix the source or release without "
+                         "--strict to publish them as known issues")
     on_stage("replay")
     replay_findings = _replay_findings(table, site_obj)
     on_stage("report")

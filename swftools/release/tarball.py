@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import io
 import tarfile
 from pathlib import Path
 
+from swftools.fileio import gzip_writer, sha256_file  # sha256_file: re-exported
+
 FIXED_MTIME = 0
 CHECKSUMS = "SHA256SUMS"
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def archive_files(root: Path, exclude: tuple[str, ...] = ()) -> list[str]:
@@ -67,6 +58,5 @@ def write_tarball(root: Path, target: Path, prefix: str, files: list[str]) -> No
             info = _normalize(tar.gettarinfo(str(root / rel), arcname=f"{prefix}/{rel}"))
             with open(root / rel, "rb") as fh:
                 tar.addfile(info, fh)
-    with open(target, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
-                                                  mtime=0, compresslevel=9) as gz:
+    with open(target, "wb") as raw, gzip_writer(raw) as gz:
         gz.write(buffer.getvalue())

@@ -3,8 +3,9 @@
 Sections (``compare`` returns them as one JSON-ready dict; ``render_text`` prints them):
 
 * ``capacity_violations`` — maximal periods in which the recorded schedule holds more units
-  (processors, or GPUs) than the machine declares. A recorded job holds its *allocated* units
-  (``gpus``, SWF field 5; the requested ones when that is unknown) over ``[start, finish)``.
+  (processors, or GPUs) than the machine declares. A recorded job holds its size over
+  ``[start, finish)``: the same size the replay gives it (:func:`.workload.job_size`: requested
+  processors, SWF field 8, when known and positive, else the allocated ones, field 5).
 * ``distributions`` — wait and bounded slowdown (tau = 10 s) of the jobs both schedules have,
   recorded vs replayed, per queue and overall, with the two-sample Kolmogorov-Smirnov statistic.
 * ``utilization`` — busy units over capacity per time bin (default one day), both schedules.
@@ -41,24 +42,24 @@ from scipy.stats import ks_2samp
 
 from swftools.replay.result import (BOUNDED_SLOWDOWN_TAU_S, ReplayResult, busy_steps,
                                     capacity_steps)
-from swftools.replay.workload import int_column
+from swftools.replay.workload import int_column, job_size
 
 DAY_S = 86_400
 IMPOSSIBLE_REASONS = ("before-submit", "no-room", "delays-head")
 
 
 def recorded_jobs(table: pa.Table) -> dict[str, np.ndarray]:
-    """Jobs of ``table`` with a known recorded schedule: submit, start, finish, units held."""
+    """Jobs of ``table`` with a known recorded schedule: submit, start, finish, units held.
+
+    The units held are the job's size by :func:`.workload.job_size`, as in the replay.
+    """
     job_id, _ = int_column(table, "job_id")
     submit, submit_known = int_column(table, "submit_time")
     start, start_known = int_column(table, "start_time")
     finish, finish_known = int_column(table, "finish_time")
-    alloc, alloc_known = int_column(table, "gpus")
-    req, req_known = int_column(table, "requested_procs")
+    units, units_known = job_size(table)
     runtime, runtime_known = int_column(table, "walltime_s")
     req_time, req_time_known = int_column(table, "requested_walltime_s")
-    units = np.where(alloc_known & (alloc > 0), alloc, req)
-    units_known = (alloc_known & (alloc > 0)) | (req_known & (req > 0))
     ok = submit_known & start_known & finish_known & units_known & (finish >= start)
     run = np.where(runtime_known, runtime, finish - start)
     estimate = np.where(req_time_known, req_time, run)

@@ -62,6 +62,7 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
     res_head = -1  # job the cached reservation is for (-1: none)
     shadow = extra = gap = 0
 
+    # deliberate twin of engine_gpu.search: min sizes here, shape bit masks there, each a flat loop
     def search(i: int, fit: int, spare: int, window: int, top: int, resume: bool,
                min_size: list[int] = min_size, min_est: list[int] = min_est) -> int:
         """First queue position in ``top``'s subtree, after node ``i``'s subtree if ``resume``
@@ -96,6 +97,7 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
             s = min_size[i]
             resume = not (s <= spare or (s <= fit and min_est[i] <= window))
 
+    # deliberate twin of engine_gpu.dequeue: min sizes here, shape bit masks there, each a flat loop
     def dequeue(pos: int) -> None:
         i = pos + leaves
         min_size[i] = INFINITY
@@ -150,6 +152,7 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
             if not waiting and i_sub == first_arrival + 1:  # the common case: one arrival
                 j = first_arrival
                 if size[j] <= free:
+                    # deliberate inline twin of engine_gpu.launch (as a call: +40% replay time)
                     free -= size[j]
                     start[j] = now
                     heappush(ends, (now + runtime[j]) << shift | j)
@@ -167,6 +170,7 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
                 break
             dequeue(head)
             waiting -= 1
+            # deliberate inline twin of engine_gpu.launch (as a call: +40% replay time)
             free -= size[j]
             start[j] = now
             heappush(ends, (now + runtime[j]) << shift | j)
@@ -175,6 +179,7 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
             insort(running, k)
         for j in range(first_arrival, i_sub):
             if not waiting and size[j] <= free:
+                # deliberate inline twin of engine_gpu.launch (as a call: +40% replay time)
                 free -= size[j]
                 start[j] = now
                 heappush(ends, (now + runtime[j]) << shift | j)
@@ -182,6 +187,7 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
                 est_key[j] = k
                 insort(running, k)
                 continue
+            # deliberate inline twin of engine_gpu.enqueue (min sizes here): no call per queued job
             pos = next_pos
             next_pos += 1
             job_at[pos] = j
@@ -239,6 +245,7 @@ def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
             free -= size[j]
             if now + estimate[j] > shadow:
                 extra -= size[j]
+            # deliberate inline twin of engine_gpu.launch (as a call: +40% replay time)
             start[j] = now
             heappush(ends, (now + runtime[j]) << shift | j)
             k = (now + estimate[j]) << shift | j

@@ -98,6 +98,7 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
     reservation = None
     res_head = -1
 
+    # deliberate twin of engine_flat.search (shape bit masks here, min sizes there)
     def search(i: int, fit: int, allowed: int, window: int, top: int,
                keys: list[int] = keys, min_est: list[int] = min_est) -> int:
         """First queue position in ``top``'s subtree after node ``i``'s subtree whose shape is in
@@ -126,6 +127,7 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
             k = keys[i]
             resume = not (k & allowed or (k & fit and min_est[i] <= window))
 
+    # deliberate twin of the inline enqueue in engine_flat.run_flat (shape bit masks here)
     def enqueue(j: int) -> None:
         nonlocal next_pos, waiting
         pos = next_pos
@@ -150,6 +152,7 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
                 break
             t >>= 1
 
+    # deliberate twin of engine_flat.dequeue (shape bit masks here, min sizes there)
     def dequeue(pos: int) -> None:
         nonlocal waiting
         waiting -= 1
@@ -169,6 +172,7 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
             min_est[i] = e
             i >>= 1
 
+    # engine_flat.run_flat inlines this (its loop is tighter; a call there costs 40%)
     def launch(j: int, node_set: int, now: int) -> None:
         gpu_sets[j] = state.take(node_set, per_node[j])
         node_sets[j] = node_set

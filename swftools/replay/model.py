@@ -182,6 +182,7 @@ class GpuState:
     def give_back(self, node_set: int, gpus: int, per_node: int) -> None:
         """Release a job's GPUs."""
         exact, free, gpu_free, managed = self.exact, self.free, self.gpu_free, self.managed
+        # deliberate inline bit walk (as in take, gpu_reservation): per job end; bits() allocates
         while node_set:
             low = node_set & -node_set
             node_set ^= low
@@ -271,6 +272,7 @@ def gpu_reservation(state: GpuState, model: GpuNodes, now: int, head_nodes: int,
             j = key & mask
             per_node = per_nodes[j]
             node_set = node_sets[j]
+            # deliberate inline bit walk (as in GpuState.give_back): per running job, per projection
             while node_set:
                 low = node_set & -node_set
                 node_set ^= low

@@ -3,7 +3,8 @@
 Pinned semantics (as the archive's users read them):
 
 * a job's *size* is its requested processors (SWF field 8, ``requested_procs``) when known and
-  positive, else its allocated ones (field 5, ``gpus``);
+  positive, else its allocated ones (field 5, ``gpus``): :func:`job_size`, the one rule the
+  replay and the consistency comparison of the recorded schedule (:mod:`.compare`) share;
 * its *estimate* is its requested time (field 9, ``requested_walltime_s``) when known, else its
   run time (field 4, ``walltime_s``);
 * with ``kill_at_request`` the run time is capped at the requested time when that is known;
@@ -57,6 +58,24 @@ def int_column(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     return values.astype(np.int64, copy=False), known
 
 
+def job_size(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """(size, known mask) of every job: the one job-size rule of replay and comparison.
+
+    A job's size is its requested processors (SWF field 8, ``requested_procs``) when known and
+    positive, else its allocated ones (field 5, ``gpus``) when known and positive; otherwise it
+    is unknown. Requested first, because that is what a scheduler sees when it decides; the
+    comparison of the recorded schedule uses the same size so that a replay and the recorded
+    schedule of one trace are measured in the same jobs' units. (In the GPU model, ``prepare``
+    then gives a job with a recorded node shape that shape.)
+    """
+    requested, requested_known = int_column(table, "requested_procs")
+    allocated, allocated_known = int_column(table, "gpus")
+    use_requested = requested_known & (requested > 0)
+    size = np.where(use_requested, requested, allocated)
+    known = use_requested | (allocated_known & (allocated > 0))
+    return size, known
+
+
 def prepare(table: pa.Table, model: FlatPool | GpuNodes, *,
             kill_at_request: bool = False) -> Workload:
     """Extract the replayable jobs of ``table`` for ``model``; report the others with a reason."""
@@ -65,14 +84,9 @@ def prepare(table: pa.Table, model: FlatPool | GpuNodes, *,
     submit, submit_known = int_column(table, "submit_time")
     runtime, runtime_known = int_column(table, "walltime_s")
     requested_time, requested_time_known = int_column(table, "requested_walltime_s")
-    requested_procs, requested_procs_known = int_column(table, "requested_procs")
-    allocated, allocated_known = int_column(table, "gpus")
     nodes_col, nodes_known = int_column(table, "nodes")
     per_node_col, per_node_known = int_column(table, "gpus_per_node")
-
-    use_requested = requested_procs_known & (requested_procs > 0)
-    size = np.where(use_requested, requested_procs, allocated)
-    size_known = use_requested | (allocated_known & (allocated > 0))
+    size, size_known = job_size(table)
 
     runtime_known &= runtime >= 0
     if kill_at_request:

@@ -28,7 +28,7 @@ from swftools.errors import UsageError
 from swftools.report import arrivals, context, correlation, figures, parallelism, walltime, wra
 from swftools.report import render, summary
 from swftools.report.frame import describe_trace, prepare, skipped
-from swftools.site import Site, load_site, resolve_site
+from swftools.site import Site, resolve_site
 
 __all__ = ["Report", "analyze", "report", "summary_table_markdown"]
 
@@ -59,23 +59,22 @@ class Report:
 
 
 def _load(source: str | os.PathLike | pa.Table, site: Site | str | os.PathLike | None,
-          fmt: str | None) -> tuple[pa.Table, Site | None]:
-    site_obj = resolve_site(site)
+          fmt: str | None, allow_empty: bool = False) -> tuple[pa.Table, Site | None]:
     if isinstance(source, pa.Table):
-        table = source
-    else:
-        chosen = fmt or formats.detect_format(source)
-        reader_site = site_obj or (load_site("aaic") if chosen == "nqsii" else None)
-        table = formats.read(source, chosen, site=reader_site)
-    return table, site_obj or resolve_site(None, table)
+        return source, resolve_site(site, source)
+    chosen = fmt or formats.detect_format(source)
+    table = formats.read(source, chosen, site=resolve_site(site, fmt=chosen),
+                         allow_empty=allow_empty)
+    return table, resolve_site(site, table, fmt=chosen)  # the one rule (swftools.site)
 
 
 def analyze(source: str | os.PathLike | pa.Table, *, site: Site | str | os.PathLike | None = None,
-            seed: int = 0, fmt: str | None = None) -> Report:
+            seed: int = 0, fmt: str | None = None, allow_empty: bool = False) -> Report:
     """Compute the report of a trace file, data package or job table, without writing anything.
 
     ``site`` (a Site, preset name or settings file) gives queue limits and capacity; without it a
     table whose metadata names a preset uses that preset. ``seed`` draws the balanced sample.
+    A trace file without jobs is an error unless ``allow_empty``.
     """
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise UsageError(f"seed must be an integer >= 0, got {seed!r}")
@@ -88,7 +87,7 @@ def analyze(source: str | os.PathLike | pa.Table, *, site: Site | str | os.PathL
         timings[stage] = now - clock
         clock = now
 
-    table, site_obj = _load(source, site, fmt)
+    table, site_obj = _load(source, site, fmt, allow_empty)
     lap("read")
     frame = prepare(table, site_obj)
     lap("prepare")
@@ -134,14 +133,15 @@ def write(result: Report, out_dir: str | os.PathLike, *, force: bool = False) ->
 
 def report(path_or_table: str | os.PathLike | pa.Table, out_dir: str | os.PathLike, *,
            site: Site | str | os.PathLike | None = None, seed: int = 0, force: bool = False,
-           fmt: str | None = None) -> Report:
+           fmt: str | None = None, allow_empty: bool = False) -> Report:
     """Analyze a trace and write report.md, report.json and the figures into ``out_dir``.
 
     An existing ``out_dir`` is refused unless ``force`` (then replaced as a whole).
     """
     target = Path(out_dir)
     check_writable(target, force)  # fail before the (long) analysis
-    return write(analyze(path_or_table, site=site, seed=seed, fmt=fmt), target, force=force)
+    return write(analyze(path_or_table, site=site, seed=seed, fmt=fmt, allow_empty=allow_empty),
+                 target, force=force)
 
 
 def summary_table_markdown(result: Report | dict[str, Any]) -> str:

@@ -44,6 +44,15 @@ def _note(ax: Any, text: str) -> None:
     ax.set_yticks([])
 
 
+def _per_quarter_axes(ax: Any, names: list[str], ylabel: str, title: str | None = None) -> None:
+    """Finish an axes over quarters: the quarter names slanted, the y label, a small legend."""
+    ax.set_xticks(range(len(names)), names, rotation=45, fontsize=7)
+    ax.set_ylabel(ylabel)
+    if title is not None:
+        ax.set_title(title)
+    ax.legend(fontsize=7)
+
+
 def _parallelism(data: dict[str, Any], fig: Figure) -> None:
     result = data["analyses"]["parallelism"]
     ax_share, ax_quarter = fig.subplots(1, 2, width_ratios=[1, 2])
@@ -65,10 +74,7 @@ def _parallelism(data: dict[str, Any], fig: Figure) -> None:
         counts = [q["classes"][k] for q in quarterly]
         ax_quarter.bar(range(len(names)), counts, bottom=bottom, label=label, color=CLASS_COLORS[k])
         bottom = [b + c for b, c in zip(bottom, counts)]
-    ax_quarter.set_xticks(range(len(names)), names, rotation=45, fontsize=7)
-    ax_quarter.set_ylabel("jobs")
-    ax_quarter.set_title("Jobs per quarter by class")
-    ax_quarter.legend(fontsize=7)
+    _per_quarter_axes(ax_quarter, names, "jobs", "Jobs per quarter by class")
 
 
 def _parallelism_breakdown(data: dict[str, Any], fig: Figure) -> None:
@@ -109,10 +115,7 @@ def _wra(data: dict[str, Any], fig: Figure) -> None:
     x = range(len(quarterly))
     ax_quarter.plot(x, [q["mean"] for q in quarterly], marker="o", label="mean")
     ax_quarter.plot(x, [q["median"] for q in quarterly], marker="s", label="median")
-    ax_quarter.set_xticks(x, [q["quarter"] for q in quarterly], rotation=45, fontsize=7)
-    ax_quarter.set_ylabel("WRA")
-    ax_quarter.set_title("WRA per quarter")
-    ax_quarter.legend(fontsize=7)
+    _per_quarter_axes(ax_quarter, [q["quarter"] for q in quarterly], "WRA", "WRA per quarter")
 
 
 def _walltime_cdf(data: dict[str, Any], fig: Figure) -> None:
@@ -197,16 +200,12 @@ def _per_quarter(data: dict[str, Any], fig: Figure) -> None:
     ax_jobs.bar(x, [r["jobs"] for r in rows], color="#4477aa", label="all jobs")
     ax_jobs.bar(x, [r["jobs_min_60s"] for r in rows], color="#ee6677", width=0.5,
                 label="jobs of at least 60 s")
-    ax_jobs.set_xticks(x, names, rotation=45, fontsize=7)
-    ax_jobs.set_ylabel("jobs submitted")
-    ax_jobs.legend(fontsize=7)
+    _per_quarter_axes(ax_jobs, names, "jobs submitted")
     for key, marker in (("users", "o"), ("groups", "s")):
         values = [r[key] for r in rows]
         if all(v is not None for v in values):
             ax_users.plot(x, values, marker=marker, label=f"active {key}")
-    ax_users.set_xticks(x, names, rotation=45, fontsize=7)
-    ax_users.set_ylabel("active (submitting) in the quarter")
-    ax_users.legend(fontsize=7)
+    _per_quarter_axes(ax_users, names, "active (submitting) in the quarter")
 
 
 def _utilization(data: dict[str, Any], fig: Figure) -> None:

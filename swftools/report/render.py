@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from swftools.report.frame import is_skipped
@@ -62,13 +64,24 @@ def _figure(name: str, figures: list[str], alt: str) -> list[str]:
     return [f"![{alt}]({name})", ""] if name in figures else []
 
 
+Section = Callable[[dict[str, Any], list[str]], list[str]]
+
+
+def _section(title: str) -> Callable[[Section], Section]:
+    """A numbered analysis section: its heading, then the body's lines or why it was skipped."""
+    def wrap(body: Section) -> Section:
+        @functools.wraps(body)
+        def render(r: dict[str, Any], figures: list[str]) -> list[str]:
+            return [title, ""] + (_skip_line(r) if is_skipped(r) else body(r, figures))
+        return render
+    return wrap
+
+
+@_section("## 1. Parallelism")
 def _parallelism(r: dict[str, Any], figures: list[str]) -> list[str]:
-    out = ["## 1. Parallelism", ""]
-    if is_skipped(r):
-        return out + _skip_line(r)
-    out += [f"Population: {r['population']} ({r['jobs']:,} jobs; "
-            f"{r['excluded_unknown_size']:,} of unknown size left out). "
-            f"Node counts: {r['nodes_source'] or 'unknown'}.", ""]
+    out = [f"Population: {r['population']} ({r['jobs']:,} jobs; "
+           f"{r['excluded_unknown_size']:,} of unknown size left out). "
+           f"Node counts: {r['nodes_source'] or 'unknown'}.", ""]
     out += _table(["Class", "Jobs", "Share"],
                   [[c["label"], f"{c['jobs']:,}", _pct(c["share"])] for c in r["classes"].values()])
     pe = r["processing_element"]
@@ -100,12 +113,10 @@ def _parallelism(r: dict[str, Any], figures: list[str]) -> list[str]:
         _figure("parallelism_breakdown.png", figures, "parallelism breakdown")
 
 
+@_section("## 2. Walltime request accuracy")
 def _wra(r: dict[str, Any], figures: list[str]) -> list[str]:
-    out = ["## 2. Walltime request accuracy", ""]
-    if is_skipped(r):
-        return out + _skip_line(r)
-    out += [f"WRA = actual walltime / requested walltime. Population: {r['population']} "
-            f"({r['jobs']:,} jobs).", ""]
+    out = [f"WRA = actual walltime / requested walltime. Population: {r['population']} "
+           f"({r['jobs']:,} jobs).", ""]
     q = r["quantiles"]
     out += _table(["Mean", "Std", "Median", "P10", "P25", "P75", "P90", "Above 1"],
                   [[_num(r["mean"]), _num(r["std"]), _num(r["median"]), _num(q["p10"]),
@@ -133,11 +144,9 @@ def _wra(r: dict[str, Any], figures: list[str]) -> list[str]:
     return out + _figure("wra.png", figures, "walltime request accuracy")
 
 
+@_section("## 3. Walltime")
 def _walltime(r: dict[str, Any], figures: list[str]) -> list[str]:
-    out = ["## 3. Walltime", ""]
-    if is_skipped(r):
-        return out + _skip_line(r)
-    out += [f"Population: {r['population']} ({r['jobs']:,} jobs). Hours.", ""]
+    out = [f"Population: {r['population']} ({r['jobs']:,} jobs). Hours.", ""]
     rows = []
     for group in r["groups"].values():
         if is_skipped(group):
@@ -152,12 +161,10 @@ def _walltime(r: dict[str, Any], figures: list[str]) -> list[str]:
     return out + _figure("walltime_cdf.png", figures, "walltime CDF")
 
 
+@_section("## 4. Parallelism vs walltime")
 def _correlation(r: dict[str, Any], figures: list[str]) -> list[str]:
-    out = ["## 4. Parallelism vs walltime", ""]
-    if is_skipped(r):
-        return out + _skip_line(r)
-    out += [f"Population: {r['population']}. Variables: {r['variables']}. Balanced sample: up to "
-            f"{r['per_class']:,} single and {r['per_class']:,} multi jobs, seed {r['seed']}.", ""]
+    out = [f"Population: {r['population']}. Variables: {r['variables']}. Balanced sample: up to "
+           f"{r['per_class']:,} single and {r['per_class']:,} multi jobs, seed {r['seed']}.", ""]
     rows = []
     for name, c in (("balanced sample", r["balanced_sample"]), ("all jobs", r["all_jobs"])):
         if is_skipped(c):
@@ -170,14 +177,12 @@ def _correlation(r: dict[str, Any], figures: list[str]) -> list[str]:
     return out + _figure("correlation.png", figures, "walltime by parallelism")
 
 
+@_section("## 5. Arrivals")
 def _arrivals(r: dict[str, Any], figures: list[str]) -> list[str]:
-    out = ["## 5. Arrivals", ""]
-    if is_skipped(r):
-        return out + _skip_line(r)
-    out += [f"Population: {r['population']} ({r['jobs']:,} jobs over {r['days']:,} days). Local "
-            f"time zone {r['time_zone']} (from {r['time_zone_source']}). Jobs per day: "
-            f"{_num(r['jobs_per_day']['mean'], 1)} ± {_num(r['jobs_per_day']['std'], 1)}; "
-            f"{_pct(r['weekday_share'])} on weekdays.", ""]
+    out = [f"Population: {r['population']} ({r['jobs']:,} jobs over {r['days']:,} days). Local "
+           f"time zone {r['time_zone']} (from {r['time_zone_source']}). Jobs per day: "
+           f"{_num(r['jobs_per_day']['mean'], 1)} ± {_num(r['jobs_per_day']['std'], 1)}; "
+           f"{_pct(r['weekday_share'])} on weekdays.", ""]
     out += _table(["Hour", "Jobs", "Mean per day", "Std"],
                   [[f"{h['hour']:02d}", f"{h['jobs']:,}", _num(h["mean"], 2), _num(h["std"], 2)]
                    for h in r["by_hour"]])

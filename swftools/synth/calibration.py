@@ -1,7 +1,9 @@
 """The AAIC paper's headline workload figures and how to measure them on a job table.
 
 Targets are from Takizawa, Ogawa, Takano, "Workload analysis of the AIST AI Cloud" (IPSJ HPC170,
-2019), as restated in issue 8's calibration proof. Filters, written down once here:
+2019), as restated in issue 8's calibration proof. The published values live once, in
+``schemas/aaic-paper.json`` (:func:`published`), shared with the report's summary table; each
+figure there names the ``measure`` below it is compared with. Filters, written down once here:
 
 - *jobs of at least 60 s*: ``walltime_s >= 60`` (any termination code);
 - *successful*: ``termcode == 0``;
@@ -12,7 +14,7 @@ Targets are from Takizawa, Ogawa, Takano, "Workload analysis of the AIST AI Clou
 - the single-GPU and single-node shares on all jobs of at least 60 s; the success share on all jobs.
 
 Correlation between parallelism (total GPUs) and walltime: Spearman rank correlation (average
-ranks for ties) and Pearson correlation of ``log(gpus)`` with ``log(walltime_s)``, on a balanced
+ranks for ties; ``scipy.stats.spearmanr``, as in the report) and Pearson correlation of ``log(gpus)`` with ``log(walltime_s)``, on a balanced
 random sample (2,000 single-GPU + 2,000 multi-GPU jobs drawn without replacement with
 ``numpy.random.default_rng(sample_seed)``; all of a class when it has fewer) and, for reference,
 on all jobs of the population. The paper's figures are those of the balanced sample: with 96 %
@@ -27,25 +29,27 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from swftools.resources import load_json
 from swftools.site import Site, load_site
 
 MIN_WALLTIME_S = 60
 BALANCED_SAMPLE_PER_CLASS = 2000
+PAPER_FILE = "aaic-paper.json"
 
-# name -> (paper value, tolerance, "rel" | "abs")
+
+def published() -> dict[str, Any]:
+    """The paper's published figures, ``schemas/aaic-paper.json`` (cached; treat as read-only):
+    ``citation``, ``column`` and ``figures``, each with ``key``, ``value``, ``unit``, ``source``
+    and, for the calibrated ones, ``calibration`` (``measure``, ``tolerance``, ``tolerance_kind``).
+    """
+    return load_json(PAPER_FILE)
+
+
+# measure name -> (paper value, tolerance, "rel" | "abs"), from the published figures
 TARGETS: dict[str, tuple[float, float, str]] = {
-    "single_gpu_share": (0.96, 0.10, "rel"),
-    "success_share": (0.83, 0.10, "rel"),
-    "wra_mean": (0.107, 0.10, "rel"),
-    "wra_median": (0.040, 0.10, "rel"),
-    "max_request_share": (0.365, 0.10, "rel"),
-    "median_walltime_h_all": (0.470, 0.10, "rel"),
-    "median_walltime_h_single_gpu": (0.460, 0.10, "rel"),
-    "median_walltime_h_single_node_multi_gpu": (5.576, 0.10, "rel"),
-    "median_walltime_h_multi_node": (0.187, 0.10, "rel"),
-    "spearman_balanced": (0.254, 0.05, "abs"),
-    "pearson_log_balanced": (0.219, 0.05, "abs"),
-}
+    f["calibration"]["measure"]: (f["value"], f["calibration"]["tolerance"],
+                                  f["calibration"]["tolerance_kind"])
+    for f in published()["figures"] if "calibration" in f}
 
 
 def _frame(table: pa.Table) -> pd.DataFrame:
@@ -55,11 +59,12 @@ def _frame(table: pa.Table) -> pd.DataFrame:
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    if len(x) < 2:
+    """Spearman rank correlation (average ranks for ties): scipy's, the report's implementation."""
+    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
         return float("nan")
-    rx = pd.Series(x).rank(method="average").to_numpy()
-    ry = pd.Series(y).rank(method="average").to_numpy()
-    return _pearson(rx, ry)
+    from scipy.stats import spearmanr  # on first use: scipy is slow to import
+
+    return float(spearmanr(x, y).statistic)
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:

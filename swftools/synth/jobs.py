@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from swftools import table as jt
+from swftools.metadata import TableMetadata
 from swftools.site import Queue, load_site
 from swftools.synth.arrivals import ArrivalClock, make_users
 from swftools.synth.rng import Stream, cumulative
@@ -86,11 +87,10 @@ def generate(n_jobs: int, seed: int = 0, *, nodes: int = 38, gpus_per_node: int 
     columns["wait_s"] = start_s - columns["submit_time"]
     columns["walltime_s"] = finish_s - start_s
     columns["job_id"] = np.arange(1, n_jobs + 1, dtype=np.int64)
-    metadata: dict[str, Any] = {
-        "site": SITE, "time_zone": site.time_zone, "source_format": "synth",
-        "synth": {"seed": int(seed), "n_jobs": int(n_jobs), "nodes": int(nodes),
-                  "gpus_per_node": int(gpus_per_node), "start": start, "users": int(users)},
-    }
+    metadata = TableMetadata(
+        site=SITE, time_zone=site.time_zone, source_format="synth",
+        synth={"seed": int(seed), "n_jobs": int(n_jobs), "nodes": int(nodes),
+               "gpus_per_node": int(gpus_per_node), "start": start, "users": int(users)})
     return jt.from_columns(columns, metadata)
 
 

@@ -11,7 +11,6 @@ text exposition 0.0.4 (ms), OpenMetrics (s), and the canonical long table as CSV
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from swftools.errors import UsageError
+from swftools.fileio import gzip_writer
 
 FORMATS = ("prometheus-json", "prometheus-json-raw", "prometheus-text", "openmetrics",
            "long-csv", "long-parquet")
@@ -176,8 +176,7 @@ def _offset_ms(s: Series) -> int:
 
 def _write_bytes(path: Path, data: bytes) -> None:
     if path.name.endswith(".gz"):
-        with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
-                                                     mtime=0) as gz:
+        with open(path, "wb") as raw, gzip_writer(raw) as gz:
             gz.write(data)
     else:
         path.write_bytes(data)

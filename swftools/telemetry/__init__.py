@@ -35,13 +35,11 @@ def _gpus_per_node(jobs: pa.Table, gpus_per_node: int | None, site: Any) -> int:
         if gpus_per_node < 1:
             raise UsageError(f"gpus_per_node must be >= 1, not {gpus_per_node}")
         return int(gpus_per_node)
-    from swftools.site import PRESETS as SITE_PRESETS, Site, load_site
+    from swftools.site import resolve_site
 
-    if isinstance(site, Site):
-        return site.gpus_per_node
-    name = site or jt.get_metadata(jobs).get("site")
-    if name and (str(name) in SITE_PRESETS or Path(str(name)).is_file()):
-        return load_site(name).gpus_per_node
+    resolved = resolve_site(site, jobs)  # the one site rule
+    if resolved is not None:
+        return resolved.gpus_per_node
     raise UsageError("the GPUs per node are unknown: give gpus_per_node or a site")
 
 

@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 
 from swftools.errors import InputError
-from swftools.telemetry.readers_long import _sql_str
+from swftools.telemetry.readers_long import _sql_str, csv_compression
 
 ALLOCATION_COLUMNS = ("job_id", "node", "gpu_index")
 
@@ -47,7 +47,7 @@ def load_allocations(con: duckdb.DuckDBPyConnection, source: str | Path | pa.Tab
             rel = f"SELECT *, file_row_number + 1 AS line FROM read_parquet({p}, file_row_number = true)"
         elif name.endswith((".csv", ".csv.gz")):
             rel = (f"SELECT *, row_number() OVER () + 1 AS line FROM read_csv({p}, header = true, "
-                   "all_varchar = true, parallel = false)")
+                   f"all_varchar = true, parallel = false, {csv_compression(path, warn=True)})")
         else:
             raise InputError(str(path), "not an allocation table", expected=".csv, .csv.gz or .parquet")
         cols = [r[0] for r in con.execute(f"DESCRIBE {rel}").fetchall()]

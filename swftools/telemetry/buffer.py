@@ -139,7 +139,8 @@ class SampleBuffer:
             gpu = None
             if entry.level == "gpu":
                 raw_gpu = labels.get(entry.gpu_label)
-                if raw_gpu is None or not raw_gpu.isdigit():
+                if raw_gpu is None or not (raw_gpu.isascii() and raw_gpu.isdigit()) \
+                        or len(raw_gpu) > 9:  # int('١٢') is 12 in Python: ASCII digits only
                     what = "is missing" if raw_gpu is None else f"= {raw_gpu!r} is not a GPU index"
                     raise InputError(path, f"{name}: label {entry.gpu_label!r} {what}",
                                      line=where(0), field=entry.gpu_label, value=key,

@@ -7,7 +7,6 @@ content (an OpenMetrics exposition ends with ``# EOF``) unless given.
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from prometheus_client.openmetrics import parser as om_parser
 from prometheus_client import parser as text_parser
 
 from swftools.errors import InputError
+from swftools.formats.inputs import read_text
 from swftools.telemetry.buffer import FileStats, SampleBuffer
 
 TEXT_FORMATS = ("prometheus-text", "openmetrics")
@@ -24,9 +24,7 @@ TEXT_FORMATS = ("prometheus-text", "openmetrics")
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        opener = gzip.open if path.name.endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8", newline="") as fh:
-            return fh.read().splitlines(keepends=True)
+        return read_text(path, encoding="utf-8", newline="").splitlines(keepends=True)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(str(path), f"cannot read file: {exc}") from None
     except UnicodeDecodeError as exc:
@@ -79,6 +77,7 @@ def read_exposition(path: str | Path, buffer: SampleBuffer, src: int,
     stats = FileStats(str(path), fmt)
     sample_lines = [i + 1 for i, line in enumerate(lines)
                     if line.strip() and not line.lstrip().startswith("#")]
+    _check_ascii_numbers(path, lines, sample_lines)
     counter = _LineCounter(lines)
     parse = om_parser.text_fd_to_metric_families if fmt == "openmetrics" else \
         text_parser.text_fd_to_metric_families
@@ -90,11 +89,46 @@ def read_exposition(path: str | Path, buffer: SampleBuffer, src: int,
             _add_family(path, fmt, lines, sample_lines, start, family, buffer, src, stats)
     except ValueError as exc:
         unit = "seconds" if fmt == "openmetrics" else "milliseconds"
+        field, value = _bad_number(lines[counter.line - 1]) if counter.line else (None, None)
         raise InputError(str(path), f"{fmt} parse error: {exc}", line=counter.line or None,
+                         field=field, value=value,
                          expected=f"{fmt} exposition with timestamps in {unit}") from None
     if not stats.samples_read and not sample_lines:
         raise InputError(str(path), "no samples", expected=f"{fmt} samples with timestamps")
     return stats
+
+
+def _sample_tail(line: str) -> list[str]:
+    """The tokens after a sample's name and labels: value, then timestamp (and exemplar)."""
+    brace = line.rfind("}")
+    return (line[brace + 1:] if brace >= 0 else line.split(None, 1)[-1]).split()
+
+
+def _bad_number(line: str) -> tuple[str | None, str | None]:
+    """(field, token) of the value or timestamp of a sample line that does not parse."""
+    for field, token in zip(("value", "timestamp"), _sample_tail(line)):
+        try:
+            float(token)
+        except ValueError:
+            return field, token
+        if "_" in token:  # float() takes '1_000'; the exposition formats do not
+            return field, token
+    return None, None
+
+
+def _check_ascii_numbers(path: Path, lines: list[str], sample_lines: list[int]) -> None:
+    """Values and timestamps are ASCII numbers: the parser's ``float()`` would also take other
+    scripts' digits ('١٢' as 12), which no exporter writes."""
+    for number in sample_lines:
+        tail = _sample_tail(lines[number - 1])
+        if all(token.isascii() for token in tail):
+            continue
+        for k, token in enumerate(tail):
+            if not token.isascii():
+                field = "value" if k == 0 else "timestamp"
+                raise InputError(str(path), f"{token!r} is not a number", line=number,
+                                 field=field, value=token,
+                                 expected="ASCII digits (a float value, an integer timestamp)")
 
 
 def _add_family(path: Path, fmt: str, lines: list[str], sample_lines: list[int], start: int,

@@ -10,6 +10,7 @@ front (columns, types, metric names, timestamp unit) with errors naming file and
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,14 +18,27 @@ import duckdb
 import pyarrow.parquet as pq
 
 from swftools.errors import InputError
+from swftools.fileio import is_gzip
+from swftools.formats.inputs import detect_gzip
 from swftools.telemetry.buffer import TS_MAX_S, TS_MIN_S, FileStats, timestamp_problem
 from swftools.telemetry.metric_map import MetricMap, canonical_metrics
 
 LONG_COLUMNS = ("ts", "node", "gpu_index", "metric", "value")
+# The texts of the CSV's numbers (ASCII; no '_', no blanks, no hex), for DuckDB's RE2.
+GPU_INDEX_PATTERN = "[0-9]{1,9}"
+TS_PATTERN = r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
+VALUE_PATTERN = TS_PATTERN + "|[+-]?(?i:inf|infinity|nan)"
 
 
 def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def csv_compression(path: Path, *, warn: bool = False) -> str:
+    """DuckDB's ``read_csv`` option for ``path``: gzip by content, not by name (``warn``: warn
+    once when a ``.gz`` name holds plain content)."""
+    compressed = detect_gzip(path) if warn else is_gzip(path)
+    return "compression = 'gzip'" if compressed else "compression = 'none'"
 
 
 @dataclass
@@ -46,12 +60,17 @@ class LongTable:
                     f"CAST(gpu_index AS INTEGER) AS gpu_index, CAST(metric AS VARCHAR) AS metric, "
                     f"CAST(value AS DOUBLE) AS value, file_row_number + 1 AS line "
                     f"FROM read_parquet({p}, file_row_number = true))")
-        return (f"(SELECT TRY_CAST(ts AS DOUBLE) AS ts, node, TRY_CAST(gpu_index AS INTEGER) "
-                f"AS gpu_index, metric, TRY_CAST(value AS DOUBLE) AS value, "
+        # DuckDB's casts also take '1_000', ' 5', '1.5' as an integer: match the text first
+        return (f"(SELECT CASE WHEN regexp_full_match(ts, '{TS_PATTERN}') THEN TRY_CAST(ts AS "
+                f"DOUBLE) END AS ts, node, CASE WHEN regexp_full_match(gpu_index, "
+                f"'{GPU_INDEX_PATTERN}') THEN CAST(gpu_index AS INTEGER) END AS gpu_index, metric, "
+                f"CASE WHEN regexp_full_match(value, '{VALUE_PATTERN}') THEN TRY_CAST(value AS "
+                f"DOUBLE) END AS value, "
                 f"raw_ts, raw_gpu, raw_value, line "
                 f"FROM (SELECT ts, node, gpu_index, metric, value, ts AS raw_ts, "
                 f"gpu_index AS raw_gpu, value AS raw_value, row_number() OVER () + 1 AS line "
                 f"FROM read_csv({p}, header = true, all_varchar = true, "
+                f"{csv_compression(self.path)}, "
                 f"parallel = false, columns = {{'ts': 'VARCHAR', 'node': 'VARCHAR', "
                 f"'gpu_index': 'VARCHAR', 'metric': 'VARCHAR', 'value': 'VARCHAR'}})))")
 
@@ -72,7 +91,8 @@ def _check_header(path: Path, con: duckdb.DuckDBPyConnection, kind: str) -> None
             names = [f.name for f in pq.read_schema(path)]
         else:
             names = [r[0] for r in con.execute(
-                f"DESCRIBE SELECT * FROM read_csv({p}, header = true, all_varchar = true)").fetchall()]
+                f"DESCRIBE SELECT * FROM read_csv({p}, header = true, all_varchar = true, "
+                f"{csv_compression(path, warn=True)})").fetchall()]
     except (duckdb.Error, OSError, ValueError) as exc:
         raise InputError(str(path), f"cannot read {kind} file: {str(exc).splitlines()[0]}") from None
     missing = [c for c in LONG_COLUMNS if c not in names]
@@ -115,10 +135,10 @@ def check_long_table(path: str | Path, metric_map: MetricMap, con: duckdb.DuckDB
             f"OR value IS NULL ORDER BY line LIMIT 1").fetchone()
         if bad:
             line, raw_ts, raw_gpu, raw_value, node, metric = bad
-            if raw_ts is None or _not_number(raw_ts):
+            if raw_ts is None or not re.fullmatch(TS_PATTERN, raw_ts):
                 raise InputError(str(path), f"ts {raw_ts!r} is not a number", line=line,
                                  field="ts", value=str(raw_ts), expected="UTC epoch seconds")
-            if raw_gpu not in (None, "") and not raw_gpu.strip().isdigit():
+            if raw_gpu not in (None, "") and not re.fullmatch(GPU_INDEX_PATTERN, raw_gpu):
                 raise InputError(str(path), f"gpu_index {raw_gpu!r} is not a GPU index", line=line,
                                  field="gpu_index", value=raw_gpu,
                                  expected="a non-negative integer, or empty for node metrics")
@@ -180,10 +200,3 @@ def _parquet_summary(path: Path) -> tuple[float | None, float | None, int] | Non
         return None, None, 0
     return lo, hi, meta.num_rows
 
-
-def _not_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return True
-    return False

@@ -8,7 +8,6 @@ samples or a resampled ``query_range`` grid is detected (override with ``samplin
 
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from swftools.errors import InputError
+from swftools.formats.inputs import read_text
 from swftools.telemetry.buffer import FileStats, SampleBuffer
 
 SAMPLINGS = ("auto", "raw", "resampled")
@@ -24,10 +24,7 @@ SAMPLINGS = ("auto", "raw", "resampled")
 
 def _read_text(path: Path) -> str:
     try:
-        if path.name.endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
-                return fh.read()
-        return path.read_text(encoding="utf-8")
+        return read_text(path, encoding="utf-8")  # gzip by content
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(str(path), f"cannot read gzip/JSON file: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -49,14 +49,17 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
              rules: Iterable[str] | str | None = None,
              skip_rules: Iterable[str] | str | None = None,
              max_findings: int | None = None, *, fmt: str | None = None,
-             options: Options | None = None, **option_values: Any) -> Report:
+             options: Options | None = None, strict: bool = False, allow_empty: bool = False,
+             **option_values: Any) -> Report:
     """Validate a trace file, data package or job table; returns the :class:`Report`.
 
     ``site`` (a Site, preset name or settings file) enables the queue, termcode-mapping and
     packing rules; without it a table whose metadata names a preset uses that preset, and SWF
     capacity comes from the header's MaxProcs. ``rules``/``skip_rules`` pick rules by id
     (unknown ids raise ``UsageError``); ``max_findings`` caps the findings kept (counts stay
-    complete and the report says it is partial). Extra keywords set :class:`Options` fields.
+    complete and the report says it is partial). With ``strict`` a warning makes the report
+    invalid too (a release gate). A trace file without jobs is an ``unreadable-input`` error
+    unless ``allow_empty``. Extra keywords set :class:`Options` fields.
     """
     selected = select_rules(rules, skip_rules)
     site = resolve_site(site)
@@ -67,7 +70,7 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
         meta = jt.get_metadata(source)
         fmt = fmt or meta.get("source_format") or "table"
         report = Report(path=meta.get("source_file") or "<table>", source_format=fmt,
-                        max_findings=max_findings)
+                        max_findings=max_findings, strict=strict)
         try:
             table = jt.conform(source)
         except (KeyError, ValueError, pa.ArrowException) as exc:
@@ -82,13 +85,13 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
     path = Path(display)
     fmt = fmt or formats.detect_format(path)
     formats.module_for(fmt)  # usage error for an unknown format
-    report = Report(path=display, source_format=fmt, max_findings=max_findings)
+    report = Report(path=display, source_format=fmt, max_findings=max_findings, strict=strict)
     package = None
     if fmt == "package":
         package = package_checks.load_package(path, display)
         _run(selected, "package", jt.empty(), np.zeros(0, np.int64), report, fmt, site, opts,
              display, package=package)
-    table, lines, row_path = _read(path, display, fmt, site, report, package)
+    table, lines, row_path = _read(path, display, fmt, site, report, package, allow_empty)
     if table is not None:
         word = "row" if package is not None and package.jobs_csv is None else "line"
         _run(selected, "table", table, lines, report, fmt, site, opts, row_path, package=package,
@@ -97,12 +100,12 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
 
 
 def _read(path: Path, display: str, fmt: str, site: Any, report: Report,
-          package: Any) -> tuple[pa.Table | None, np.ndarray, str]:
+          package: Any, allow_empty: bool = False) -> tuple[pa.Table | None, np.ndarray, str]:
     """Read the input through its reader; an unreadable input becomes one finding."""
     try:
         with warnings.catch_warnings():  # package-integrity reports a changed Parquet file
             warnings.simplefilter("ignore")
-            table = formats.read(path, fmt, site=site)
+            table = formats.read(path, fmt, site=site, allow_empty=allow_empty)
     except (InputError, OSError, UnicodeDecodeError, ValueError, pa.ArrowException) as exc:
         if package is None or not package.problems:  # else package findings say why
             report.add(_unreadable(exc, display))

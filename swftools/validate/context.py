@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools import table as jt
+from swftools.metadata import UNIT_WORDS, ProcessorUnit, TableMetadata
 from swftools.site import Site
 from swftools.formats.swf.header import header_int, header_value, header_values
 from swftools.validate.registry import NotApplicable
@@ -67,6 +68,29 @@ class Context:
     def is_swf(self) -> bool:
         return self.source_format == "swf" or "swf_header" in self.meta
 
+    @cached_property
+    def metadata(self) -> TableMetadata:
+        """The table's metadata, typed (``self.meta`` is the same as a plain dict)."""
+        return TableMetadata.from_dict(self.meta, source=self.path)
+
+    @cached_property
+    def unit(self) -> ProcessorUnit:
+        """What the ``gpus`` column counts: ``gpu`` or ``processor``.
+
+        The metadata's explicit ``processor_unit`` if any; else GPUs when validating against a
+        site (site settings model GPUs per node: the site says the processors are GPUs); else
+        the unit the metadata derives from the source (an SWF trace counts processors unless
+        its header says they are GPUs; NQSII logs and synthetic tables count GPUs).
+        """
+        if self.metadata.processor_unit is None and self.site is not None:
+            return "gpu"
+        return self.metadata.unit
+
+    @property
+    def unit_word(self) -> str:
+        """:attr:`unit` in plural words for messages: ``GPUs`` or ``processors``."""
+        return UNIT_WORDS[self.unit]
+
     @property
     def header(self) -> list[list[str]]:
         return self.meta.get("swf_header") or []
@@ -95,6 +119,12 @@ class Context:
         missing = [n for n in names if not self.has(n)]
         if missing:
             raise NotApplicable(f"no known values in {', '.join(missing)}")
+
+    def require_jobs(self, minimum: int = 1) -> None:
+        """Not applicable with fewer than ``minimum`` jobs (the guard of whole-table rules)."""
+        if self.n < minimum:
+            raise NotApplicable("no jobs" if minimum == 1 else "fewer than two jobs" if minimum == 2
+                                else f"fewer than {minimum} jobs")
 
     def require_site(self) -> Site:
         if self.site is None:

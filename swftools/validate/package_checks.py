@@ -20,19 +20,19 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from swftools import table as jt
-from swftools.formats.datapackage.files import file_digest
+from swftools.errors import InputError
+from swftools.fileio import file_digest
+from swftools.formats.datapackage import cells as cell_grammar
+from swftools.formats.inputs import detect_gzip, open_text
 from swftools.validate.context import Context
 from swftools.validate.registry import NotApplicable, rule
 
 DESCRIPTOR = "datapackage.json"
 JOBS = "jobs"
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-TYPE_PATTERNS = {
-    "integer": r"^[+-]?[0-9]+$",
-    "number": r"^([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|NaN|INF|-INF)$",
-    "boolean": r"^(true|True|TRUE|1|false|False|FALSE|0)$",
-}
-_EXPECTED = {"integer": "an integer", "number": "a number", "boolean": "true or false"}
+# The cell grammar is the package reader's (one grammar: swftools.formats.datapackage.cells).
+TYPE_PATTERNS = cell_grammar.PATTERNS
+_EXPECTED = cell_grammar.EXPECTED
 
 
 @dataclass
@@ -91,8 +91,9 @@ class PackageInput:
         res, cells = self.jobs_csv, None
         if res is not None:
             path = self.root / res["path"]
-            compressed = res.get("compression") == "gz" or path.name.endswith(".gz")
+            declared = res.get("compression") == "gz" or path.name.endswith(".gz")
             try:
+                compressed = detect_gzip(path, declared=declared)  # by content
                 header = _header(path, compressed)
                 stream = pa.input_stream(str(path), compression="gzip" if compressed else None)
                 with stream:
@@ -103,7 +104,8 @@ class PackageInput:
                             column_types={f"c{i}": pa.string() for i in range(len(header))},
                             strings_can_be_null=False, null_values=[]))
                 cells = (table, header)
-            except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
+            except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError, ValueError,
+                    InputError) as exc:
                 self.csv_error = str(exc).split("\n")[0]
         self._raw["cells"] = cells
         return cells
@@ -111,9 +113,7 @@ class PackageInput:
 
 def _header(path: Path, compressed: bool) -> list[str]:
     import csv
-    import gzip
-    opener = gzip.open if compressed else open
-    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+    with open_text(path, encoding="utf-8", newline="", compressed=compressed) as fh:
         row = next(csv.reader(fh), None)
     if row is None:
         raise ValueError("empty file (no header row)")
@@ -314,10 +314,7 @@ def schema_type(ctx: Context) -> None:
         if kind not in TYPE_PATTERNS or f["name"] not in header:
             continue
         col = table.column(header.index(f["name"])).combine_chunks()
-        ok = pc.match_substring_regex(col, TYPE_PATTERNS[kind])
-        if missing:
-            ok = pc.or_(ok, pc.is_in(col, value_set=pa.array(missing, pa.string())))
-        bad = np.flatnonzero(~np.asarray(ok, bool))
+        bad = bad_cells(col, kind, missing)
         if not len(bad):
             continue
         pkg.problems += len(bad)
@@ -330,6 +327,15 @@ def schema_type(ctx: Context) -> None:
                               f"{value!r} is not {_EXPECTED[kind]}", value, _EXPECTED[kind])
 
         ctx.report.extend("schema-type", "error", len(bad), build())
+
+
+def bad_cells(col: pa.Array, kind: str, missing: list[str]) -> np.ndarray:
+    """Indices of the text cells of ``col`` that break the grammar of ``kind`` and are not one of
+    the ``missing`` values (the check of ``schema-type``, whole column at once)."""
+    ok = cell_grammar.valid_mask(kind, col)
+    if missing:
+        ok = pc.or_(ok, pc.is_in(col, value_set=pa.array(missing, pa.string())))
+    return np.flatnonzero(~np.asarray(ok.fill_null(False), bool))
 
 
 def table_from_cells(pkg: PackageInput) -> tuple[pa.Table, np.ndarray] | None:
@@ -353,9 +359,9 @@ def table_from_cells(pkg: PackageInput) -> tuple[pa.Table, np.ndarray] | None:
             columns[name] = pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
             continue
         kind = "integer" if pa.types.is_integer(target) else "number"
-        ok = pc.match_substring_regex(col, TYPE_PATTERNS[kind])
+        ok = cell_grammar.valid_mask(kind, col)
         clean = pc.if_else(ok, col, pa.scalar(None, pa.string()))
-        columns[name] = pc.cast(clean, target)
+        columns[name] = cell_grammar.parse(kind, clean, target)
     if "job_id" not in columns:
         return None
     ext = (pkg.descriptor or {}).get("swftools") or {}

@@ -68,6 +68,7 @@ class Report:
     counts: dict[tuple[str, str], int] = field(default_factory=dict)
     rules_run: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    strict: bool = False  # warnings fail the report too (a release gate)
 
     # -- collecting ----------------------------------------------------------------------------
     def room(self) -> int | None:
@@ -106,8 +107,8 @@ class Report:
 
     @property
     def valid(self) -> bool:
-        """No error was found (warnings and info allowed)."""
-        return self.errors == 0
+        """No error was found (warnings and info allowed, unless ``strict``: then no warning)."""
+        return self.errors == 0 and not (self.strict and self.warnings)
 
     @property
     def partial(self) -> bool:
@@ -144,6 +145,7 @@ class Report:
             "source_format": self.source_format,
             "rows": self.rows,
             "valid": self.valid,
+            "strict": self.strict,
             "partial": self.partial,
             "max_findings": self.max_findings,
             "totals": {s: self.total(s) for s in SEVERITIES},
@@ -164,6 +166,8 @@ class Report:
         word = "valid" if self.valid else "INVALID"
         text = (f"{self.path}: {word}: {self.errors} error(s), {self.warnings} warning(s), "
                 f"{self.total('info')} info")
+        if self.strict and self.errors == 0 and self.warnings:
+            text += " (--strict: warnings fail)"
         if self.partial:
             text += (f" (partial report: {len(self.findings)} of {self.total()} findings shown; "
                      "raise --max-findings, 0 for all)")

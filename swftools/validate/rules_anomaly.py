@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools.validate.context import Context
-from swftools.validate.registry import NotApplicable, rule
+from swftools.validate.registry import rule
 from swftools.validate.rules_capacity import when
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -108,8 +108,7 @@ def exact_duplicates(ctx: Context) -> dict[int, int]:
       "logged twice, to be dropped when cleaning. Distinct jobs of a bulk submission may share "
       "every other field, so only verbatim repeats count; job-id-unique leaves them to this rule.")
 def duplicate_record(ctx: Context) -> None:
-    if not ctx.n:
-        raise NotApplicable("no jobs")
+    ctx.require_jobs()
     found = exact_duplicates(ctx)
     if not found:
         return

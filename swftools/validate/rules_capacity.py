@@ -27,7 +27,7 @@ class Timeline:
 
     since: np.ndarray
     units: np.ndarray
-    unit: str  # "GPUs" or "processors" or "nodes"
+    unit: str  # "GPUs" or "processors" (the trace's unit, Context.unit_word)
     source: str
     severity: str = "error"  # an SWF header's MaxProcs is descriptive: violations are warnings
 
@@ -37,17 +37,20 @@ class Timeline:
 
 
 def gpu_timeline(ctx: Context) -> Timeline:
-    """Processing-element capacity: the site's nodes x GPUs per node, else the SWF MaxProcs."""
+    """Processing-element capacity: the site's nodes x GPUs per node, else the SWF MaxProcs.
+
+    Counted in the trace's unit (``ctx.unit_word``: GPUs, or processors for a CPU SWF trace).
+    """
     if ctx.site is not None:
         site = ctx.site
         return Timeline(np.array(site.capacity_since, np.int64),
                         np.array(site.capacity_nodes, np.int64) * site.gpus_per_node,
-                        "GPUs", f"site {site.name}")
+                        ctx.unit_word, f"site {site.name}")
     max_procs = ctx.header_int("MaxProcs") if ctx.is_swf else None
     if max_procs is None or max_procs <= 0:
         raise NotApplicable("no site settings and no MaxProcs in an SWF header "
                             "(pass --site to give the capacity)", actionable=True)
-    return Timeline(np.zeros(1, np.int64), np.array([max_procs], np.int64), "processors",
+    return Timeline(np.zeros(1, np.int64), np.array([max_procs], np.int64), ctx.unit_word,
                     "SWF header MaxProcs", "warning")
 
 
@@ -138,10 +141,11 @@ def report_intervals(ctx: Context, sw: Sweep, flags: np.ndarray, describe, field
 
 
 @rule("capacity-gpus", "error", "capacity",
-      "At no instant do running jobs hold more GPUs (SWF: processors) than the site has in force "
-      "then (nodes_at x GPUs per node); without a site, than the SWF header's MaxProcs (a "
-      "warning: the header is descriptive and may leave partitions out). Sweep over "
-      "[start, finish) events; one finding per violation interval with the jobs running.")
+      "At no instant do running jobs hold more GPUs (processors, for a CPU SWF trace: findings "
+      "name the trace's unit) than the site has in force then (nodes_at x GPUs per node); "
+      "without a site, than the SWF header's MaxProcs (a warning: the header is descriptive and "
+      "may leave partitions out). Sweep over [start, finish) events; one finding per violation "
+      "interval with the jobs running.")
 def capacity_gpus(ctx: Context) -> None:
     ctx.require("start_time", "finish_time", "gpus")
     timeline = gpu_timeline(ctx)
@@ -298,8 +302,9 @@ def capacity_nodes(ctx: Context) -> None:
 
 
 @rule("job-exceeds-machine", "error", "capacity",
-      "No single job holds or requests more than the machine: GPUs/processors (allocated or "
-      "requested) within the capacity in force at its start (site) or MaxProcs (SWF header), "
+      "No single job holds or requests more than the machine: GPUs (processors, for a CPU SWF "
+      "trace; allocated or requested) within the capacity in force at its start (site) or "
+      "MaxProcs (SWF header), "
       "nodes within the nodes in force or MaxNodes, GPUs per node within the node size. Against "
       "an SWF header (no site) a warning, as for capacity-gpus.")
 def job_exceeds_machine(ctx: Context) -> None:
@@ -308,11 +313,12 @@ def job_exceeds_machine(ctx: Context) -> None:
     submit, _ = ctx.values("submit_time")
     at = np.where(sk, start, submit)
     cap = timeline.at(at)
-    for column in ("gpus", "requested_procs"):
+    for column, label in (("gpus", "allocated"), ("requested_procs", "requested")):
         values, known = ctx.values(column)
         bad = known & (values > cap)
-        ctx.flag(bad, column, lambda i, v=values, c=column:
-                 f"{c} {v[i]} exceeds the {cap[i]} {timeline.unit} of the machine ({timeline.source})",
+        ctx.flag(bad, column, lambda i, v=values, w=label:
+                 f"{v[i]} {w} {timeline.unit} exceed the {cap[i]} {timeline.unit} of the machine "
+                 f"({timeline.source})",
                  value=values, expected=lambda i: f"<= {cap[i]}", severity=timeline.severity)
     site = ctx.site
     if site is not None:
@@ -324,7 +330,8 @@ def job_exceeds_machine(ctx: Context) -> None:
                  lambda i: f"{nodes[i]} nodes, but the site has {in_force[i]}",
                  value=nodes, expected=lambda i: f"<= {in_force[i]}")
         ctx.flag(known & (per_node > site.gpus_per_node), "gpus_per_node",
-                 lambda i: f"{per_node[i]} GPUs per node, but a node has {site.gpus_per_node}",
+                 lambda i: f"{per_node[i]} {ctx.unit_word} per node, but a node has "
+                           f"{site.gpus_per_node}",
                  value=per_node, expected=f"<= {site.gpus_per_node}")
     elif ctx.is_swf and ctx.has("nodes") and ctx.header_int("MaxNodes"):
         max_nodes = ctx.header_int("MaxNodes")

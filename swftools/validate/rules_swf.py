@@ -289,16 +289,22 @@ def swf_status(ctx: Context) -> None:
 CPU_TOLERANCE_S = 1.0
 
 
+def _at_most(ctx: Context, column: str, limit: str, message: str, slack: float = 0) -> None:
+    """Flag ``column`` where it exceeds ``limit`` (+ ``slack``); ``message`` formats both values."""
+    ctx.require(column, limit)
+    value, vk = ctx.values(column)
+    top, tk = ctx.values(limit)
+    bad = vk & tk & (value > top + slack)
+    ctx.flag(bad, column, lambda i: message.format(value[i], top[i]),
+             value=value, expected=lambda i: f"<= {top[i]}")
+
+
 @rule("swf-cpu-time", "warning", "swf-fields",
       "Average CPU time per processor (field 6) does not exceed the run time (field 4) by more "
       "than 1 s (rounding).")
 def swf_cpu_time(ctx: Context) -> None:
-    ctx.require("avg_cpu_time_s", "walltime_s")
-    cpu, ck = ctx.values("avg_cpu_time_s")
-    run, rk = ctx.values("walltime_s")
-    bad = ck & rk & (cpu > run + CPU_TOLERANCE_S)
-    ctx.flag(bad, "avg_cpu_time_s", lambda i: f"average CPU time {cpu[i]:g} s exceeds run time {run[i]} s",
-             value=cpu, expected=lambda i: f"<= {run[i]}")
+    _at_most(ctx, "avg_cpu_time_s", "walltime_s",
+             "average CPU time {0:g} s exceeds run time {1} s", CPU_TOLERANCE_S)
 
 
 @rule("swf-memory-overuse", "warning", "swf-fields",
@@ -308,12 +314,7 @@ def swf_memory_overuse(ctx: Context) -> None:
     _swf(ctx)
     if not (ctx.header_value("AllowOveruse") or "").strip().lower().startswith("no"):
         raise NotApplicable("the header does not say AllowOveruse: No")
-    ctx.require("used_memory_kb", "requested_memory_kb")
-    used, uk = ctx.values("used_memory_kb")
-    req, qk = ctx.values("requested_memory_kb")
-    bad = uk & qk & (used > req)
-    ctx.flag(bad, "used_memory_kb", lambda i: f"uses {used[i]} KB of a {req[i]} KB request",
-             value=used, expected=lambda i: f"<= {req[i]}")
+    _at_most(ctx, "used_memory_kb", "requested_memory_kb", "uses {0} KB of a {1} KB request")
 
 
 @rule("swf-allocated-below-requested", "info", "swf-fields",

@@ -116,8 +116,7 @@ def clock_hour_shift(ctx: Context) -> None:
       "The submit time is known (SWF field 2 is not -1): without it a job cannot be placed in "
       "time and the file's order cannot be checked.")
 def submit_unknown(ctx: Context) -> None:
-    if not ctx.n:
-        raise NotApplicable("no jobs")
+    ctx.require_jobs()
     _, known = ctx.values("submit_time")
     ctx.flag(~known, "submit_time", "submit time unknown (-1)", value=-1 if ctx.is_swf else None,
              expected="a submit time")
@@ -138,8 +137,7 @@ def _partial_repeat(ctx: Context, rows_dup: np.ndarray) -> np.ndarray:
       "may repeat their job's number (checked by swf-partial-execution), and verbatim repeated "
       "records are reported by duplicate-record instead.")
 def job_id_unique(ctx: Context) -> None:
-    if not ctx.n:
-        raise NotApplicable("no jobs")
+    ctx.require_jobs()
     ids = ctx.job_ids
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
@@ -165,8 +163,7 @@ def job_id_unique(ctx: Context) -> None:
 @rule("job-id-order", "warning", "order",
       "Job ids increase in file order (SWF numbers jobs in submit order).")
 def job_id_order(ctx: Context) -> None:
-    if ctx.n < 2:
-        raise NotApplicable("fewer than two jobs")
+    ctx.require_jobs(2)
     ids = ctx.job_ids
     bad = np.zeros(ctx.n, bool)
     bad[1:] = ids[1:] < ids[:-1]
@@ -178,8 +175,7 @@ def job_id_order(ctx: Context) -> None:
       "Gaps in the job numbering (legal in cleaned logs, which keep the original numbers): one "
       "finding with the number of missing ids and the first gaps.")
 def job_id_gaps(ctx: Context) -> None:
-    if ctx.n < 2:
-        raise NotApplicable("fewer than two jobs")
+    ctx.require_jobs(2)
     uniq = distinct(ctx.job_ids)
     step = np.diff(uniq)
     gap_at = np.flatnonzero(step > 1)
@@ -197,8 +193,7 @@ def job_id_gaps(ctx: Context) -> None:
 @rule("missing-values", "info", "time",
       "Unknown values (SWF -1, empty cells) counted per field; arithmetic never uses them.")
 def missing_values(ctx: Context) -> None:
-    if not ctx.n:
-        raise NotApplicable("no jobs")
+    ctx.require_jobs()
     if ctx.is_swf:
         columns = [(f.column, f.label) for f in FIELDS]
     else:

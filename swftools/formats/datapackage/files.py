@@ -8,11 +8,7 @@ mtime 0 and no file name, so the same table always gives the same bytes.
 from __future__ import annotations
 
 import csv
-import gzip
-import hashlib
-import re
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,53 +17,29 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from swftools.errors import InputError, UsageError
-from swftools.table import ARROW_TYPES  # Table Schema type -> Arrow type
+from swftools.errors import InputError
+from swftools.fileio import file_digest, gzip_writer  # file_digest: re-exported
+from swftools.formats.datapackage import cells
+from swftools.formats.inputs import detect_gzip, open_binary, open_text
+from swftools.table import arrow_schema_of, is_required
 
-GZIP_LEVEL = 6
 PARQUET_COMPRESSION = "zstd"
-_CHUNK = 1 << 20
-
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_BOOLEAN = {"true", "false", "True", "False", "TRUE", "FALSE", "1", "0"}
-_EXPECTED_TEXT = {"integer": "an integer", "number": "a number", "boolean": "true or false"}
-
-
-def arrow_schema_for(table_schema: dict[str, Any]) -> pa.Schema:
-    """The Arrow schema matching a Table Schema (integer, number, string, boolean fields)."""
-    fields = []
-    for f in table_schema["fields"]:
-        kind = f.get("type", "string")
-        if kind not in ARROW_TYPES:
-            raise UsageError(f"field {f['name']!r}: type {kind!r} is not supported "
-                             f"(choose from {', '.join(ARROW_TYPES)})")
-        fields.append(pa.field(f["name"], ARROW_TYPES[kind], nullable=not _required(f, table_schema)))
-    return pa.schema(fields)
-
-
-def _required(field: dict[str, Any], table_schema: dict[str, Any]) -> bool:
-    return bool(field.get("constraints", {}).get("required")) or \
-        field["name"] in table_schema.get("primaryKey", [])
-
-
-def file_digest(path: Path, algorithm: str = "sha256",
-                advance: Callable[[int], None] | None = None) -> str:
-    """Hex digest of a file's bytes, read in chunks (``advance`` is told each chunk's size)."""
-    h = hashlib.new(algorithm)
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-            if advance:
-                advance(len(chunk))
-    return h.hexdigest()
 
 
 # --------------------------------------------------------------------------------------- write
 
 def write_csv_gz(table: pa.Table, path: Path) -> None:
-    """Write ``table`` as UTF-8 CSV (header row, LF line ends, nulls empty, strings quoted) in gzip."""
-    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
-                                                 compresslevel=GZIP_LEVEL, mtime=0) as gz:
+    """Write ``table`` as UTF-8 CSV (header row, LF line ends, nulls empty, strings quoted) in gzip.
+
+    Numbers follow the cell grammar of :mod:`.cells`: a float column holding infinities or NaN is
+    written as text with ``INF``, ``-INF`` and ``NaN`` (quoted, like every text column).
+    """
+    for i, field in enumerate(table.schema):
+        if pa.types.is_floating(field.type):
+            column = cells.format_numbers(table.column(i))
+            if column.type != field.type:
+                table = table.set_column(i, field.name, column)
+    with open(path, "wb") as raw, gzip_writer(raw) as gz:
         pacsv.write_csv(table, gz, pacsv.WriteOptions(include_header=True, batch_size=8192))
 
 
@@ -108,15 +80,22 @@ def read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
 
 
 def read_csv_gz(path: Path, table_schema: dict[str, Any], compressed: bool) -> pa.Table:
-    """Read a CSV (gzip if ``compressed``) written per ``table_schema``; typed, header checked.
+    """Read a CSV written per ``table_schema``; typed, header checked.
 
-    Fast path: pyarrow with explicit column types. When it fails (or a required cell is empty),
-    the file is scanned with the csv module to name the exact line, field, value and type.
+    Gzip is decided by content; ``compressed`` (the descriptor or the name says gzip) only makes
+    plain content under that claim a warning.
+
+    Fast path: pyarrow reads every column as text; typed columns are checked whole against the
+    cell grammar of :mod:`.cells` (the one the validator's ``schema-type`` uses) and then cast.
+    When that fails (or a required cell is empty), the file is scanned with the csv module to
+    name the exact line, field, value and type.
     """
-    schema = arrow_schema_for(table_schema)
+    schema = arrow_schema_of(table_schema)
+    kinds = {f["name"]: f.get("type", "string") for f in table_schema["fields"]}
+    compressed = detect_gzip(path, declared=compressed)
     header = _read_header(path, compressed)
     _check_header(path, header, schema.names)
-    convert = pacsv.ConvertOptions(column_types={f.name: f.type for f in schema},
+    convert = pacsv.ConvertOptions(column_types={f.name: pa.string() for f in schema},
                                    null_values=[""], strings_can_be_null=True,
                                    quoted_strings_can_be_null=False)
     parse = pacsv.ParseOptions(newlines_in_values=True)
@@ -127,17 +106,29 @@ def read_csv_gz(path: Path, table_schema: dict[str, Any], compressed: bool) -> p
     except (pa.ArrowException, OSError, EOFError) as exc:
         _locate_error(path, table_schema, compressed)
         raise InputError(str(path), f"cannot read CSV: {exc}") from None
+    columns = []
     for field in schema:
-        if not field.nullable and table.column(field.name).null_count:
+        column, kind = table.column(field.name), kinds[field.name]
+        if kind in cells.GRAMMAR:
+            # an empty cell is missing whether quoted or not (as in _check_cell and validate)
+            column = pc.if_else(pc.equal(column, ""), pa.scalar(None, pa.string()), column)
+            if pc.all(cells.valid_mask(kind, column)).as_py() is False:  # None: no cells
+                _locate_error(path, table_schema, compressed)
+                raise InputError(str(path), f"a cell is not {cells.EXPECTED[kind]}",
+                                 field=field.name)
+            try:
+                column = cells.parse(kind, column, field.type)
+            except pa.ArrowInvalid as exc:
+                raise InputError(str(path), f"a value is out of range: {exc}", field=field.name,
+                                 expected=f"{cells.EXPECTED[kind]} that fits {field.type}") from None
+        if not field.nullable and column.null_count:
             _locate_error(path, table_schema, compressed)
-    table = table.select(schema.names)
-    return pa.Table.from_arrays(table.columns, schema=schema)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _open_text(path: Path, compressed: bool):
-    if compressed:
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+    return open_text(path, encoding="utf-8", newline="", compressed=compressed)
 
 
 def _read_header(path: Path, compressed: bool) -> list[str]:
@@ -168,10 +159,8 @@ def _check_header(path: Path, header: list[str], names: list[str]) -> None:
 
 
 def _stream_problem(exc: BaseException, compressed: bool) -> str:
-    if isinstance(exc, EOFError):
-        return "truncated gzip file (the compressed stream ends early)"
-    if compressed and isinstance(exc, (gzip.BadGzipFile, zlib.error)):
-        return f"not a valid gzip file ({exc})"
+    """Damaged gzip streams are located by :mod:`swftools.formats.inputs`; this is the rest."""
+    del compressed
     return f"cannot read: {exc}"
 
 
@@ -184,7 +173,7 @@ def _locate_error(path: Path, table_schema: dict[str, Any], compressed: bool) ->
             header = next(reader)
             index = {label: i for i, label in enumerate(header)}
             checks = [(f["name"], index[f["name"]], f.get("type", "string"),
-                       _required(f, table_schema)) for f in fields]
+                       is_required(f, table_schema)) for f in fields]
             for row in reader:
                 if len(row) != len(header):
                     raise InputError(str(path), f"{len(row)} fields, expected {len(header)}",
@@ -199,7 +188,7 @@ def _locate_error(path: Path, table_schema: dict[str, Any], compressed: bool) ->
 
 def _not_utf8(path: Path, compressed: bool) -> InputError:
     """The error for a file that is not UTF-8, located at the first offending line."""
-    with (gzip.open(path, "rb") if compressed else open(path, "rb")) as fh:
+    with open_binary(path, compressed=compressed) as fh:
         for number, raw in enumerate(fh, 1):
             try:
                 raw.decode("utf-8")
@@ -210,23 +199,16 @@ def _not_utf8(path: Path, compressed: bool) -> InputError:
 
 
 def _check_cell(path: Path, line: int, name: str, value: str, kind: str, required: bool) -> None:
+    """Raise an InputError when one cell is missing but required, or breaks the cell grammar."""
     if value == "":
         if required:
             raise InputError(str(path), "required value is missing", line=line, field=name,
-                             value=value, expected=_EXPECTED_TEXT.get(kind, "a value"))
+                             value=value, expected=cells.EXPECTED.get(kind, "a value"))
         return
-    bad = (kind == "integer" and not _INTEGER.fullmatch(value)) or \
-          (kind == "boolean" and value not in _BOOLEAN) or \
-          (kind == "number" and not _is_number(value))
-    if bad:
+    if not cells.is_valid(kind, value):
+        if cells.matches(kind, value):  # the grammar holds, the 64-bit range does not
+            raise InputError(str(path), f"{value!r} is out of range", line=line, field=name,
+                             value=value, expected="an integer that fits in 64 bits")
         # The message already says what was expected; ``expected`` would repeat it.
-        raise InputError(str(path), f"{value!r} is not {_EXPECTED_TEXT[kind]}", line=line,
+        raise InputError(str(path), f"{value!r} is not {cells.EXPECTED[kind]}", line=line,
                          field=name, value=value)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return text.strip() == text

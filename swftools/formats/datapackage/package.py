@@ -22,8 +22,6 @@ import os
 import re
 import shutil
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -31,13 +29,15 @@ import jsonschema
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from swftools import progress as progress_mod
 from swftools import table as jt
 from swftools.atomic import atomic_dir
-from swftools.formats.datapackage.files import (arrow_schema_for, empty_string_counts, file_digest,
-                                        read_csv_gz, read_parquet, write_csv_gz, write_parquet)
-from swftools.errors import InputError, UsageError
+from swftools.formats.datapackage.files import (empty_string_counts, file_digest, read_csv_gz,
+                                                read_parquet, write_csv_gz, write_parquet)
+from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError, UsageError
+from swftools.metadata import TableMetadata
 from swftools.resources import load_json
-from swftools.site import PRESETS, Site, load_site
+from swftools.site import Site, resolve_site
 
 DESCRIPTOR = "datapackage.json"
 JOBS = "jobs"
@@ -92,7 +92,7 @@ def write(table: pa.Table, path: str | os.PathLike, *, site: Site | str | None =
     """
     table = jt.conform(table)
     metadata = _normalised(jt.get_metadata(table))
-    site_obj = _resolve_site(site, metadata)
+    site_obj = resolve_site(site, metadata)
     time_zone = metadata.pop("time_zone", None) or (site_obj.time_zone if site_obj else None)
     props = _check_properties(properties)
     target = package_dir(path)
@@ -238,16 +238,6 @@ def _write_json(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _resolve_site(site: Site | str | os.PathLike | None, metadata: dict[str, Any]) -> Site | None:
-    if isinstance(site, Site):
-        return site
-    if site is not None:
-        return load_site(site)
-    if metadata.get("site") in PRESETS:
-        return load_site(metadata["site"])
-    return None
-
-
 # --------------------------------------------------------------------------------- add_resource
 
 def add_resource(path: str | os.PathLike, name: str, table: pa.Table, schema: dict[str, Any], *,
@@ -276,7 +266,7 @@ def add_resource(path: str | os.PathLike, name: str, table: pa.Table, schema: di
     for fk in foreign_keys or []:
         if fk not in schema.setdefault("foreignKeys", []):
             schema["foreignKeys"].append(copy.deepcopy(fk))
-    arrow_schema = arrow_schema_for(schema)
+    arrow_schema = jt.arrow_schema_of(schema)
     if table.column_names != arrow_schema.names:
         raise UsageError(f"resource {name!r}: table columns {table.column_names} differ from "
                          f"the schema fields {arrow_schema.names}")
@@ -412,13 +402,14 @@ def _line_of(text: str, needle: str) -> int | None:
 
 
 def read(path: str | os.PathLike, *, site: Site | str | None = None, progress: bool = False,
-         resource: str = JOBS) -> pa.Table:
+         resource: str = JOBS, allow_empty: bool = False) -> pa.Table:
     """Read a table from a data package (directory or ``datapackage.json``).
 
     The Parquet twin (``<resource>-parquet``) is read when its recorded SHA-256 matches,
     else the CSV (its declared hash and size checked). ``resource="jobs"`` gives the canonical
     job table with the metadata it was written with. ``site`` is accepted for the common reader
-    signature; a package states its own site and time zone.
+    signature; a package states its own site and time zone. A ``jobs`` resource without rows
+    is an error unless ``allow_empty``.
     """
     del site
     root = package_dir(path)
@@ -433,7 +424,7 @@ def read(path: str | os.PathLike, *, site: Site | str | None = None, progress: b
     extension = desc.get(EXTENSION, {})
     recorded = extension.get("files", {})
     twin = by_name.get(f"{resource}{PARQUET_SUFFIX}")
-    with _progress(progress, f"reading {resource}") as advance:
+    with progress_mod.bar(f"reading {resource}", None, progress, unit="bytes") as advance:
         if res.get("format") == "parquet":
             table = _read_parquet_resource(root, desc_path, res, recorded, base, advance,
                                            strict=True)
@@ -444,11 +435,16 @@ def read(path: str | os.PathLike, *, site: Site | str | None = None, progress: b
                                                strict=False)
             if table is None:
                 table = _read_csv_resource(root, desc_path, res, recorded, base, advance)
+    if base == JOBS and table.num_rows == 0 and not allow_empty:
+        shown = res.get("path") if isinstance(res.get("path"), str) else DESCRIPTOR
+        raise InputError(str(root / shown), NO_JOB_ROWS, line=1 if res.get("format") != "parquet"
+                         else None, expected=NO_JOB_ROWS_EXPECTED)
     metadata = dict(extension.get("metadata", {}).get(base, {}))
     if base == JOBS:
         if extension.get("time_zone"):
             metadata["time_zone"] = extension["time_zone"]
-        return jt.from_columns({n: table.column(n) for n in table.column_names}, metadata)
+        typed = TableMetadata.from_dict(metadata, source=str(desc_path))  # checked on read
+        return jt.from_columns({n: table.column(n) for n in table.column_names}, typed)
     return jt.with_metadata(table, metadata)
 
 
@@ -504,7 +500,7 @@ def _read_parquet_resource(root, desc_path, res, recorded, base, advance, *, str
                           stacklevel=3)
             return None
     schema = _expected_schema(root, desc_path, res, base)
-    return read_parquet(file_path, arrow_schema_for(schema))
+    return read_parquet(file_path, jt.arrow_schema_of(schema))
 
 
 def _read_csv_resource(root, desc_path, res, recorded, base, advance) -> pa.Table:
@@ -540,18 +536,3 @@ def _declared_digests(res: dict[str, Any], record: dict[str, Any] | None) -> lis
 def _hash_error(file_path: Path, algorithm: str, actual: str, expected: str) -> InputError:
     return InputError(str(file_path), f"{algorithm} checksum mismatch: the file has {actual}, "
                       f"{DESCRIPTOR} declares {expected} (changed or damaged file)")
-
-
-@contextmanager
-def _progress(enabled: bool, label: str) -> Iterator[Any]:
-    """Yield an ``advance(nbytes)`` callback that drives a rich bar on stderr when enabled."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import DownloadColumn, Progress, SpinnerColumn, TextColumn
-
-    with Progress(SpinnerColumn(), TextColumn(label), DownloadColumn(), transient=True,
-                  console=Console(stderr=True)) as bar:
-        task = bar.add_task(label, total=None)
-        yield lambda n: bar.advance(task, n)

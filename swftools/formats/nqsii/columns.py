@@ -66,15 +66,21 @@ def _try_int(tokens: pa.Array) -> np.ndarray | None:
     if len(tokens) and not re.fullmatch(r"-?[0-9]+", tokens[0].as_py()):
         return None
     try:
-        return np.asarray(pc.cast(tokens, pa.int64()).to_numpy(), dtype=np.int64)
+        values = pc.cast(tokens, pa.int64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+    # Arrow's cast also takes hexadecimal ('0x10'): only plain ASCII digits are integers here
+    if not pc.all(pc.match_substring_regex(tokens, r"^-?[0-9]+$")).as_py() and len(tokens):
+        return None
+    return np.asarray(values.to_numpy(), dtype=np.int64)
 
 
 def describe_bad_integer(token: str, not_what: str = "a number") -> str:
     """Why ``token`` is not a non-negative integer, as the end of a sentence."""
     if token == "":
         return "is empty"
+    if not token.isascii():  # Python's int() and float() would take other scripts' digits
+        return f"is not {not_what}"
     if token.startswith("-") and token[1:].isdigit():
         return "is negative"
     if token.isdigit():

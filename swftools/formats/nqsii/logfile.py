@@ -1,4 +1,4 @@
-"""From NQSII log bytes to one text array per column: decompression, text checks, header, CSV.
+"""From NQSII log bytes to one text array per column: text checks, header, CSV.
 
 Row ``r`` of the parsed body is file line ``r + 2`` (line 1 is the header; empty lines are
 rows too, so the numbering holds).
@@ -7,19 +7,15 @@ rows too, so the numbering holds).
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import re
-import zlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from swftools.errors import InputError
+from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -34,21 +30,6 @@ class RawLog:
     final_newline: bool
     bom: bool
     estimated_lines: int
-
-
-def load_bytes(path: str | Path) -> bytes:
-    """The file's bytes, gunzipped when they start with the gzip magic number."""
-    data = Path(path).read_bytes()
-    if not data.startswith(_GZIP_MAGIC):
-        return data
-    try:
-        return gzip.decompress(data)
-    except EOFError:
-        raise InputError(str(path), "truncated gzip file: the compressed stream ends early",
-                         expected="a complete gzip file") from None
-    except (gzip.BadGzipFile, zlib.error) as exc:
-        raise InputError(str(path), f"corrupt gzip data ({exc})",
-                         expected="a valid gzip file") from None
 
 
 def _line_of(data: bytes, position: int) -> int:
@@ -95,8 +76,9 @@ def _drop_spaces_after_commas(body: bytes) -> bytes:
     return re.sub(rb'("(?:[^"]|"")*")|, +', lambda m: m.group(1) or b",", body)
 
 
-def split_log(data: bytes, path: str) -> RawLog:
-    """Split the header from the body and record the text layout (separator, line ending, BOM)."""
+def split_log(data: bytes, path: str, allow_empty: bool = False) -> RawLog:
+    """Split the header from the body and record the text layout (separator, line ending, BOM).
+    A header without job rows is an error unless ``allow_empty``."""
     check_text(data, path)
     bom = data.startswith(_BOM)
     if bom:
@@ -108,9 +90,8 @@ def split_log(data: bytes, path: str) -> RawLog:
     header_text = header_line.decode("utf-8").rstrip("\r")
     header = next(csv.reader([header_text], skipinitialspace=True), [])
     body = b"" if end < 0 else data[end + 1:]
-    if not re.search(rb"\S", body):
-        raise InputError(path, "no job rows: the file holds only a header", line=1,
-                         expected="one job per line after the header")
+    if not re.search(rb"\S", body) and not allow_empty:
+        raise InputError(path, NO_JOB_ROWS, line=1, expected=NO_JOB_ROWS_EXPECTED)
     first_job_line = body[:body.find(b"\n")] if b"\n" in body[:1 << 16] else body[:1 << 16]
     return RawLog(header=header, body=_drop_spaces_after_commas(body),
                   separator=_detect_separator([header_line, first_job_line]),
@@ -149,6 +130,8 @@ def parse_body(log: RawLog, path: str) -> list[pa.Array]:
     """The body's text tokens, one string array per header column; InputError on a wrong
     field count."""
     names = [f"c{i}" for i in range(len(log.header))]
+    if not re.search(rb"\S", log.body):  # a header only (allow_empty)
+        return [pa.array([], pa.string()) for _ in names]
     try:
         table = _read(log.body, names, threads=False)
     except pa.ArrowInvalid as exc:

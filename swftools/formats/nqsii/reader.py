@@ -8,17 +8,17 @@ so that writing the table back in the same form reproduces the file byte for byt
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from swftools import progress as progress_mod
 from swftools import table as jt
 from swftools.errors import InputError
+from swftools.formats.inputs import read_bytes
 from swftools.formats.nqsii.columns import (
     FieldRef,
     parse_durations,
@@ -29,34 +29,13 @@ from swftools.formats.nqsii.columns import (
     parse_queue_numbers,
     parse_timestamps,
 )
-from swftools.formats.nqsii.logfile import RawLog, load_bytes, parse_body, split_log
+from swftools.formats.nqsii.logfile import RawLog, parse_body, split_log
 from swftools.formats.nqsii.schema import FORMS, FormSchema, NqsiiField, form_schema, map_header, resolve_site
 from swftools.formats.nqsii.timefmt import TIMESTAMP_FORMATS
+from swftools.metadata import TableMetadata
 from swftools.site import Site
 
 __all__ = ["FORMS", "read"]
-
-PROGRESS_MIN_LINES = 100_000
-
-
-@contextlib.contextmanager
-def _progress(enabled: bool, total: int, label: str) -> Iterator[Callable[[str], None]]:
-    """Yield ``step(description)``; shows a rich progress bar on stderr when ``enabled``."""
-    if not enabled:
-        yield lambda _description: None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(label, total=total)
-
-        def step(description: str) -> None:
-            bar.update(task, advance=1, description=f"{label}: {description}")
-
-        yield step
-
 
 def _looks_published(fields: list[NqsiiField], tokens: list[pa.Array]) -> bool:
     """Published logs hold integers where raw logs hold names: user, group and queue."""
@@ -81,7 +60,10 @@ def _choose_form(log: RawLog, form: str | None, path: str) -> tuple[FormSchema, 
     if not mapped:
         raise errors["raw"]
     tokens = parse_body(log, path)
-    published = "published" in mapped and _looks_published(mapped["published"], tokens)
+    if tokens and len(tokens[0]) == 0:  # no job rows (allow_empty): the separator decides
+        published = "published" in mapped and log.separator == ", "
+    else:
+        published = "published" in mapped and _looks_published(mapped["published"], tokens)
     chosen = "published" if published or "raw" not in mapped else "raw"
     return form_schema(chosen), mapped[chosen], tokens
 
@@ -150,25 +132,31 @@ def _gpu_columns(gpu_values: np.ndarray, nodes: np.ndarray, gpus_total: bool) ->
 
 
 def read(path: str | Path, *, site: Site | str | Path | None = None, form: str | None = None,
-         gpus_total: bool = False, progress: bool = False) -> pa.Table:
+         gpus_total: bool = False, progress: bool = False, allow_empty: bool = False) -> pa.Table:
     """Read an NQSII job log (published or raw form, gzip or plain) into the job table.
 
     ``form`` None detects the form from the first job line; ``gpus_total`` says the GPU column
     holds total GPUs rather than GPUs per node. Bad input raises ``InputError`` naming the line,
-    field, value and what was expected.
+    field, value and what was expected. A log without job rows is an error unless
+    ``allow_empty``.
     """
     name = str(path)
     site_obj = resolve_site(site)
     zone = site_obj.time_zone
-    data = load_bytes(path)
-    log = split_log(data, name)
+    data = read_bytes(path)
+    log = split_log(data, name, allow_empty)
     del data
-    show = progress and log.estimated_lines > PROGRESS_MIN_LINES
+    show = progress and progress_mod.large(log.estimated_lines)
     columns: dict[str, Any] = {}
     by_column: dict[str, pa.Array] = {}
     refs: dict[str, FieldRef] = {}
     problems: list[tuple[int, int, InputError]] = []
-    with _progress(show, len(log.header) + 2, f"reading {Path(name).name}") as step:
+    label = f"reading {Path(name).name}"
+    with progress_mod.bar(label, len(log.header) + 2, show) as advance:
+        def step(description: str) -> None:
+            advance(1, f"{label}: {description}")
+
+
         schema, fields, tokens = _choose_form(log, form, name)
         log.body = b""  # parsed: free the text
         step("CSV parsed")
@@ -194,8 +182,9 @@ def read(path: str | Path, *, site: Site | str | Path | None = None, form: str |
         columns.update(_gpu_columns(gpu_column, columns["nodes"], gpus_total))
         _check_jobs(columns, by_column, refs)
         step("checks")
-    metadata = {"source_file": Path(name).name, "source_format": "nqsii", "site": site_obj.name,
-                "time_zone": zone, "converter_version": _version(), "nqsii": layout}
+    metadata = TableMetadata(source_file=Path(name).name, source_format="nqsii",
+                             site=site_obj.name, time_zone=zone, converter_version=_version(),
+                             nqsii=layout)
     arrays = {k: (pa.array(v) if isinstance(v, np.ndarray) else v) for k, v in columns.items()}
     return jt.from_columns(arrays, metadata)
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from swftools.errors import InputError, UsageError
 from swftools.resources import load_json
-from swftools.site import PRESETS, Site, load_site
+from swftools.site import DEFAULT_NQSII_SITE, Site
 from swftools.site import resolve_site as _resolve_site
 
 FORMS = ("published", "raw")
-DEFAULT_SITE = "aaic"
+DEFAULT_SITE = DEFAULT_NQSII_SITE
 
 
 @dataclass(frozen=True)
@@ -70,18 +70,12 @@ def form_schema(form: str) -> FormSchema:
     return FormSchema(form, fields, descriptor["separator"])
 
 
-def resolve_site(site: Site | str | Path | None) -> Site:
-    """A Site from a Site, a preset name, a site file path, or None (the AAIC preset).
-    Presets are loaded once; everything else goes through ``swftools.site.resolve_site``."""
-    name = DEFAULT_SITE if site is None else site
-    if not isinstance(name, Site) and str(name) in PRESETS:
-        return _preset(str(name))
-    return _resolve_site(name)
-
-
-@lru_cache(maxsize=None)
-def _preset(name: str) -> Site:
-    return load_site(name)
+def resolve_site(site: Site | str | Path | None, table: Any = None) -> Site:
+    """The site an NQSII log is read or written with: ``swftools.site.resolve_site`` with the
+    NQSII default (the AAIC preset) when neither ``site`` nor the table names one."""
+    resolved = _resolve_site(site, table, fmt="nqsii")
+    assert resolved is not None  # fmt="nqsii" always falls back to the preset
+    return resolved
 
 
 def normalize_header_name(name: str) -> str:

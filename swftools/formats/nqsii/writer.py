@@ -8,7 +8,6 @@ the site's zone and ``HH:MM:SS`` durations.
 
 from __future__ import annotations
 
-import gzip
 import io
 from pathlib import Path
 from typing import Any
@@ -21,17 +20,18 @@ import pyarrow.csv as pacsv
 from swftools import table as jt
 from swftools.atomic import atomic_file
 from swftools.errors import InputError
+from swftools.fileio import gzip_writer
 from swftools.formats.nqsii.schema import DEFAULT_SITE, FormSchema, form_defaults, form_schema, resolve_site
 from swftools.formats.nqsii.timefmt import TIMESTAMP_FORMATS, format_durations, format_instants, format_integers
+from swftools.metadata import TableMetadata
 from swftools.site import Site
 
-GZIP_LEVEL = 6
 
 
 def _layout(table: pa.Table, schema: FormSchema) -> dict[str, Any]:
     """The recorded text layout when the table was read from this form, else the defaults."""
     layout = form_defaults(schema)
-    recorded = dict(jt.get_metadata(table).get("nqsii") or {})
+    recorded = dict(TableMetadata.from_table(table).nqsii or {})
     if recorded.get("form") != schema.form:
         return layout
     fields, header = recorded.get("fields"), recorded.get("header")
@@ -170,7 +170,7 @@ def _losses_elsewhere(table: pa.Table, job: _Job, schema: FormSchema) -> list[st
         if known:
             losses.append(f"{column} ({job.titles[column]}): {known} known value(s) dropped; "
                           "NQSII logs have no such column")
-    header = jt.get_metadata(table).get("swf_header")
+    header = TableMetadata.from_table(table).swf_header
     if header:
         losses.append(f"SWF header ({len(header)} entries) dropped; NQSII logs have no header comments")
     if not len(table):
@@ -217,12 +217,12 @@ def render(table: pa.Table, *, form: str = "raw", site: Site | str | Path | None
     """The NQSII log text (uncompressed bytes) of ``table`` and the loss report."""
     schema = form_schema(form)
     table = jt.conform(table)
-    metadata = jt.get_metadata(table)
+    metadata = TableMetadata.from_table(table)
     site_obj = resolve_site(site)
-    zone = site_obj.time_zone if site is not None else metadata.get(
-        "time_zone", resolve_site(DEFAULT_SITE).time_zone)
+    zone = site_obj.time_zone if site is not None else (
+        metadata.time_zone or resolve_site(DEFAULT_SITE).time_zone)
     layout = _layout(table, schema)
-    job = _Job(table, metadata.get("source_file", "job table"))
+    job = _Job(table, metadata.source_file or "job table")
     losses = _losses_elsewhere(table, job, schema)
     job.table = _fill_resources(table, site_obj, layout["gpus_column"] == "total", losses)
     texts = [_column_text(schema.field(name).column, job, schema, site_obj, zone, layout, losses)
@@ -263,8 +263,7 @@ def write(table: pa.Table, path: str | Path, *, form: str = "raw",
     text, losses = render(table, form=form, site=site)
     with atomic_file(path, force) as tmp:
         if str(path).endswith(".gz"):
-            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
-                                                       compresslevel=GZIP_LEVEL, mtime=0) as gz:
+            with open(tmp, "wb") as raw, gzip_writer(raw) as gz:
                 gz.write(text)
         else:
             tmp.write_bytes(text)

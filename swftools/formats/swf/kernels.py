@@ -16,7 +16,8 @@ import numpy as np
 from numba import njit
 
 # Error kinds reported by ``tokenize`` (first offending line only).
-OK, TOO_FEW, BAD_CHAR = 0, 1, 2
+OK, TOO_FEW, BAD_CHAR, TOO_LONG = 0, 1, 2, 3
+MAX_DIGITS = 18  # digits before (or after) the point that fit an int64 exactly
 _MIN_CHUNK_BYTES = 4 << 20  # below these sizes, threads cost more than they save
 _MIN_CHUNK_ROWS = 50_000
 
@@ -91,8 +92,8 @@ def _tokenize_chunk(buf, first_line, ints, floats, frac, extra, pads, flags, err
                 bad = True
             i += 1
         if field < n_fields:
-            if bad or digits == 0:
-                error[0] = BAD_CHAR
+            if bad or digits == 0 or digits - max(fdigits, 0) > MAX_DIGITS or fdigits > MAX_DIGITS:
+                error[0] = TOO_LONG if not bad and digits else BAD_CHAR
                 error[1] = line
                 error[2] = field
                 return

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from swftools import __version__
 from swftools import table as jt
+from swftools.metadata import TableMetadata
 from swftools.site import Site, resolve_site
 from swftools.formats.swf.fields import FIELDS, SwfField
 
@@ -19,7 +20,7 @@ DEFAULT_STATUS = {0: 1, 1: 0, 2: 0, 3: 5, 4: 5}
 
 
 def _is_swf(table: pa.Table) -> bool:
-    return jt.get_metadata(table).get("source_format") == "swf"
+    return TableMetadata.from_table(table).source_format == "swf"
 
 
 def time_origin(table: pa.Table) -> int:
@@ -132,8 +133,8 @@ def _date1(epoch: int, tz: str) -> str:
 def build_header(table: pa.Table, site: Any = None) -> list[list[str]]:
     """A complete SWF 2.2 header for a table that did not come from SWF."""
     site = resolve_site(site, table)
-    meta = jt.get_metadata(table)
-    tz = meta.get("time_zone") or (site.time_zone if site else "UTC")
+    meta = TableMetadata.from_table(table)
+    tz = meta.time_zone or (site.time_zone if site else "UTC")
     origin = time_origin(table)
     end = pc.max(table.column("finish_time")).as_py()
     pairs: list[list[str]] = [["Version", "2.2"]]
@@ -141,7 +142,7 @@ def build_header(table: pa.Table, site: Any = None) -> list[list[str]]:
         gpu = site.settings.get("gpu_model", "GPU")
         pairs += [["Computer", f"{site.max_nodes} nodes x {site.gpus_per_node} {gpu} GPUs"],
                   ["Installation", site.title]]
-    pairs += [["Conversion", f"swftools {__version__} (converted from {meta.get('source_format', 'a job table')})"],
+    pairs += [["Conversion", f"swftools {__version__} (converted from {meta.source_format or 'a job table'})"],
               ["MaxJobs", str(len(pc.unique(table.column("job_id"))))],
               ["MaxRecords", str(table.num_rows)],
               ["Preemption", "No"],
@@ -180,7 +181,7 @@ def build_header(table: pa.Table, site: Any = None) -> list[list[str]]:
 def describe_losses(table: pa.Table, site: Any = None) -> list[str]:
     """What an SWF file cannot carry of ``table``: one sentence per loss, nothing when lossless."""
     site = resolve_site(site, table)
-    meta = jt.get_metadata(table)
+    meta = TableMetadata.from_table(table)
     col = table.column
     losses = []
     for name in ("user", "group"):
@@ -205,7 +206,7 @@ def describe_losses(table: pa.Table, site: Any = None) -> list[str]:
         if n_bad:
             losses.append(f"{n_bad} jobs: {start} disagrees with {base} + {dur}; SWF keeps the "
                           f"recorded {label} only")
-    layout = meta.get("swf_layout") or {}
+    layout = meta.swf_layout or {}
     if layout.get("reasons") and layout.get("n_rows") == table.num_rows:
         losses.append("not byte-identical to the SWF input: " + "; ".join(layout["reasons"]))
     return losses

@@ -8,9 +8,7 @@ when that is impossible (tabs, trailing blanks, irregular spacing) the layout sa
 
 from __future__ import annotations
 
-import gzip
 import re
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +18,13 @@ import pyarrow.compute as pc
 
 from swftools import __version__
 from swftools import table as jt
-from swftools.errors import InputError
+from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
+from swftools.formats.inputs import read_bytes  # gzip by content; also swf.read_bytes
 from swftools.formats.swf import kernels as swf_kernels
 from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
 from swftools.formats.swf.header import header_int, parse_header
 from swftools.formats.swf.layout import pack_mask
+from swftools.metadata import TableMetadata
 
 N_FIELDS = len(FIELDS)
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -32,19 +32,6 @@ _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 FRACTIONAL_FIELDS = (SwfField.SUBMIT_TIME, SwfField.WAIT_TIME, SwfField.RUN_TIME,
                      SwfField.AVERAGE_CPU_TIME_USED, SwfField.REQUESTED_TIME,
                      SwfField.THINK_TIME_FROM_PRECEDING_JOB)
-
-
-def read_bytes(path: str | Path) -> bytes:
-    """The decompressed content of a (possibly gzip) file; clear errors for corrupt input."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
-            raise InputError(str(path), f"truncated or corrupt gzip data ({exc})",
-                             expected="a complete gzip file") from None
-    return data
 
 
 def _check_text(path: str, data: bytes, header_end: int) -> None:
@@ -118,9 +105,9 @@ def _layout(pads: np.ndarray, flags: np.ndarray) -> dict[str, Any]:
 
 def _tokenize_error(path: str, body: bytes, error: np.ndarray, row_lines: np.ndarray) -> InputError:
     kind, row, k = (int(x) for x in error)
-    lines = body.split(b"\n")
-    text = lines[row].decode("latin-1")
-    tokens = text.split()
+    raw = body.split(b"\n")[row]
+    # split as the tokenizer does (bytes, on blanks, tabs and CRs), then show tokens as written
+    tokens = [t.decode("latin-1") for t in re.split(rb"[ \t\r]+", raw) if t]
     line = int(row_lines[row])
     if kind == swf_kernels.TOO_FEW:
         return InputError(path, f"expected {N_FIELDS} fields, found {len(tokens)}", line=line,
@@ -129,6 +116,12 @@ def _tokenize_error(path: str, body: bytes, error: np.ndarray, row_lines: np.nda
     if _CONTROL.search(value.encode("latin-1")):
         return InputError(path, "binary data in a job line; this is not an SWF text file",
                           line=line, expected="ASCII text")
+    value = value.encode("latin-1").decode("utf-8", "replace")  # show non-ASCII as written
+    if kind == swf_kernels.TOO_LONG:
+        return InputError(path, f"{value!r} is too long for a number", line=line,
+                          field=FIELDS[k].label, value=value,
+                          expected=f"at most {swf_kernels.MAX_DIGITS} digits before and after "
+                                   "the decimal point")
     return InputError(path, f"{value!r} is not a number", line=line, field=FIELDS[k].label,
                       value=value, expected="a number (-1 if unknown)")
 
@@ -155,12 +148,28 @@ def _check_negative(path: str, ints: np.ndarray, floats: np.ndarray, frac: np.nd
                          expected="a value >= 0, or -1 for unknown")
 
 
+def _not_integer(path: str, body: bytes, frac: np.ndarray, k: int,
+                 row_lines: np.ndarray) -> InputError:
+    """The error for the first decimal token in count field ``k`` (SWF allows decimals only in
+    the time fields and the average CPU time)."""
+    row = int(np.flatnonzero(frac[k] >= 0)[0])
+    value = body.split(b"\n", row + 1)[row].split()[k].decode("latin-1")
+    return InputError(path, f"{value!r} is not an integer", line=int(row_lines[row]),
+                      field=FIELDS[k].label, value=value,
+                      expected="a whole number, -1 if unknown; SWF allows decimals only in the "
+                               "time fields and the average CPU time")
+
+
 def _column(values: np.ndarray) -> pa.Array:
     return pa.array(values, mask=values == -1)
 
 
-def read(path: str | Path, *, site: Any = None, progress: bool = False) -> pa.Table:
-    """Read an SWF file (plain or .gz) into the canonical job table, keeping header and layout."""
+def read(path: str | Path, *, site: Any = None, progress: bool = False,
+         allow_empty: bool = False) -> pa.Table:
+    """Read an SWF file (plain or .gz) into the canonical job table, keeping header and layout.
+
+    A file without job lines is an error unless ``allow_empty``.
+    """
     del site, progress  # SWF carries its own header; reading is a single bulk pass
     name = str(path)
     data = read_bytes(path)
@@ -177,16 +186,18 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False) -> pa.Ta
         body, other_lines = _extract_comment_lines(body)
         ints, floats, frac, extra, pads, flags, error = swf_kernels.tokenize(body, N_FIELDS)
     n_rows = ints.shape[1]
+    if n_rows == 0 and not allow_empty:
+        raise InputError(name, NO_JOB_ROWS, line=n_header or None, expected=NO_JOB_ROWS_EXPECTED)
     row_lines = np.arange(n_rows, dtype=np.int64) + n_header + 1
     for row_before, _ in other_lines:
         row_lines[row_before:] += 1
     if error[0]:
         raise _tokenize_error(name, body, error, row_lines)
-    metadata: dict[str, Any] = {}
+    extra_columns = None
     if flags[2]:
         rows_extra = np.flatnonzero(extra)
-        metadata["swf_extra_columns"] = {"count": int(flags[2]), "lines": int(len(rows_extra)),
-                                         "first_line": int(row_lines[rows_extra[0]])}
+        extra_columns = {"count": int(flags[2]), "lines": int(len(rows_extra)),
+                         "first_line": int(row_lines[rows_extra[0]])}
         reasons.append(f"{len(rows_extra)} job lines have more than {N_FIELDS} fields "
                        "(extra fields dropped)")
     layout = _layout(pads, flags)
@@ -204,7 +215,7 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False) -> pa.Ta
             continue
         if has_frac:
             if field not in FRACTIONAL_FIELDS:
-                reasons.append(f"{field.label} holds decimals in a count field")
+                raise _not_integer(name, body, frac, k, row_lines)
             exact = _float_column(ints, floats, frac, k)
             rounded = np.rint(exact).astype(np.int64)
             if np.any(rounded != exact):
@@ -226,28 +237,21 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False) -> pa.Ta
     values["finish_time"] = pc.add(values["start_time"], values["walltime_s"])
     layout.update({"exact": not reasons, "reasons": reasons, "n_rows": n_rows,
                    "other_lines": other_lines})
-    metadata.update({
-        "source_file": Path(name).name,
-        "source_format": "swf",
-        "converter_version": f"swftools {__version__}",
-        "swf_header": pairs,
-        "swf_header_lines": header_lines,
-        "swf_layout": layout,
-        "swf_time_origin": origin,
-        "swf_first_line": n_header + 1,
-    })
     tz = next((v for k, v in pairs if k.lower() == "timezonestring"), None)
-    if tz:
-        metadata["time_zone"] = tz
+    metadata = TableMetadata(
+        source_file=Path(name).name, source_format="swf",
+        converter_version=f"swftools {__version__}", time_zone=tz or None,
+        swf_header=pairs, swf_header_lines=header_lines, swf_layout=layout,
+        swf_time_origin=origin, swf_first_line=n_header + 1, swf_extra_columns=extra_columns)
     return jt.from_columns(values, metadata)
 
 
 def row_line_numbers(table: pa.Table) -> np.ndarray:
     """File line (1-based) of every row of a table read from SWF (row + 1 when unknown)."""
-    meta = jt.get_metadata(table)
-    first = meta.get("swf_first_line", 1)
+    meta = TableMetadata.from_table(table)
+    first = meta.swf_first_line if meta.swf_first_line is not None else 1
     lines = np.arange(table.num_rows, dtype=np.int64) + first
-    for row_before, _ in meta.get("swf_layout", {}).get("other_lines", []):
+    for row_before, _ in (meta.swf_layout or {}).get("other_lines", []):
         lines[row_before:] += 1
     return lines
 

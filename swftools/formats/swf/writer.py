@@ -8,20 +8,20 @@ Archive layout and a generated SWF 2.2 header (see ``swftools.formats.swf.mappin
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from swftools import table as jt
 from swftools.atomic import atomic_file
+from swftools.fileio import gzip_writer
 from swftools.formats.swf import kernels as swf_kernels
 from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
 from swftools.formats.swf.header import parse_header, render_header
 from swftools.formats.swf.layout import unpack_mask
 from swftools.formats.swf.mapping import build_header, describe_losses, swf_field_values
+from swftools.metadata import TableMetadata
 
 
 def _decimal_digits(values: np.ndarray, field: SwfField, decimals: dict[str, Any] | None,
@@ -77,20 +77,19 @@ def _insert_other_lines(body: bytes, other_lines: list[list[Any]]) -> bytes:
 
 
 def _header_lines(table: pa.Table, site: Any) -> list[str]:
-    meta = jt.get_metadata(table)
-    raw = meta.get("swf_header_lines")
-    pairs = meta.get("swf_header")
+    meta = TableMetadata.from_table(table)
+    raw = meta.swf_header_lines
+    pairs = meta.swf_header
     if raw is not None and pairs is not None and parse_header(raw) == pairs:
         return list(raw)
-    if pairs is not None and meta.get("source_format") == "swf":
+    if pairs is not None and meta.source_format == "swf":
         return render_header(pairs)
     return render_header(build_header(table, site))
 
 
 def _content(table: pa.Table, site: Any) -> list[bytes | np.ndarray]:
     """Header bytes followed by the job-line chunks."""
-    meta = jt.get_metadata(table)
-    layout = meta.get("swf_layout") or {}
+    layout = TableMetadata.from_table(table).swf_layout or {}
     same_rows = layout.get("n_rows") == table.num_rows
     widths = layout.get("widths", PWA_WIDTHS) if same_rows else PWA_WIDTHS
     decimals = layout.get("decimals") if same_rows else None
@@ -115,8 +114,7 @@ def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = 
     with atomic_file(path, force) as tmp:
         with open(tmp, "wb") as raw:
             if str(path).endswith(".gz"):
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
-                                   compresslevel=6) as gz:
+                with gzip_writer(raw) as gz:
                     for part in parts:
                         gz.write(part)
             else:

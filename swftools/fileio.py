@@ -1,0 +1,51 @@
+"""Bytes on disk, shared by every writer and reader: deterministic gzip, gzip by content, digests.
+
+Reading trace files (warnings for misnamed ``.gz`` files, errors for truncated streams) is
+:mod:`swftools.formats.inputs`, built on :func:`is_gzip` here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+# One compression level for every gzip file swftools writes (SWF, NQSII, data package CSV,
+# telemetry fixtures, release tarball): same input, same bytes.
+GZIP_LEVEL = 6
+GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 20
+
+
+def gzip_writer(raw: BinaryIO) -> gzip.GzipFile:
+    """A gzip stream over ``raw`` with a bare header (no file name, mtime 0) at ``GZIP_LEVEL``."""
+    return gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=GZIP_LEVEL, mtime=0)
+
+
+def is_gzip(path: str | os.PathLike) -> bool:
+    """Whether the file's content starts with the gzip magic bytes (1f 8b), whatever its name."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
+
+
+def file_digest(path: str | os.PathLike, algorithm: str = "sha256",
+                advance: Callable[[int], None] | None = None) -> str:
+    """Hex digest of a file's bytes, read in chunks (``advance`` is told each chunk's size)."""
+    h = hashlib.new(algorithm)
+    with open(Path(path), "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+            if advance:
+                advance(len(chunk))
+    return h.hexdigest()
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file."""
+    return file_digest(path, "sha256")
+
+
+__all__ = ["GZIP_LEVEL", "GZIP_MAGIC", "file_digest", "gzip_writer", "is_gzip", "sha256_file"]

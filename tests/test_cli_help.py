@@ -1,0 +1,70 @@
+"""Golden ``--help`` of ``swftools`` and of every command and subcommand, so the CLI vocabulary
+(``--out/-o``, ``--site``, ``--from/--to``, ``--json``) cannot drift unnoticed.
+
+The files are ``tests/golden/cli/<command>[-<subcommand>].txt`` (``swftools.txt`` for the top
+level), rendered 100 columns wide without colour. After an intended change, regenerate them with
+``UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_cli_help.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from swftools.cli import app
+
+GOLDEN = Path(__file__).parent / "golden" / "cli"
+ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "TERM": "dumb", "NO_COLOR": "1",
+       "FORCE_COLOR": None, "_TYPER_FORCE_DISABLE_TERMINAL": "1"}
+
+
+def _commands(group, path=()):
+    """Every visible command path below ``group``: ``()`` is the top level."""
+    yield path
+    for name, command in sorted(getattr(group, "commands", {}).items()):
+        if not command.hidden:
+            yield from _commands(command, (*path, name))
+
+
+COMMANDS = list(_commands(typer.main.get_command(app)))
+
+
+def _golden(path: tuple[str, ...]) -> Path:
+    return GOLDEN / (("-".join(path) or "swftools") + ".txt")
+
+
+def _help(path: tuple[str, ...]) -> str:
+    result = CliRunner().invoke(app, [*path, "--help"], env=ENV, prog_name="swftools",
+                                terminal_width=100)
+    assert result.exit_code == 0, result.output
+    return "\n".join(line.rstrip() for line in result.output.splitlines()) + "\n"
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "swftools")
+def test_help_matches_golden(path):
+    text = _help(path)
+    golden = _golden(path)
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text, encoding="utf-8")
+    assert golden.is_file(), f"{golden} missing: run UPDATE_GOLDEN=1 pytest tests/test_cli_help.py"
+    assert text == golden.read_text(encoding="utf-8"), (
+        f"`swftools {' '.join(path)} --help` changed: review it, then regenerate with "
+        "UPDATE_GOLDEN=1 pytest tests/test_cli_help.py")
+
+
+def test_no_stale_golden_files():
+    expected = {_golden(p).name for p in COMMANDS}
+    assert {p.name for p in GOLDEN.glob("*.txt")} <= expected
+
+
+def test_one_vocabulary():
+    """The output is --out/-o, file formats are --from/--to, results print with --json."""
+    for path in COMMANDS[1:]:
+        text = _help(path)
+        assert "--output" not in text and "--format" not in text, path
+        assert "--raw-format" not in text, path
