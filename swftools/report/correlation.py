@@ -16,17 +16,9 @@ from scipy import stats
 
 from swftools.report.frame import JobFrame, skipped, successful_long
 from swftools.report.parallelism import bin_label, power_of_two_bin
-
-PER_CLASS = 2000
+from swftools.synth.calibration import BALANCED_SAMPLE_PER_CLASS as PER_CLASS
+from swftools.synth.calibration import balanced_sample  # one sampler for report and calibration
 BOX_QUANTILES = {"p5": 0.05, "p25": 0.25, "median": 0.5, "p75": 0.75, "p95": 0.95}
-
-
-def balanced_sample(pes: np.ndarray, seed: int, per_class: int = PER_CLASS) -> np.ndarray:
-    """Sorted row indices: ``per_class`` single-PE jobs and ``per_class`` multi-PE jobs."""
-    rng = np.random.default_rng(seed)
-    picks = [rng.choice(idx, size=min(per_class, idx.size), replace=False)
-             for idx in (np.flatnonzero(pes == 1), np.flatnonzero(pes > 1))]
-    return np.sort(np.concatenate(picks))
 
 
 def coefficients(pes: np.ndarray, walltime_s: np.ndarray) -> dict[str, Any]:
