@@ -1,9 +1,24 @@
-"""Site settings: resource model, capacity timeline, queues, time zone (``schemas/site.schema.json``)."""
+"""Site settings: resource model, capacity timeline, queues, time zone (``schemas/site.schema.json``).
+
+The resource model may be heterogeneous (issue 14): ``node_groups`` give each node a GPU model
+(nodes numbered 0.. in group order), ``racks`` a rack (switch) per node, ``links`` the
+interconnect of each locality level and ``gpu_scores`` a per-GPU performance score file. Without
+them a site is homogeneous: every node has the site's ``gpu_model``, all nodes share rack 0, every
+GPU scores 1.0 and the links take the documented defaults (``DEFAULT_LINKS``).
+
+The score file is read here, with ``csv`` (the core imports no subpackage, so not through
+``swftools.formats.inputs``): it is part of the site settings, and a loaded ``Site`` is complete
+and checked (one error, naming file, line, field, value and expectation, at load time, before any
+replay starts). ``swftools.whatif.profile`` reads and writes profiles with the same reader.
+"""
 
 from __future__ import annotations
 
 import bisect
+import csv
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from datetime import datetime
@@ -31,6 +46,55 @@ class Queue:
 
 
 @dataclass(frozen=True)
+class NodeGroup:
+    """Consecutive nodes of one GPU model."""
+
+    name: str
+    nodes: int
+    gpu_model: str  # short name, e.g. "V100"
+    gpus_per_node: int
+
+
+@dataclass(frozen=True)
+class Link:
+    """One interconnect level: bandwidth in gigabytes (10^9 bytes) per second, latency in us."""
+
+    bandwidth_gbytes_per_s: float
+    latency_us: float
+
+    @property
+    def bytes_per_s(self) -> float:
+        return self.bandwidth_gbytes_per_s * 1e9
+
+    @property
+    def latency_s(self) -> float:
+        return self.latency_us * 1e-6
+
+
+@dataclass(frozen=True)
+class Links:
+    """The interconnect per locality level (see ``DEFAULT_LINKS`` for the assumed defaults)."""
+
+    intra_node: Link
+    inter_node: Link
+    inter_rack: Link
+
+    def of(self, kind: str) -> Link:
+        """The link of ``kind``: ``intra_node``, ``inter_node`` or ``inter_rack``."""
+        return getattr(self, kind)
+
+
+LINK_KINDS = ("intra_node", "inter_node", "inter_rack")
+
+# Assumptions, used when a site file gives no ``links``: NVLink-class intra-node bandwidth
+# (P100/V100 SXM2 boards: 80 GB/s and more between GPU pairs), 100 Gb/s InfiniBand EDR between the
+# nodes of a rack (12.5 GB/s), a 2:1 oversubscribed uplink between racks (6.25 GB/s); latencies
+# 2 us (intra node), 5 us (one switch hop with the MPI/NCCL stack), 10 us (across racks).
+DEFAULT_LINKS = Links(intra_node=Link(80.0, 2.0), inter_node=Link(12.5, 5.0),
+                      inter_rack=Link(6.25, 10.0))
+
+
+@dataclass(frozen=True)
 class Site:
     """A cluster's resource model and conventions."""
 
@@ -45,6 +109,40 @@ class Site:
     termcode_to_swf_status: dict[int, int] = field(default_factory=dict)
     walltime_grace_s: int = 300
     settings: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # Heterogeneous resource model (issue 14); empty tuples are filled in by __post_init__ with
+    # the homogeneous model (every node gpu_model, rack 0, every GPU score 1.0).
+    gpu_model: str = ""  # short name of the GPU model the trace ran on, e.g. "P100"
+    gpu_model_text: str = ""  # the site file's gpu_model as written, e.g. "NVIDIA Tesla P100"
+    node_groups: tuple[NodeGroup, ...] = ()
+    gpu_model_of_node: tuple[str, ...] = ()  # [node]
+    rack_of_node: tuple[int, ...] = ()  # [node]
+    gpu_score: tuple[tuple[float, ...], ...] = ()  # [node][gpu], 1.0 = nominal
+    links: Links = DEFAULT_LINKS
+    gpu_scores_file: str | None = None  # the score file read, as resolved
+
+    def __post_init__(self) -> None:
+        n = max(self.capacity_nodes) if self.capacity_nodes else 0
+        if not self.node_groups and n:
+            object.__setattr__(self, "node_groups", (
+                NodeGroup(self.gpu_model.lower() or "all", n, self.gpu_model, self.gpus_per_node),))
+        if not self.gpu_model_of_node:
+            object.__setattr__(self, "gpu_model_of_node", tuple(
+                g.gpu_model for g in self.node_groups for _ in range(g.nodes)))
+        if not self.rack_of_node:
+            object.__setattr__(self, "rack_of_node", (0,) * n)
+        if not self.gpu_score:
+            object.__setattr__(self, "gpu_score", ((1.0,) * self.gpus_per_node,) * n)
+
+    @property
+    def gpu_models(self) -> tuple[str, ...]:
+        """The GPU models of the nodes, in node order of first appearance."""
+        return tuple(dict.fromkeys(self.gpu_model_of_node))
+
+    @property
+    def is_homogeneous(self) -> bool:
+        """One GPU model, every score 1.0."""
+        return (len(set(self.gpu_model_of_node)) <= 1
+                and all(s == 1.0 for row in self.gpu_score for s in row))
 
     @property
     def max_nodes(self) -> int:
@@ -76,7 +174,7 @@ class Site:
         return None
 
 
-PRESETS = ("aaic",)
+PRESETS = ("aaic", "aaic-v100-half")
 
 
 def _parse_instant(text: str, path: str) -> int:
@@ -118,6 +216,20 @@ def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
     queues = tuple(
         Queue(**{k: q[k] for k in Queue.__dataclass_fields__}) for q in settings["queues"]
     )
+    n_nodes = max(n for _, n in timeline)
+    gpn = settings["gpus_per_node"]
+    model_text = settings.get("gpu_model", "")
+    model = short_gpu_model(model_text)
+    groups = _node_groups(settings, path, n_nodes, gpn, model)
+    of_node = tuple(g.gpu_model for g in groups for _ in range(g.nodes))
+    racks = _racks(settings.get("racks"), path, n_nodes)
+    links = _links(settings.get("links", {}))
+    scores_file = None
+    scores: tuple[tuple[float, ...], ...] = ()
+    if "gpu_scores" in settings:
+        base = Path(path).parent if path != "<site>" else Path(".")
+        scores_file = str(base / settings["gpu_scores"])
+        scores = read_score_csv(scores_file, n_nodes, gpn, of_node).scores
     return Site(
         name=settings["name"],
         title=settings.get("title", settings["name"]),
@@ -130,7 +242,204 @@ def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
         termcode_to_swf_status={int(k): v for k, v in settings.get("termcode_to_swf_status", {}).items()},
         walltime_grace_s=settings.get("walltime_grace_s", 300),
         settings=settings,
+        gpu_model=model,
+        gpu_model_text=model_text,
+        node_groups=groups,
+        gpu_model_of_node=of_node,
+        rack_of_node=racks,
+        gpu_score=scores,
+        links=links,
+        gpu_scores_file=scores_file,
     )
+
+
+_MODEL_RE = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{1,3}[0-9]{1,4}[A-Za-z]?)(?![A-Za-z0-9])")
+_VENDOR_WORDS = {"NVIDIA", "TESLA", "AMD", "INSTINCT", "GEFORCE", "QUADRO", "RADEON", "INTEL"}
+
+
+def short_gpu_model(text: str) -> str:
+    """The short name of a GPU model: ``NVIDIA Tesla P100`` -> ``P100``, ``v100-sxm2`` -> ``V100``.
+
+    The first word of letters then digits (``P100``, ``V100``, ``A100``, ``K80``, ``MI250X``)
+    after dropping vendor words, upper-cased; else the text stripped (``""`` stays ``""``).
+    """
+    words = [w for w in re.split(r"[\s_]+", text.strip()) if w.upper() not in _VENDOR_WORDS]
+    for word in words:
+        m = _MODEL_RE.search(word)
+        if m:
+            return m.group(1).upper()
+    return " ".join(words) or text.strip()
+
+
+def _node_groups(settings: dict[str, Any], path: str, n_nodes: int, gpn: int,
+                 model: str) -> tuple[NodeGroup, ...]:
+    raw = settings.get("node_groups")
+    if raw is None:
+        return (NodeGroup(model.lower() or "all", n_nodes, model, gpn),)
+    groups = []
+    names: set[str] = set()
+    for i, g in enumerate(raw):
+        if g["gpus_per_node"] != gpn:
+            raise InputError(path, "groups with another GPU count per node are not supported in "
+                             "this version", field=f"node_groups/{i}/gpus_per_node",
+                             value=str(g["gpus_per_node"]),
+                             expected=f"{gpn}, the site's gpus_per_node")
+        if g["name"] in names:
+            raise InputError(path, f"duplicate group name {g['name']!r}",
+                             field=f"node_groups/{i}/name", value=g["name"],
+                             expected="a name not used by another group")
+        names.add(g["name"])
+        short = short_gpu_model(g["gpu_model"])
+        if not short:
+            raise InputError(path, "empty GPU model", field=f"node_groups/{i}/gpu_model",
+                             value=g["gpu_model"], expected="a model such as P100 or V100")
+        groups.append(NodeGroup(g["name"], g["nodes"], short, gpn))
+    total = sum(g.nodes for g in groups)
+    if total != n_nodes:
+        raise InputError(path, f"the node groups hold {total} nodes, the capacity timeline "
+                         f"{n_nodes}", field="node_groups", value=str(total),
+                         expected=f"node counts adding up to {n_nodes}, the largest node count "
+                                  "of capacity_timeline")
+    return tuple(groups)
+
+
+def _racks(raw: Any, path: str, n_nodes: int) -> tuple[int, ...]:
+    if raw is None:
+        return (0,) * n_nodes
+    if isinstance(raw, dict):
+        per = raw["nodes_per_rack"]
+        return tuple(i // per for i in range(n_nodes))
+    if len(raw) > n_nodes:
+        raise InputError(path, f"rack id {raw[n_nodes]} for node {n_nodes}, which does not exist",
+                         field=f"racks/{n_nodes}", value=str(raw[n_nodes]),
+                         expected=f"one rack id per node, {n_nodes} entries (nodes 0..{n_nodes - 1})")
+    if len(raw) < n_nodes:
+        raise InputError(path, f"no rack id for node {len(raw)}", field="racks",
+                         value=f"{len(raw)} entries",
+                         expected=f"one rack id per node, {n_nodes} entries (nodes 0..{n_nodes - 1})")
+    return tuple(int(r) for r in raw)
+
+
+def _links(raw: dict[str, Any]) -> Links:
+    def one(kind: str) -> Link:
+        if kind not in raw:
+            return DEFAULT_LINKS.of(kind)
+        return Link(float(raw[kind]["bandwidth_gbytes_per_s"]), float(raw[kind]["latency_us"]))
+    return Links(*(one(k) for k in LINK_KINDS))
+
+
+@dataclass(frozen=True)
+class ScoreFile:
+    """A per-GPU score file as read: ``scores[node][gpu]`` and, when present, ``classes``."""
+
+    path: str
+    scores: tuple[tuple[float, ...], ...]
+    classes: tuple[tuple[int, ...], ...] | None = None
+    lines: tuple[tuple[int, ...], ...] = ()  # [node][gpu]: the file line of each GPU's row
+
+
+_INT = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+SCORE_COLUMNS = ("node", "gpu_index", "score")
+
+
+def read_score_csv(path: str | Path, nodes: int, gpus_per_node: int,
+                   gpu_model_of_node: tuple[str, ...] | None = None) -> ScoreFile:
+    """Read a per-GPU score CSV (``node,gpu_index,score``, optional ``class`` and ``gpu_model``).
+
+    Exactly one row per GPU of ``nodes x gpus_per_node``; scores are positive finite decimals
+    (1.0 = nominal). Any defect is an ``InputError`` naming file, line, field, value and what was
+    expected: a missing GPU, a non-numeric or non-positive score, a node or GPU index that does
+    not exist, a duplicate row, a class that is not a non-negative integer, a GPU model that is
+    not the model the node groups give that node.
+    """
+    name = str(path)
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            rows = list(csv.reader(fh))
+    except FileNotFoundError:
+        raise InputError(name, "no such GPU score file",
+                         expected="a CSV file node,gpu_index,score (gpu_scores, relative to the "
+                                  "site file)") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(name, f"not UTF-8 text ({exc.reason})") from None
+    if not rows or not any(c.strip() for c in rows[0]):
+        raise InputError(name, "empty file: no header", line=1,
+                         expected="the header node,gpu_index,score")
+    header = [c.strip() for c in rows[0]]
+    missing = [c for c in SCORE_COLUMNS if c not in header]
+    if missing:
+        raise InputError(name, f"no column {missing[0]!r} in the header", line=1,
+                         field=missing[0], value=",".join(header),
+                         expected="the columns node,gpu_index,score (class, gpu_model optional)")
+    col = {c: header.index(c) for c in header}
+    has_class = "class" in col
+    has_model = "gpu_model" in col
+    scores = [[math.nan] * gpus_per_node for _ in range(nodes)]
+    classes = [[-1] * gpus_per_node for _ in range(nodes)]
+    seen: dict[tuple[int, int], int] = {}
+    last_line = 1
+    for line, row in enumerate(rows[1:], start=2):
+        if not row or not any(c.strip() for c in row):
+            continue
+        last_line = line
+        if len(row) != len(header):
+            raise InputError(name, f"{len(row)} fields, the header has {len(header)}", line=line,
+                             value=",".join(row), expected=f"{len(header)} comma-separated fields")
+
+        def index(field_name: str, limit: int, what: str) -> int:
+            text = row[col[field_name]].strip()
+            if not _INT.fullmatch(text):
+                raise InputError(name, f"{text!r} is not a {what} index", line=line,
+                                 field=field_name, value=text,
+                                 expected=f"an integer 0..{limit - 1}")
+            v = int(text)
+            if v >= limit:
+                raise InputError(name, f"{what} {v} does not exist", line=line, field=field_name,
+                                 value=text, expected=f"an integer 0..{limit - 1}")
+            return v
+
+        node = index("node", nodes, "node")
+        gpu = index("gpu_index", gpus_per_node, "GPU")
+        text = row[col["score"]].strip()
+        if not _NUMBER.fullmatch(text):
+            raise InputError(name, f"{text!r} is not a number", line=line, field="score",
+                             value=text, expected="a positive decimal number, 1.0 = nominal")
+        score = float(text)
+        if not (score > 0 and math.isfinite(score)):
+            raise InputError(name, f"{text!r} is not a positive score", line=line, field="score",
+                             value=text, expected="a positive decimal number, 1.0 = nominal")
+        if (node, gpu) in seen:
+            raise InputError(name, f"duplicate row for node {node}, GPU {gpu} (first on line "
+                             f"{seen[node, gpu]})", line=line, field="gpu_index", value=str(gpu),
+                             expected="one row per GPU")
+        seen[node, gpu] = line
+        if has_class:
+            ctext = row[col["class"]].strip()
+            if not _INT.fullmatch(ctext):
+                raise InputError(name, f"{ctext!r} is not a class number", line=line,
+                                 field="class", value=ctext, expected="an integer >= 0, 0 = fastest")
+            classes[node][gpu] = int(ctext)
+        if has_model and gpu_model_of_node is not None:
+            mtext = row[col["gpu_model"]].strip()
+            if short_gpu_model(mtext) != gpu_model_of_node[node]:
+                known = ", ".join(dict.fromkeys(gpu_model_of_node))
+                raise InputError(name, f"unknown GPU model {mtext!r} for node {node}", line=line,
+                                 field="gpu_model", value=mtext,
+                                 expected=f"{gpu_model_of_node[node]}, the model the site's node "
+                                          f"groups give node {node} (models: {known})")
+        scores[node][gpu] = score
+    for node in range(nodes):
+        for gpu in range(gpus_per_node):
+            if (node, gpu) not in seen:
+                raise InputError(name, f"no score for node {node}, GPU {gpu} (the file ends "
+                                 f"on line {last_line})", line=last_line, field="score",
+                                 value=f"node {node}, gpu_index {gpu}",
+                                 expected=f"one row per GPU: nodes 0..{nodes - 1} x gpu_index "
+                                          f"0..{gpus_per_node - 1}")
+    return ScoreFile(name, tuple(tuple(r) for r in scores),
+                     tuple(tuple(r) for r in classes) if has_class else None,
+                     tuple(tuple(seen[n, g] for g in range(gpus_per_node)) for n in range(nodes)))
 
 
 DEFAULT_NQSII_SITE = "aaic"  # the NQSII reader's site when neither --site nor the trace names one

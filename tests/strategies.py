@@ -370,3 +370,89 @@ cell_tokens = st.one_of(
     st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=8),
 )
 """A short text token for a CSV cell (no control characters), valid or not for any type."""
+
+
+# --- placement plug-ins on the replay engine (issue 14): heterogeneous machine inputs ----------
+
+@st.composite
+def placement_inputs(draw, n_nodes: int, g: int, n_rows: int):
+    """``PlacementInputs`` for ``n_nodes`` x ``g`` GPUs and a table of ``n_rows`` rows: random
+    racks, GPU models with speeds, per-GPU scores and classes, per-row gains; sometimes absent."""
+    from swftools.replay.placement import PlacementInputs
+
+    models = draw(st.integers(1, 3))
+    classes = draw(st.integers(1, 3))
+    maybe = st.booleans()
+    return PlacementInputs(
+        rack=draw(st.lists(st.integers(0, 2), min_size=n_nodes, max_size=n_nodes))
+        if draw(maybe) else None,
+        gpu_model=draw(st.lists(st.integers(0, models - 1), min_size=n_nodes, max_size=n_nodes)),
+        model_speed=draw(st.lists(st.sampled_from([0.5, 1.0, 1.5, 2.0]), min_size=models,
+                                  max_size=models)),
+        score=[draw(st.lists(st.floats(0.5, 1.5), min_size=g, max_size=g))
+               for _ in range(n_nodes)] if draw(maybe) else None,
+        gpu_class=[draw(st.lists(st.integers(0, classes - 1), min_size=g, max_size=g))
+                   for _ in range(n_nodes)],
+        gain=draw(st.lists(st.sampled_from([1.0, 1.2, 1.5, 2.0]), min_size=n_rows,
+                           max_size=n_rows)) if draw(maybe) else None,
+    )
+
+
+@st.composite
+def placement_gpu_cases(draw, max_jobs: int = 25):
+    """(table, site, inputs) for a GPU-node replay with a placement (``replay_gpu_jobs``)."""
+    table, site = draw(replay_gpu_jobs(max_jobs=max_jobs))
+    inputs = draw(placement_inputs(site.max_nodes, site.gpus_per_node, table.num_rows))
+    return table, site, inputs
+
+
+@st.composite
+def placement_flat_cases(draw, max_jobs: int = 30):
+    """(table, procs, inputs) for a flat-pool replay with a placement (``replay_swf_jobs``)."""
+    table, procs = draw(replay_swf_jobs(max_jobs=max_jobs))
+    inputs = draw(placement_inputs(procs, 1, table.num_rows))
+    return table, procs, inputs
+
+
+# --- what-if models (issue 14): small heterogeneous sites and placements on them -------------
+
+def whatif_settings(nodes: int, gpus_per_node: int, **extra):
+    """Site settings (a dict) of ``nodes`` x ``gpus_per_node`` GPUs, AAIC's queues, plus ``extra``."""
+    import copy
+
+    from swftools.site import preset
+
+    settings = copy.deepcopy(preset("aaic").settings)
+    settings.update(name="whatif-test", gpus_per_node=gpus_per_node,
+                    capacity_timeline=[{"since": "2017-07-01T00:00:00+09:00", "nodes": nodes}])
+    settings.update(extra)
+    return settings
+
+
+@st.composite
+def whatif_sites(draw, max_nodes: int = 12, max_gpus: int = 4):
+    """A small Site with P100 then V100 node groups (either may be absent), racks (none, equal
+    size or explicit) and the default links."""
+    from swftools.site import site_from_settings
+
+    n = draw(st.integers(1, max_nodes))
+    g = draw(st.integers(1, max_gpus))
+    cut = draw(st.integers(0, n))
+    groups = [{"name": name, "nodes": k, "gpu_model": model, "gpus_per_node": g}
+              for name, k, model in (("old", cut, "P100"), ("new", n - cut, "V100")) if k]
+    racks = draw(st.one_of(st.none(), st.integers(1, n).map(lambda k: {"nodes_per_rack": k}),
+                           st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+    extra = {"gpu_model": "NVIDIA Tesla P100", "node_groups": groups}
+    if racks is not None:
+        extra["racks"] = racks
+    return site_from_settings(whatif_settings(n, g, **extra))
+
+
+@st.composite
+def whatif_placements(draw, site):
+    """(nodes, gpus) on ``site``: distinct nodes, a non-empty GPU list on each."""
+    n, g = len(site.gpu_model_of_node), site.gpus_per_node
+    nodes = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=min(n, 4), unique=True))
+    gpus = [sorted(draw(st.lists(st.integers(0, g - 1), min_size=1, max_size=g, unique=True)))
+            for _ in nodes]
+    return nodes, gpus

@@ -23,7 +23,7 @@ app = typer.Typer(
 )
 
 # Command modules, in the order `swftools --help` lists them.
-COMMAND_MODULES = ("convert", "synth", "validate", "replay", "anonymize", "telemetry",
+COMMAND_MODULES = ("convert", "synth", "validate", "replay", "whatif", "anonymize", "telemetry",
                    "report", "release")
 
 

@@ -7,6 +7,16 @@ Resource model: with ``site`` (a ``Site``, preset name or settings file) the sit
 (``model.GpuNodes``); with ``procs`` a flat pool of that many processors; with neither, the
 preset named in the table's metadata, else a flat pool of the SWF header's ``MaxProcs``
 (``MaxNodes`` when only that is declared, as in model-generated traces).
+
+Placement and run-time factors (what-if replays): ``placement`` (a name of
+``placement.PLACEMENTS`` or a ``placement.Placement``) chooses the nodes and GPUs of every job,
+with ``placement_inputs`` (``placement.PlacementInputs``: racks, GPU models, per-GPU scores and
+classes, per-row gains) and ``seed`` (``random``); ``runtime_factor(row, nodes, gpus)`` scales a
+job's run time and EASY estimate by the factor of the placement it got (``row``: the job's row in
+``table``); ``min_factor`` (scalar or per row) bounds the factors from below for the backfill
+filter. Either one runs the general path of ``engine_gpu.run_gpu``; a flat pool then runs as
+``procs`` one-GPU nodes (``model.FlatNodes``), processors listed in ``node_ids``. Without them
+the output is byte-identical to a plain replay.
 """
 
 from __future__ import annotations
@@ -24,15 +34,19 @@ from swftools import table as jt
 from swftools.errors import UsageError
 from swftools.replay.engine_flat import run_flat
 from swftools.replay.engine_gpu import run_gpu
-from swftools.replay.model import ALLOCATIONS, FlatPool, GpuNodes, bits
-from swftools.replay.result import JOBS_SCHEMA, SKIPPED_SCHEMA, ReplayResult, summarize
+from swftools.replay.model import ALLOCATIONS, FlatNodes, FlatPool, GpuNodes, bits
+from swftools.replay.placement import (PLACEMENTS, Placement, PlacementInputs, RuntimeFactor,
+                                       make_placement)
+from swftools.replay.result import (JOBS_SCHEMA, SCALED_JOBS_SCHEMA, SKIPPED_SCHEMA, ReplayResult,
+                                    summarize)
 from swftools.replay.workload import Workload, prepare
 from swftools.site import Site, resolve_site
 from swftools.formats.swf.header import header_int
 
 POLICIES = ("fcfs", "easy")
 
-__all__ = ["ALLOCATIONS", "POLICIES", "ReplayResult", "replay", "resource_model"]
+__all__ = ["ALLOCATIONS", "PLACEMENTS", "POLICIES", "PlacementInputs", "ReplayResult", "replay",
+           "resource_model"]
 
 
 def resource_model(table: pa.Table, site: Site | str | Path | None = None,
@@ -60,8 +74,12 @@ def resource_model(table: pa.Table, site: Site | str | Path | None = None,
 
 def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str = "easy",
            allocation: str = "first-fit", kill_at_request: bool = False,
-           procs: int | None = None) -> ReplayResult:
-    """Replay ``table`` under ``policy`` (``fcfs`` or ``easy``) on the declared resources."""
+           procs: int | None = None, placement: str | Placement | None = None,
+           placement_inputs: PlacementInputs | None = None,
+           runtime_factor: RuntimeFactor | None = None,
+           min_factor: float | np.ndarray | None = None, seed: int = 0) -> ReplayResult:
+    """Replay ``table`` under ``policy`` (``fcfs`` or ``easy``) on the declared resources
+    (placement and run-time factors: see the module docstring)."""
     if policy not in POLICIES:
         raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
     if allocation not in ALLOCATIONS:
@@ -72,6 +90,34 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
     skipped_reasons = list(work.skipped_reason)
     node_ids = gpu_ids = None
     keep = np.ones(len(work), dtype=bool)
+    general = placement is not None or runtime_factor is not None
+    scaled = None
+    if general:
+        model, work, chosen, factor, bound = _general_inputs(
+            model, work, placement, placement_inputs, runtime_factor, min_factor, seed)
+        run = run_gpu(work, model, policy, chosen, factor, bound)
+        start = run.start
+        node_ids = _format_sets(run.node_sets)
+        gpu_ids = _format_sets(run.gpu_sets) if isinstance(model, GpuNodes) else None
+        if runtime_factor is not None:
+            scaled = (run.runtime, run.estimate)
+        for j, reason in run.dropped:
+            keep[j] = False
+            skipped_rows.append(work.row[j])
+            skipped_reasons.append(reason)
+        gpu_model = isinstance(model, GpuNodes)
+        g = model.gpus_per_node
+        capacity = [(t, nodes * g) for t, nodes in model.capacity_changes()]
+        unit = "GPUs" if gpu_model else "processors"
+        allocation_used = allocation if gpu_model else None
+        described = f"{model.describe()}, placement {chosen.name}"
+        jobs = _jobs_table(table, work, start, keep, node_ids, gpu_ids, gpu_model, scaled,
+                           flat_nodes=not gpu_model)
+        skipped = _skipped_table(table, skipped_rows, skipped_reasons)
+        summary = summarize(jobs, skipped, model=described, policy=policy,
+                            allocation=allocation_used, kill_at_request=kill_at_request,
+                            unit=unit, capacity=capacity)
+        return ReplayResult(jobs, skipped, summary, capacity)
     if isinstance(model, GpuNodes):
         run = run_gpu(work, model, policy)
         start = run.start
@@ -95,6 +141,40 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
     return ReplayResult(jobs, skipped, summary, capacity)
 
 
+def _general_inputs(model, work, placement, inputs, runtime_factor, min_factor, seed):
+    """The engine's inputs for a replay with a placement or run-time factors: the model (a flat
+    pool becomes one-GPU nodes), the workload (a flat job of size s is s nodes x 1), the bound
+    placement, the factor callback and bound in queue order."""
+    import dataclasses
+
+    if isinstance(model, FlatPool):
+        model = FlatNodes(model.procs)
+        work = dataclasses.replace(work, nodes=work.size.copy(),
+                                   gpus_per_node=np.ones(len(work), dtype=np.int64))
+    inputs = inputs or PlacementInputs()
+    gains = None
+    if inputs.gain is not None:
+        gain = np.asarray(inputs.gain, dtype=float)
+        gains = gain[work.row].tolist() if len(work) else []
+    if isinstance(placement, Placement):
+        chosen = placement
+    else:
+        name = placement or ("best-fit" if model.allocation == "best-fit" else "packed")
+        machine = inputs.resolved(model.max_nodes, model.gpus_per_node)
+        chosen = make_placement(name, machine, gains, seed)
+    factor = None
+    if runtime_factor is not None:
+        rows = work.row.tolist()
+        user = runtime_factor
+
+        def factor(j: int, nodes: list[int], gpus: list[list[int]]) -> float:
+            return user(rows[j], nodes, gpus)
+    bound = min_factor
+    if min_factor is not None and not isinstance(min_factor, (int, float)):
+        bound = np.asarray(min_factor, dtype=float)[work.row].tolist()
+    return model, work, chosen, factor, bound
+
+
 def _format_sets(masks: list[int]) -> list[str]:
     """Bit sets as comma-separated indices ("0,1,5"); sets repeat a lot, so format each once."""
     text: dict[int, str] = {}
@@ -108,26 +188,34 @@ def _format_sets(masks: list[int]) -> list[str]:
 
 
 def _jobs_table(table: pa.Table, work: Workload, start: np.ndarray, keep: np.ndarray,
-                node_ids: list[str] | None, gpu_ids: list[str] | None, gpu: bool) -> pa.Table:
+                node_ids: list[str] | None, gpu_ids: list[str] | None, gpu: bool,
+                scaled: tuple[np.ndarray, np.ndarray] | None = None,
+                flat_nodes: bool = False) -> pa.Table:
     idx = np.flatnonzero(keep)
     start = start[idx]
     queue = table.column("queue").take(pa.array(work.row[idx])) if table.num_rows else pa.array(
         [], pa.string())
+    run = work.runtime[idx] if scaled is None else scaled[0][idx]
     columns: dict[str, Any] = {
         "job_id": work.job_id[idx],
         "queue": queue,
         "submit_time": work.submit[idx],
         "start_time": start,
-        "end_time": start + work.runtime[idx],
+        "end_time": start + run,
         "wait_s": start - work.submit[idx],
-        "run_s": work.runtime[idx],
-        "estimate_s": work.estimate[idx],
+        "run_s": run,
+        "estimate_s": work.estimate[idx] if scaled is None else scaled[1][idx],
         "size": work.size[idx],
         "nodes": work.nodes[idx] if gpu else pa.nulls(len(idx), pa.int64()),
-        "node_ids": [node_ids[i] for i in idx] if gpu else pa.nulls(len(idx), pa.string()),
+        "node_ids": ([node_ids[i] for i in idx] if gpu or flat_nodes
+                     else pa.nulls(len(idx), pa.string())),
         "gpu_ids": [gpu_ids[i] for i in idx] if gpu else pa.nulls(len(idx), pa.string()),
     }
-    return pa.table(columns, schema=JOBS_SCHEMA)
+    if scaled is None:
+        return pa.table(columns, schema=JOBS_SCHEMA)
+    columns["recorded_run_s"] = work.runtime[idx]
+    columns["recorded_estimate_s"] = work.estimate[idx]
+    return pa.table(columns, schema=SCALED_JOBS_SCHEMA)
 
 
 def _skipped_table(table: pa.Table, rows: list[int], reasons: list[str]) -> pa.Table:

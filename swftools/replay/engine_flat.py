@@ -19,6 +19,10 @@ the minimum estimate of each subtree, so one backfill search costs O(log n) in t
 instead of a scan of the whole queue; the reservation is cached until a job ends or the head
 changes (starting a backfilled job never moves the shadow time: it either ends before it or
 consumes ``extra``).
+
+This is the specialised fast path of ``engine_gpu``'s event loop for plain flat-pool replays; a
+flat replay with a placement or run-time factors runs on ``engine_gpu.run_gpu``'s general path
+with ``model.FlatNodes`` instead (see that module's docstring for why both exist).
 """
 
 from __future__ import annotations

@@ -14,6 +14,33 @@ too (a capacity increase may let a waiting job start). What differs is the resou
 The waiting queue is a segment tree over queue positions holding, per subtree, the set of job
 shapes present (a bit per distinct size) and the minimum estimate, so a backfill search skips
 whole runs of jobs that cannot start.
+
+One event loop, two paths (chosen once, at the top of ``run_gpu``):
+
+* the fast path (no placement, no run-time factor): the model's first-fit / best-fit inlined
+  as before, recorded run times; its speed is unchanged by the general path;
+* the general path (a ``placement.Placement`` and/or a ``runtime_factor(j, nodes, gpus)``
+  callback): the placement chooses the nodes and GPUs; the job then runs
+  ``round(recorded run time x f)`` with ``f`` the factor of that placement, and EASY estimates
+  it at ``round(requested walltime x f)`` -- the estimates use the requested walltime scaled by
+  the same factors, so the reservation of the head is computed from the estimated ends of the
+  jobs as they were actually placed and stays correct. The queue's segment tree holds a lower
+  bound of each estimate (``estimate x min_factor``), so the backfill window filter never misses
+  a job; a candidate's placement and real factor are then checked exactly against the
+  reservation (``Reservation.allows``; shapes are pre-filtered with ``Reservation.may_allow``,
+  which admits a shape when *some* placement of it could be allowed). ``packed`` with every
+  factor 1.0 gives the fast path's schedule job for job (tested).
+
+Flat pools (SWF traces): ``engine_flat.run_flat`` stays the specialised fast path of the same
+loop for plain replays (a processor count instead of bit sets; measured against this engine's
+general path with ``packed`` and factor 1.0: 8x faster on KTH-SP2's 100 processors, 19x on
+SDSC-BLUE's 1,152, thousands of times on CEA-Curie's 93,312). A flat replay with a placement
+or factors (per-processor scores for variability in flat mode) runs here on the general path with
+``model.FlatNodes``: the pool as ``procs`` nodes of one GPU, a job of ``s`` processors as ``s``
+whole nodes -- the same schedule as ``run_flat`` for ``packed`` and factor 1.0 (tested). Wide
+bit sets (more than 256 nodes) go through numpy in ``model.bits`` / ``model.nodes_with``; the
+reservation still costs O(processors) per computation, so the general flat path slows down with
+the pool width.
 """
 
 from __future__ import annotations
@@ -21,10 +48,13 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 from heapq import heappop, heappush
+from typing import Sequence
 
 import numpy as np
 
-from swftools.replay.model import GpuNodes, GpuState, gpu_reservation
+from swftools.errors import UsageError
+from swftools.replay.model import FlatNodes, GpuNodes, GpuState, bits, gpu_reservation
+from swftools.replay.placement import BestFit, Placement, RuntimeFactor
 from swftools.replay.workload import Workload
 
 INFINITY = 1 << 62
@@ -38,6 +68,8 @@ class GpuRun:
     node_sets: list[int]
     gpu_sets: list[int]
     dropped: list[tuple[int, str]]  # (queue index, reason)
+    runtime: np.ndarray | None = None  # general path: the replayed (scaled) run times
+    estimate: np.ndarray | None = None  # general path: the scaled estimates EASY used
 
 
 def never_fits_again(nodes: int, now: int) -> str:
@@ -45,11 +77,28 @@ def never_fits_again(nodes: int, now: int) -> str:
     return f"never fits: the site manages at most {nodes} nodes from {now} on"
 
 
-def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
-    """Replay ``work`` on the site's GPU nodes."""
+def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
+            placement: Placement | None = None, runtime_factor: RuntimeFactor | None = None,
+            min_factor: float | Sequence[float] | None = None) -> GpuRun:
+    """Replay ``work`` on the site's GPU nodes (or a flat pool seen as 1-GPU nodes).
+
+    With neither ``placement`` nor ``runtime_factor`` this is the fast path (the allocation rule
+    of ``model``, recorded run times). Otherwise the general path: ``placement`` chooses the
+    nodes and GPUs (default: ``packed``, or ``best-fit`` for a best-fit model), and a job run
+    with factor ``f = runtime_factor(j, nodes, gpus)`` (``j`` the queue index, ``nodes`` the
+    node list, ``gpus`` the GPU list of each node; 1.0 without a callback) runs
+    ``round(runtime x f)`` and EASY estimates it at ``round(estimate x f)``. ``min_factor``
+    (scalar or per job) is a lower bound of a job's factor over every placement; the backfill
+    window filter uses ``round(estimate x min_factor)`` and the chosen placement is then checked
+    against the reservation with its real factor (default: 1.0 without a callback, else 0,
+    which is always correct but searches more).
+    """
     n = len(work)
+    general = placement is not None or runtime_factor is not None
     if n == 0:
-        return GpuRun(np.zeros(0, dtype=np.int64), [], [], [])
+        empty = np.zeros(0, dtype=np.int64)
+        return GpuRun(empty, [], [], [], empty if general else None,
+                      empty if general else None)
     submit = work.submit.tolist()
     runtime = work.runtime.tolist()
     size = work.size.tolist()
@@ -59,6 +108,20 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
     easy = policy == "easy"
 
     state = GpuState(model, submit[0])
+    tree_est = estimate  # what the queue's segment tree holds: estimates or lower bounds
+    if general:
+        if placement is None:
+            placement = BestFit() if model.allocation == "best-fit" else Placement()
+        placement.start(state, runtime_factor)
+        choose = placement.choose
+        run_actual = [0] * n
+        est_actual = [0] * n
+        if min_factor is None:
+            min_factor = 1.0 if runtime_factor is None else 0.0
+        if isinstance(min_factor, (int, float)):
+            tree_est = [round(e * min_factor) for e in estimate]
+        else:
+            tree_est = [round(e * float(f)) for e, f in zip(estimate, min_factor)]
     changes = [(t, c) for t, c in model.capacity_changes() if t > submit[0]]
     change_at = [t for t, _ in changes] + [INFINITY]
     # Largest node count managed at each timeline entry or later: whether a job can still fit.
@@ -135,7 +198,7 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
         job_at[pos] = j
         waiting += 1
         b = bit[j]
-        e = estimate[j]
+        e = tree_est[j]
         t = pos + leaves
         keys[t] = b
         min_est[t] = e
@@ -182,6 +245,38 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
         est_key[j] = k
         insort(running, k)
 
+    def factor_of(j: int, node_set: int, gpus: int) -> float:
+        if runtime_factor is None:
+            return 1.0
+        memo = placement.memo
+        if memo is not None and memo[0] == j and memo[1] == node_set and memo[2] == gpus:
+            return memo[3]
+        ks = bits(node_set)
+        f = runtime_factor(j, ks, [bits(gpus)] * len(ks))
+        if not f > 0 or f == float("inf"):
+            raise UsageError(f"run-time factor of job {int(work.job_id[j])} must be positive "
+                             f"and finite, not {f!r}")
+        return f
+
+    def start_chosen(j: int, node_set: int, gpus: int, now: int, f: float) -> None:
+        """General path: start ``j`` on ``node_set`` x ``gpus`` with run-time factor ``f``."""
+        state.take_set(node_set, per_node[j], gpus)
+        gpu_sets[j] = gpus
+        node_sets[j] = node_set
+        start[j] = now
+        r = round(runtime[j] * f) if f != 1.0 else runtime[j]
+        e = round(estimate[j] * f) if f != 1.0 else estimate[j]
+        run_actual[j] = r
+        est_actual[j] = e
+        heappush(ends, (now + r) << shift | j)
+        k = (now + e) << shift | j
+        est_key[j] = k
+        insort(running, k)
+
+    def launch_general(j: int, now: int) -> None:
+        node_set, gpus = choose(state, j, nodes_of[j], per_node[j])
+        start_chosen(j, node_set, gpus, now, factor_of(j, node_set, gpus))
+
     def head_position() -> int:
         nonlocal head
         while not keys[head + leaves]:
@@ -219,7 +314,10 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
             j = job_at[pos]
             if size[j] <= bound:
                 dequeue(pos)
-                launch(j, state.place(nodes_of[j], per_node[j]), now)
+                if general:
+                    launch_general(j, now)
+                else:
+                    launch(j, state.place(nodes_of[j], per_node[j]), now)
                 bound = state.fit_bound()
             elif nodes_of[j] > reach:
                 dequeue(pos)
@@ -229,7 +327,10 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
         for j in range(first_arrival, i_sub):
             if not waiting:
                 if size[j] <= bound:
-                    launch(j, state.place(nodes_of[j], per_node[j]), now)
+                    if general:
+                        launch_general(j, now)
+                    else:
+                        launch(j, state.place(nodes_of[j], per_node[j]), now)
                     bound = state.fit_bound()
                     continue
                 if nodes_of[j] > reach:
@@ -252,7 +353,33 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
             continue
         top = (head + leaves) >> (head ^ (next_pos - 1)).bit_length()
         pos = head
-        while True:
+        while general:
+            # shapes some placement may start past the shadow time; the chosen one is checked
+            present = keys[1] & fit
+            allowed = 0
+            while present:
+                b = present & -present
+                present ^= b
+                s = shape_of[b]
+                if reservation.may_allow(state, shape_nodes[s], shape_per_node[s]):
+                    allowed |= b
+            pos = search(pos + leaves, fit, allowed, reservation.shadow - now, top)
+            if pos < 0:
+                break
+            j = job_at[pos]
+            node_set, gpus = choose(state, j, nodes_of[j], per_node[j])
+            f = factor_of(j, node_set, gpus)
+            if now + (round(estimate[j] * f) if f != 1.0 else estimate[j]) > reservation.shadow:
+                if not reservation.allows(node_set, per_node[j]):
+                    continue
+                reservation.commit(node_set, per_node[j])
+            dequeue(pos)
+            start_chosen(j, node_set, gpus, now, f)
+            bound = state.fit_bound()
+            if not bound:
+                break
+            fit = fit_masks[bisect_right(distinct, bound)]
+        while not general:
             present = keys[1] & fit
             allowed = 0
             while present:
@@ -275,4 +402,8 @@ def run_gpu(work: Workload, model: GpuNodes, policy: str) -> GpuRun:
             if not bound:
                 break
             fit = fit_masks[bisect_right(distinct, bound)]
+    if general:
+        return GpuRun(np.asarray(start, dtype=np.int64), node_sets, gpu_sets, dropped,
+                      np.asarray(run_actual, dtype=np.int64),
+                      np.asarray(est_actual, dtype=np.int64))
     return GpuRun(np.asarray(start, dtype=np.int64), node_sets, gpu_sets, dropped)

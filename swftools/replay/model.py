@@ -92,6 +92,33 @@ class GpuNodes:
                 f"GPUs, {self.allocation}")
 
 
+@dataclass(frozen=True)
+class FlatNodes:
+    """A flat pool seen as ``procs`` nodes of one GPU each: the GPU engine's general path runs
+    flat-mode replays with a placement or run-time factors on it (a job of size ``s`` is ``s``
+    "nodes" x 1; the engine gives the same schedule as ``engine_flat`` for the same choices)."""
+
+    procs: int
+    allocation: str = "first-fit"
+
+    @property
+    def gpus_per_node(self) -> int:
+        return 1
+
+    @property
+    def max_nodes(self) -> int:
+        return self.procs
+
+    def capacity_changes(self) -> list[tuple[int, int]]:
+        return [(0, self.procs)]
+
+    def nodes_at(self, t: int) -> int:
+        return self.procs
+
+    def describe(self) -> str:
+        return f"flat pool of {self.procs} processors"
+
+
 def lowest_bits(mask: int, count: int) -> int:
     """The ``count`` lowest set bits of ``mask``."""
     chosen = 0
@@ -102,14 +129,31 @@ def lowest_bits(mask: int, count: int) -> int:
     return chosen
 
 
+BIG_MASK_BITS = 256  # wider bit sets (flat pools as one-GPU nodes) go through numpy
+
+
 def bits(mask: int) -> list[int]:
     """Indices of the set bits of ``mask``, ascending."""
+    if mask >> BIG_MASK_BITS:
+        raw = np.frombuffer(mask.to_bytes((mask.bit_length() + 7) // 8, "little"), np.uint8)
+        return np.flatnonzero(np.unpackbits(raw, bitorder="little")).tolist()
     out = []
     while mask:
         low = mask & -mask
         out.append(low.bit_length() - 1)
         mask ^= low
     return out
+
+
+def nodes_with(managed: int, free: list[int], at_least: int) -> int:
+    """The nodes of ``managed`` with ``free[k] >= at_least``."""
+    if managed >> BIG_MASK_BITS:
+        width = managed.bit_length()
+        raw = np.frombuffer(managed.to_bytes((width + 7) // 8, "little"), np.uint8)
+        ok = np.unpackbits(raw, bitorder="little")[:width].astype(bool)
+        ok &= np.asarray(free[:width]) >= at_least
+        return int.from_bytes(np.packbits(ok, bitorder="little").tobytes(), "little")
+    return sum(1 << k for k in bits(managed) if free[k] >= at_least)
 
 
 class GpuState:
@@ -179,9 +223,37 @@ class GpuState:
             gpu_free[k] ^= gpus
         return gpus
 
+    def take_set(self, node_set: int, per_node: int, gpus: int) -> None:
+        """Allocate the GPUs ``gpus`` (``per_node`` of them, free) on each node of ``node_set``."""
+        exact, free, gpu_free = self.exact, self.free, self.gpu_free
+        if per_node == self.g and node_set >> BIG_MASK_BITS:  # wide whole-node job: in bulk
+            exact[per_node] ^= node_set  # all its nodes were whole and managed (candidates)
+            exact[0] |= node_set
+            for k in bits(node_set):
+                free[k] = 0
+                gpu_free[k] = 0
+            return
+        while node_set:
+            low = node_set & -node_set
+            node_set ^= low
+            k = low.bit_length() - 1
+            f = free[k]
+            exact[f] ^= low
+            exact[f - per_node] |= low
+            free[k] = f - per_node
+            gpu_free[k] ^= gpus
+
     def give_back(self, node_set: int, gpus: int, per_node: int) -> None:
         """Release a job's GPUs."""
         exact, free, gpu_free, managed = self.exact, self.free, self.gpu_free, self.managed
+        if per_node == self.g and node_set >> BIG_MASK_BITS:  # wide whole-node job: in bulk
+            held = node_set & managed
+            exact[0] ^= held
+            exact[per_node] |= held
+            for k in bits(node_set):
+                free[k] = per_node
+                gpu_free[k] = gpus
+            return
         # deliberate inline bit walk (as in take, gpu_reservation): per job end; bits() allocates
         while node_set:
             low = node_set & -node_set
@@ -210,10 +282,10 @@ class Reservation:
         self.head_per_node = head_per_node
         self.projected = projected
         if head_nodes > 1:
-            self.whole = sum(1 << k for k in bits(managed) if projected[k] == g)
+            self.whole = nodes_with(managed, projected, g)
             self.spare = self.whole.bit_count() - head_nodes
         else:
-            self.fitting = sum(1 << k for k in bits(managed) if projected[k] >= head_per_node)
+            self.fitting = nodes_with(managed, projected, head_per_node)
             self.spare = self.fitting.bit_count() - 1
 
     def allows(self, node_set: int, per_node: int) -> bool:
@@ -226,6 +298,34 @@ class Reservation:
             if self.projected[k] - per_node < self.head_per_node:
                 left &= ~(1 << k)
         return left != 0
+
+    def may_allow(self, state: GpuState, nodes: int, per_node: int) -> bool:
+        """Whether *some* placement of this job shape that fits now would be ``allows``-ed (the
+        general engine path filters with this, then checks the chosen placement exactly)."""
+        whole_now = state.exact[state.g]
+        if self.head_nodes > 1:
+            if nodes > 1:  # every whole free node is in ``whole``
+                return nodes <= self.spare
+            if self.spare >= 1:
+                return True
+            cands = 0
+            for f in range(per_node, state.g + 1):
+                cands |= state.exact[f]
+            return bool(cands & ~self.whole)
+        fitting = self.fitting
+        if not fitting:
+            return False
+        if nodes > 1:
+            return bool(fitting & ~whole_now) or whole_now.bit_count() > nodes
+        if self.spare >= 1:
+            return True
+        cands = 0
+        for f in range(per_node, state.g + 1):
+            cands |= state.exact[f]
+        if cands & ~fitting:
+            return True
+        k = fitting.bit_length() - 1
+        return bool(cands & fitting) and self.projected[k] - per_node >= self.head_per_node
 
     def commit(self, node_set: int, per_node: int) -> None:
         """Record that a job holds ``node_set`` beyond the shadow time."""
@@ -258,7 +358,7 @@ def gpu_reservation(state: GpuState, model: GpuNodes, now: int, head_nodes: int,
     wanted = head_nodes
 
     def count(managed: int) -> int:
-        return sum(1 for k in bits(managed) if projected[k] >= threshold)
+        return nodes_with(managed, projected, threshold).bit_count()
 
     counted = count(managed)
     i, c = 0, 0
@@ -272,6 +372,12 @@ def gpu_reservation(state: GpuState, model: GpuNodes, now: int, head_nodes: int,
             j = key & mask
             per_node = per_nodes[j]
             node_set = node_sets[j]
+            if per_node == g and node_set >> BIG_MASK_BITS:  # wide whole-node job: in bulk
+                counted += (node_set & managed).bit_count()  # each of its nodes goes 0 -> g
+                for k in bits(node_set):
+                    projected[k] = g
+                i += 1
+                continue
             # deliberate inline bit walk (as in GpuState.give_back): per running job, per projection
             while node_set:
                 low = node_set & -node_set

@@ -31,6 +31,12 @@ JOBS_SCHEMA = pa.schema([
     pa.field("node_ids", pa.string()),
     pa.field("gpu_ids", pa.string()),
 ])
+# With run-time factors (what-if replays): ``run_s`` and ``estimate_s`` are the replayed (scaled)
+# run time and the scaled estimate EASY used (``end_time = start_time + run_s``), and the trace's
+# own values follow; without factors the per-job table is exactly ``JOBS_SCHEMA``.
+SCALED_JOBS_SCHEMA = JOBS_SCHEMA.append(
+    pa.field("recorded_run_s", pa.int64(), nullable=False)).append(
+    pa.field("recorded_estimate_s", pa.int64(), nullable=False))
 SKIPPED_SCHEMA = pa.schema([
     pa.field("job_id", pa.int64(), nullable=False),
     pa.field("reason", pa.string(), nullable=False),

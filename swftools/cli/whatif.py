@@ -1,0 +1,155 @@
+"""``swftools whatif TRACE``: compare placement policies on one trace; ``whatif profile``: draw a
+per-GPU variability profile. ``whatif TRACE ...`` is short for ``whatif run TRACE ...``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from typer.core import TyperGroup
+
+from swftools.cli.common import JSON_HELP, OUT_OPTION, SITE_HELP, handle_errors, output_path, print_json
+from swftools.errors import UsageError
+from swftools.site import resolve_site
+
+class _RunByDefault(TyperGroup):
+    """A group whose unknown first word is a trace: ``whatif TRACE`` runs ``whatif run TRACE``."""
+
+    def parse_args(self, ctx, args):  # noqa: D102 (click API)
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+whatif_app = typer.Typer(name="whatif", cls=_RunByDefault, no_args_is_help=True,
+                         add_completion=False,
+                         help="What-if replays on heterogeneous and variable GPUs: compare "
+                              "placement policies on a trace (whatif TRACE = whatif run TRACE), "
+                              "draw variability profiles.")
+
+
+@whatif_app.command("run")
+def run_command(
+    trace: Path = typer.Argument(..., help="Trace: NQSII log, SWF file or data package."),
+    site: Optional[str] = typer.Option(None, "--site", help="Site preset (aaic, aaic-v100-half) "
+                                       "or site settings JSON file. " + SITE_HELP),
+    v100_nodes: Optional[int] = typer.Option(None, "--v100-nodes", min=0,
+                                             help="Upgrade the site's last N nodes to V100."),
+    procs: Optional[int] = typer.Option(None, "--procs", min=1, help="Flat pool of N processors "
+                                        "(SWF mode; default without --site: the header's "
+                                        "MaxProcs)."),
+    profile: Optional[Path] = typer.Option(None, "--profile", help="Per-GPU score profile CSV "
+                                           "(whatif profile): variability and classes."),
+    sensitivity: Optional[str] = typer.Option(None, "--sensitivity", help="Job sensitivity "
+                                              "model: preset or JSON file (default: "
+                                              "mlperf-p100-v100; compute-only on a flat pool)."),
+    policies: str = typer.Option("packed,priority,lxv", "--policies", help="Placement policies "
+                                 "to compare, comma-separated; the first is the baseline: "
+                                 "packed, best-fit, random, even, priority, variability-first, "
+                                 "locality-first, lxv."),
+    class_column: Optional[str] = typer.Option(None, "--class-column", help="Trace column that "
+                                               "holds each job's application class."),
+    class_rule: str = typer.Option("hash", "--class-rule", help="Without a class column: hash "
+                                   "(job id into the model's mix) or single:<class>."),
+    scheduler: str = typer.Option("easy", "--scheduler", help="Scheduling policy: fcfs or easy."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the random placement."),
+    from_format: Optional[str] = typer.Option(None, "--from", help="Input format: swf, nqsii, "
+                                              "package."),
+    out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Write per-policy job tables "
+                                       "(Parquet), comparison.json/.txt and jct-cdf.png here."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out directory."),
+    progress_bar: Optional[bool] = typer.Option(None, "--progress/--no-progress",
+                                                help="Progress per policy (default: on a "
+                                                     "terminal)."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Replay a trace under several placement policies and print one comparison table."""
+    import sys
+
+    from swftools import formats
+    from swftools import progress as progress_mod
+    from swftools.atomic import check_writable
+    from swftools.whatif.cluster import upgraded
+    from swftools.whatif.run import parse_policies, whatif
+
+    with handle_errors():
+        names = parse_policies(policies)
+        if out is not None:
+            check_writable(out, force)
+        table = formats.read(trace, from_format)
+        site_obj = None if procs is not None else resolve_site(
+            site, table, fmt=from_format or formats.detect_format(trace))
+        if v100_nodes is not None:
+            if site_obj is None:
+                raise UsageError("--v100-nodes upgrades a site's nodes: give --site")
+            site_obj = upgraded(site_obj, v100_nodes)
+        show = sys.stderr.isatty() if progress_bar is None else progress_bar
+        with progress_mod.stages([f"replay: {n}" for n in names] + ["done"], show) as advance:
+            result = whatif(table, site_obj, policies=names, profile=profile, procs=procs,
+                            sensitivity=sensitivity, class_column=class_column,
+                            class_rule=class_rule, scheduler=scheduler, seed=seed,
+                            on_policy=lambda name, k, n: advance() if k else None)
+            advance()
+        if out is not None:
+            result.write(out, force=force)
+    if as_json:
+        print_json({**result.to_json(), "out": None if out is None else str(out)})
+        return
+    typer.echo(f"site {result.site}; sensitivity {result.sensitivity}; classes by "
+               f"{result.classes}; scheduler {scheduler}", err=True)
+    typer.echo(result.table_text(), nl=False)
+    if out is not None:
+        typer.echo(f"wrote {out}/ (per-policy jobs, comparison, jct-cdf.png)", err=True)
+
+
+@whatif_app.command("profile")
+def profile_command(
+    site: Optional[str] = typer.Option(None, "--site", help="Site preset (aaic, aaic-v100-half) "
+                                       "or site settings JSON file: the GPUs to score."),
+    procs: Optional[int] = typer.Option(None, "--procs", min=1, help="Or a flat pool of N "
+                                        "processors (for whatif --procs N / SWF mode)."),
+    spread: float = typer.Option(0.05, "--spread", help="Standard deviation of the scores "
+                                 "(0.05 = 5 %; at most 0.3)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Random seed (same seed, same file)."),
+    classes: int = typer.Option(4, "--classes", min=1, help="Performance classes (k-means); "
+                                "class 0 is the fastest."),
+    distribution: str = typer.Option("normal", "--distribution", help="normal (truncated to "
+                                     "1 +- 3 spread) or uniform."),
+    out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Output CSV "
+                                       "node,gpu_index,score,class."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Draw a per-GPU performance score profile and cluster it into classes."""
+    from swftools.whatif.profile import generate_profile, write_profile  # keeps start-up fast
+
+    with handle_errors():
+        out = output_path(out, None, "")
+        if (site is None) == (procs is None):
+            raise UsageError("give --site (GPU nodes) or --procs (a flat pool), not both")
+        if procs is not None:
+            from swftools.whatif.cluster import flat_site
+
+            site_obj = flat_site(procs)
+        else:
+            site_obj = resolve_site(site)
+        profile = generate_profile(site_obj, spread=spread, seed=seed, classes=classes,
+                                   distribution=distribution)
+        write_profile(profile, out, force=force)
+    summary = profile.summary()
+    if as_json:
+        print_json({**summary, "out": str(out), "site": site_obj.name})
+        return
+    typer.echo(f"wrote scores of {summary['gpus']} GPUs (site {site_obj.name}, {distribution} "
+               f"spread {spread}, seed {seed}) in {len(summary['classes'])} classes to {out}",
+               err=True)
+    for c in summary["classes"]:
+        typer.echo(f"  class {c['class']}: {c['gpus']} GPUs, scores {c['min']:.4f}.."
+                   f"{c['max']:.4f}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``whatif`` command group to ``app``."""
+    app.add_typer(whatif_app, name="whatif")

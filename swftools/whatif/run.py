@@ -1,0 +1,165 @@
+"""``swftools whatif TRACE``: replay one trace under several placement policies and compare them.
+
+Every policy runs on the same EASY (or FCFS) engine (``swftools.replay``), the same resource
+model and the same job classes; only the placement differs. A job's run time and EASY estimate
+are its recorded run time and requested walltime times the run-time factor of the GPUs it gets
+(``swftools.whatif.sensitivity``); the backfill filter uses a lower bound of that factor (the
+fastest GPU model at the best score, no communication), so a reservation is never broken by a
+job that turns out slower than its bound.
+
+Gain of a job (what ``priority`` ranks by): its class's speed on the site's fastest GPU model over
+its speed on the slowest one. On a homogeneous site every gain is 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from swftools.atomic import atomic_dir
+from swftools.errors import UsageError
+from swftools.replay import replay
+from swftools.replay.placement import PLACEMENTS, PlacementInputs
+from swftools.replay.result import ReplayResult
+from swftools.site import Site, resolve_site
+from swftools.whatif.cluster import flat_site, with_scores
+from swftools.whatif.compare import PolicyFigures, compare, jct_cdf_figure, table_text
+from swftools.whatif.profile import Profile, read_profile
+from swftools.whatif.sensitivity import Sensitivity, assign_classes, factor_model, load_sensitivity
+
+DEFAULT_POLICIES = ("packed", "priority", "lxv")
+DEFAULT_SENSITIVITY = "mlperf-p100-v100"
+FLAT_SENSITIVITY = "compute-only"
+FIGURE = "jct-cdf.png"
+
+
+@dataclass
+class WhatIf:
+    """The what-if replays of one trace: per policy its replay, and the comparison."""
+
+    site: str
+    sensitivity: str
+    classes: str  # how job classes were chosen
+    profile: str | None
+    scheduler: str
+    policies: list[str]
+    results: dict[str, ReplayResult]
+    rows: list[PolicyFigures] = field(default_factory=list)
+
+    def table_text(self) -> str:
+        """The comparison table (text)."""
+        return table_text(self.rows)
+
+    def to_json(self) -> dict[str, Any]:
+        """The comparison as a JSON-ready dict."""
+        return {"site": self.site, "sensitivity": self.sensitivity, "classes": self.classes,
+                "profile": self.profile, "scheduler": self.scheduler,
+                "policies": [r.to_json() for r in self.rows],
+                "skipped": {p: self.results[p].skipped.num_rows for p in self.policies}}
+
+    def write(self, out_dir: str | Path, *, force: bool = False) -> Path:
+        """Per-policy job tables (``<policy>.parquet``), ``comparison.json``, ``comparison.txt``
+        and the JCT figure, written into ``out_dir`` at once (atomic)."""
+        import json
+
+        with atomic_dir(out_dir, force=force) as tmp:
+            for name in self.policies:
+                pq.write_table(self.results[name].jobs, tmp / f"{name}.parquet",
+                               compression="zstd", write_statistics=False, store_schema=True)
+            (tmp / "comparison.json").write_text(
+                json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            (tmp / "comparison.txt").write_text(self.table_text(), encoding="utf-8")
+            jct_cdf_figure([(p, self.results[p].jobs) for p in self.policies], tmp / FIGURE)
+        return Path(out_dir)
+
+
+def _profile(profile: Profile | str | Path | None, site: Site) -> Profile | None:
+    if profile is None or isinstance(profile, Profile):
+        return profile
+    return read_profile(profile, site)
+
+
+def parse_policies(policies: str | Sequence[str]) -> list[str]:
+    """Placement names from ``a,b,c`` or a list; UsageError for unknown or repeated names."""
+    names = [p.strip() for p in (policies.split(",") if isinstance(policies, str) else policies)
+             if p.strip()]
+    if not names:
+        raise UsageError("give at least one placement policy")
+    for name in names:
+        if name not in PLACEMENTS:
+            raise UsageError(f"unknown placement policy {name!r} (choose from "
+                             f"{', '.join(PLACEMENTS)})")
+    if len(set(names)) != len(names):
+        raise UsageError(f"a placement policy is named twice in {','.join(names)}")
+    return names
+
+
+def whatif(table: pa.Table, site: Site | str | Path | None, *,
+           policies: str | Sequence[str] = DEFAULT_POLICIES,
+           profile: Profile | str | Path | None = None,
+           sensitivity: Sensitivity | str | Path | None = None, procs: int | None = None,
+           class_column: str | None = None, class_rule: str = "hash", scheduler: str = "easy",
+           seed: int = 0,
+           on_policy: Callable[[str, int, int], None] = lambda name, k, n: None) -> WhatIf:
+    """Replay ``table`` on ``site`` under each placement policy; see the module docstring.
+
+    ``profile`` (a ``Profile`` or its CSV) gives per-GPU scores and classes; ``sensitivity`` the
+    job classes' speeds (a preset name or file; default ``mlperf-p100-v100`` on GPU sites,
+    ``compute-only`` on a flat pool). Without a site, or with ``procs``, the trace replays on a
+    flat pool (``procs``, else its SWF header's MaxProcs) of one-processor nodes
+    (``cluster.flat_site``). Classes come from ``class_column`` or
+    ``class_rule`` (``hash`` or ``single:<class>``). ``on_policy(name, k, n)`` is called before
+    each replay (progress).
+    """
+    names = parse_policies(policies)
+    site_obj = None if procs is not None else resolve_site(site, table)
+    if site_obj is None:
+        from swftools.replay import resource_model
+
+        pool = resource_model(table, None, procs)  # the header's MaxProcs, or UsageError
+        site_obj = flat_site(getattr(pool, "procs"))
+    if sensitivity is None:
+        sensitivity = FLAT_SENSITIVITY if site_obj.name.startswith("flat-") else DEFAULT_SENSITIVITY
+    prof = _profile(profile, site_obj)
+    if prof is not None:
+        site_obj = with_scores(site_obj, prof.scores.tolist())
+    sens = sensitivity if isinstance(sensitivity, Sensitivity) else load_sensitivity(sensitivity)
+    classes, described = assign_classes(table, sens, column=class_column, rule=class_rule)
+    fm = factor_model(site_obj, sens)
+    speeds = np.array([[sens.speed(c, m) for m in site_obj.gpu_models]
+                       for c in range(len(sens.classes))])
+    gain = (speeds.max(axis=1) / speeds.min(axis=1))[classes]
+    best_score = float(np.max(fm.score)) if fm.score.size else 1.0
+    fastest = np.array([max(fm.trace_speed[c] / s for s in speeds[c]) for c in range(len(speeds))])
+    min_factor = (fastest / best_score)[classes]  # no communication term: a lower bound
+    klass = prof.classes.tolist() if prof is not None else None
+    # placements rank GPU models by their mean speed over the job classes (higher: faster)
+    model_speed = [float(fm.speed[:, i].mean()) for i in range(len(fm.models))]
+    inputs = PlacementInputs(rack=list(site_obj.rack_of_node), gpu_model=fm.node_model.tolist(),
+                             score=fm.score.tolist(), gpu_class=klass, model_speed=model_speed,
+                             gain=gain.tolist())
+    cls_list = classes.tolist()
+
+    def factor(row: int, nodes: list[int], gpus: list[list[int]]) -> float:
+        return fm.factor(cls_list[row], nodes, gpus)
+
+    results: dict[str, ReplayResult] = {}
+    for k, name in enumerate(names):
+        on_policy(name, k, len(names))
+        results[name] = replay(table, site_obj, policy=scheduler, placement=name,
+                               placement_inputs=inputs, runtime_factor=factor,
+                               min_factor=min_factor, seed=seed)
+    out = WhatIf(site=site_obj.name, sensitivity=sens.name, classes=described,
+                 profile=None if prof is None else (prof.path or prof.summary()),
+                 scheduler=scheduler, policies=names, results=results)
+    out.rows = compare([(n, results[n].jobs, results[n].capacity) for n in names])
+    return out
+
+
+__all__ = ["DEFAULT_POLICIES", "DEFAULT_SENSITIVITY", "WhatIf", "parse_policies", "whatif"]

@@ -1,0 +1,436 @@
+r"""Job sensitivity model: how a job's run time changes with the GPUs and the placement it gets
+(issue 14). Every number is an input file (``schemas/sensitivity.schema.json``; preset
+``schemas/whatif/mlperf-p100-v100.json``); the site gives GPU models, scores, racks and links.
+
+Speeds. For class ``c`` and GPU model ``m``, ``speed(c, m)`` is a rate (higher is faster). From
+measured run times of the same job, ``speed(c, m) = T(c, ref) / T(c, m)`` with ``ref`` the file's
+first GPU model (e.g. MLPerf IC: ``speed(IC, V100) = 16384 s / 10873 s = 1.507``).
+
+Classes. A job's class comes from a trace column when there is one (``assign_classes``), else
+from a documented deterministic rule: ``hash`` (splitmix64 of the job id, its top 53 bits as a
+uniform ``u`` in [0, 1), the class whose interval of the cumulative normalized ``mix`` holds
+``u``; equal weights when the file gives no mix) or ``single:<class>`` (one class for all).
+
+Run time. A job of class ``c`` recorded on GPUs of model ``m_trace`` (the site's ``gpu_model``)
+placed on ``p`` GPUs (on ``nodes``, GPU lists ``gpus``) runs ``factor`` times its recorded time:
+
+    r        = speed(c, m_trace) / speed(c, m_slow) / s_min
+    comm(k)  = 2 (p - 1) / p * G_c / B_k + 2 (p - 1) * L_k            (0 when p = 1)
+    factor   = (I_c * r + comm(k)) / (I_c + comm(k_rec))
+
+- ``m_slow``: of the GPU models the job holds, the slowest for class ``c``; ``s_min``: the lowest
+  score of the GPUs it holds (synchronous data-parallel training runs at its slowest GPU);
+- ``I_c`` (``iteration_ms``) the compute time of one iteration and ``G_c`` (``gradient_mb``) the
+  gradient bytes all-reduced per iteration (ring all-reduce, no overlap with compute: the
+  data-parallel term of published DL training-time models);
+- ``k`` the locality level the placement spans: ``intra_node`` (one node), ``inter_node``
+  (several nodes, one rack), ``inter_rack`` (several racks); ``B_k`` the lowest bandwidth and
+  ``L_k`` the highest latency of the levels up to ``k`` (the slowest link of the ring);
+- ``k_rec`` the level of the recorded placement, assumed packed: ``ceil(p / gpus_per_node)``
+  nodes, in one rack when a rack holds that many nodes (else ``inter_rack``), on the trace's GPU
+  model with every score 1.0.
+
+So a job placed like its recorded placement, on the trace's model with scores 1.0, has factor
+exactly 1.0 (and a one-GPU job ``r``). The issue's "recorded run time x speed(class, slowest GPU)
+/ speed(class, trace GPU)" reads speed as a time factor; with speed as a rate it is ``r`` above.
+``FactorModel`` caches factors by (class, models held, lowest score, link level, p) and offers a
+vectorized form (``factors``) for the replay engine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import jsonschema
+import numpy as np
+import pyarrow as pa
+
+from swftools.errors import InputError, UsageError
+from swftools.resources import load_json, schemas_dir
+from swftools.site import LINK_KINDS, Site, short_gpu_model
+
+PRESETS = ("mlperf-p100-v100", "compute-only")
+DEFAULT_CLASS_COLUMN = "app_class"  # used by assign_classes when the trace has it
+LEVELS = ("none",) + LINK_KINDS  # link level index: 0 one GPU, 1 intra, 2 inter-node, 3 inter-rack
+
+
+@dataclass(frozen=True)
+class JobClass:
+    """One application class of a sensitivity file."""
+
+    name: str
+    speed: dict[str, float]  # GPU model (short name) -> relative rate
+    gradient_mb: float
+    iteration_ms: float
+    title: str = ""
+    run_time_s: dict[str, float] | None = None  # as measured, when the file gives run times
+
+
+@dataclass(frozen=True, eq=False)
+class Sensitivity:
+    """A job sensitivity model: classes, their speeds per GPU model, communication, mix."""
+
+    name: str
+    path: str
+    gpu_models: tuple[str, ...]
+    classes: tuple[JobClass, ...]
+    mix: tuple[float, ...]  # normalized weight per class (sums to 1)
+    mix_given: bool
+    source: str = ""
+    title: str = ""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.classes)
+
+    def index(self, name: str) -> int:
+        """The index of class ``name`` (UsageError if unknown)."""
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise UsageError(f"unknown class {name!r} (classes of {self.name}: "
+                             f"{', '.join(self.names)})") from None
+
+    def speed(self, cls: int, model: str) -> float:
+        """``speed(cls, model)``, a rate relative to the file's first GPU model."""
+        return self.classes[cls].speed[model]
+
+
+def _line_of(text: str, *needles: str) -> int | None:
+    """The line of the last of ``needles`` found in order in ``text`` (a JSON error locator)."""
+    pos, found = 0, None
+    for needle in needles:
+        i = text.find(needle, pos)
+        if i < 0:
+            break
+        pos, found = i + len(needle), i
+    return None if found is None else text.count("\n", 0, found) + 1
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, str):
+        h, m, s = (int(x) for x in value.split(":"))
+        return float(h * 3600 + m * 60 + s)
+    return float(value)
+
+
+def load_sensitivity(name_or_path: str | Path) -> Sensitivity:
+    """Load a sensitivity model by preset name (``mlperf-p100-v100``) or JSON file, checked by
+    ``schemas/sensitivity.schema.json`` and for consistency (InputError naming file, line,
+    field, value and what was expected)."""
+    text_name = str(name_or_path)
+    path = (schemas_dir() / "whatif" / f"{text_name}.json" if text_name in PRESETS
+            else Path(text_name))
+    name = str(path)
+    if not path.is_file():
+        raise InputError(name, f"no such sensitivity file or preset (presets: {', '.join(PRESETS)})")
+    text = path.read_text(encoding="utf-8")
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(name, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    validator = jsonschema.Draft202012Validator(load_json("sensitivity.schema.json"))
+    errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        parts = [str(p) for p in err.absolute_path]
+        value = err.instance if not isinstance(err.instance, (dict, list)) else None
+        raise InputError(name, err.message, field="/".join(parts) or "(top level)",
+                         line=_line_of(text, *(f'"{p}"' for p in parts if not p.isdigit())),
+                         value=None if value is None else str(value),
+                         expected="a sensitivity file as schemas/sensitivity.schema.json describes")
+    models = tuple(short_gpu_model(m) for m in raw["gpu_models"])
+    ref = models[0]
+    classes = []
+    for i, c in enumerate(raw["classes"]):
+        key = "run_time" if "run_time" in c else "speed"
+        given = {short_gpu_model(m): v for m, v in c[key].items()}
+        for m_text in c[key]:
+            if short_gpu_model(m_text) not in models:
+                raise InputError(name, f"unknown GPU model {m_text!r} in class {c['name']}",
+                                 line=_line_of(text, f'"{c["name"]}"', f'"{m_text}"'),
+                                 field=f"classes/{i}/{key}", value=m_text,
+                                 expected=f"one of gpu_models ({', '.join(models)})")
+        for m in models:
+            if m not in given:
+                raise InputError(name, f"class {c['name']} gives no {key.replace('_', ' ')} "
+                                 f"for GPU model {m}", line=_line_of(text, f'"{c["name"]}"'),
+                                 field=f"classes/{i}/{key}", value=m,
+                                 expected=f"a value for every one of gpu_models ({', '.join(models)})")
+        if any(c2["name"] == c["name"] for c2 in raw["classes"][:i]):
+            raise InputError(name, f"duplicate class {c['name']!r}",
+                             line=_line_of(text, f'"{c["name"]}"', f'"{c["name"]}"'),
+                             field=f"classes/{i}/name", value=c["name"],
+                             expected="one entry per class")
+        if key == "run_time":
+            times = {m: _seconds(v) for m, v in given.items()}
+            speed = {m: times[ref] / times[m] for m in models}
+        else:
+            times = None
+            speed = {m: float(given[m]) / float(given[ref]) for m in models}
+        classes.append(JobClass(c["name"], speed, float(c["gradient_mb"]),
+                                float(c["iteration_ms"]), c.get("title", ""), times))
+    names = [c.name for c in classes]
+    mix_raw = raw.get("mix")
+    if mix_raw is None:
+        weights = [1.0] * len(classes)
+    else:
+        for k in mix_raw:
+            if k not in names:
+                raise InputError(name, f"unknown class {k!r} in the mix",
+                                 line=_line_of(text, '"mix"', f'"{k}"'), field="mix", value=k,
+                                 expected=f"one of the classes ({', '.join(names)})")
+        weights = [float(mix_raw.get(n, 0.0)) for n in names]
+        if sum(weights) <= 0:
+            raise InputError(name, "the mix weights add up to 0", line=_line_of(text, '"mix"'),
+                             field="mix", value="0", expected="a positive weight for some class")
+    total = sum(weights)
+    return Sensitivity(raw["name"], name, models, tuple(classes),
+                       tuple(w / total for w in weights), mix_raw is not None,
+                       raw.get("source", ""), raw.get("title", ""))
+
+
+# --- classes of jobs ----------------------------------------------------------------------
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finalizer of each value (uint64 arithmetic modulo 2^64)."""
+    z = np.asarray(x).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def hash_classes(job_ids: np.ndarray, mix: Sequence[float]) -> np.ndarray:
+    """Class index per job id: splitmix64(job_id) >> 11 as u in [0, 1), into the cumulative mix."""
+    u = (splitmix64(np.asarray(job_ids, dtype=np.int64).view(np.uint64)) >> np.uint64(11))
+    u = u.astype(np.float64) * 2.0 ** -53
+    cum = np.cumsum(np.asarray(mix, dtype=np.float64))
+    cum /= cum[-1]
+    return np.minimum(np.searchsorted(cum, u, side="right"), len(cum) - 1).astype(np.int64)
+
+
+def _source_name(table: pa.Table) -> str:
+    meta = table.schema.metadata or {}
+    raw = meta.get(b"swftools")
+    if raw:
+        try:
+            return json.loads(raw).get("source_file") or "<trace>"
+        except ValueError:
+            pass
+    return "<trace>"
+
+
+def assign_classes(table: pa.Table, sens: Sensitivity, *, column: str | None = None,
+                   rule: str = "hash") -> tuple[np.ndarray, str]:
+    """Each job's class index into ``sens.classes`` and a description of how it was chosen.
+
+    From the trace column ``column`` (or ``app_class`` when the trace has it and no column is
+    named): every value must be a class name, else InputError naming the row and job id. Else
+    by ``rule``: ``hash`` (see the module docstring) or ``single:<class>``.
+    """
+    if column is None and DEFAULT_CLASS_COLUMN in table.column_names:
+        column = DEFAULT_CLASS_COLUMN
+    if column is not None:
+        if column not in table.column_names:
+            raise UsageError(f"the trace has no column {column!r} to take job classes from")
+        values = table.column(column).to_pylist()
+        ids = table.column("job_id").to_pylist() if "job_id" in table.column_names else None
+        lookup = {n: i for i, n in enumerate(sens.names)}
+        out = np.empty(len(values), dtype=np.int64)
+        for row, v in enumerate(values):
+            key = None if v is None else str(v)
+            if key not in lookup:
+                job = f" (job {ids[row]})" if ids is not None else ""
+                raise InputError(_source_name(table), f"row {row}{job}: unknown class {key!r}",
+                                 field=column, value=str(key),
+                                 expected=f"a class of {sens.name} ({', '.join(sens.names)})")
+            out[row] = lookup[key]
+        return out, f"column {column}"
+    if rule == "hash":
+        if "job_id" not in table.column_names:
+            raise UsageError("the hash rule needs a job_id column")
+        ids = table.column("job_id").to_numpy(zero_copy_only=False)
+        mix = ", ".join(f"{n}={w:.4g}" for n, w in zip(sens.names, sens.mix))
+        return (hash_classes(ids, sens.mix),
+                f"hash: splitmix64(job_id) into the mix of {sens.name} ({mix})")
+    if rule.startswith("single:"):
+        cls = sens.index(rule.partition(":")[2])
+        return np.full(table.num_rows, cls, dtype=np.int64), f"single: every job {sens.names[cls]}"
+    raise UsageError(f"unknown class rule {rule!r} (choose hash or single:<class>)")
+
+
+# --- the run-time factor --------------------------------------------------------------------
+
+
+class FactorModel:
+    """Run-time factors of one site, sensitivity model and trace GPU model (see the module
+    docstring for the formula). Build once per replay; ``factor`` per job start."""
+
+    def __init__(self, site: Site, sens: Sensitivity, trace_gpu_model: str | None = None):
+        self.site, self.sens = site, sens
+        self.trace_model = short_gpu_model(trace_gpu_model or site.gpu_model)
+        needed = dict.fromkeys((self.trace_model, *site.gpu_models))
+        for m in needed:
+            if m not in sens.gpu_models:
+                what = "the trace's GPU model" if m == self.trace_model else "a GPU model of the site"
+                raise InputError(sens.path, f"no speed for GPU model {m!r} ({what}, site "
+                                 f"{site.name})", field="gpu_models", value=m or "(none)",
+                                 expected=f"one of {', '.join(sens.gpu_models)}; the site's "
+                                          f"node groups and gpu_model must name models the "
+                                          "sensitivity file knows")
+        self.models = sens.gpu_models
+        self.model_index = {m: i for i, m in enumerate(self.models)}
+        n_cls, n_mod = len(sens.classes), len(self.models)
+        self.speed = np.array([[c.speed[m] for m in self.models] for c in sens.classes])
+        t = self.model_index[self.trace_model]
+        # slowest speed of class c over the models in bit set ``mask`` (bit i = model i)
+        masks = 1 << n_mod
+        self.min_speed = np.full((n_cls, masks), np.nan)
+        for mask in range(1, masks):
+            idx = [i for i in range(n_mod) if mask >> i & 1]
+            self.min_speed[:, mask] = self.speed[:, idx].min(axis=1)
+        self.trace_speed = self.speed[:, t].copy()
+        self.iter_s = np.array([c.iteration_ms * 1e-3 for c in sens.classes])
+        self.grad_bytes = np.array([c.gradient_mb * 1e6 for c in sens.classes])
+        links = [site.links.of(k) for k in LINK_KINDS]
+        # per level 0..3: lowest bandwidth and highest latency of the levels spanned
+        self.bw = np.array([np.inf] + [min(x.bytes_per_s for x in links[:k]) for k in (1, 2, 3)])
+        self.lat = np.array([0.0] + [max(x.latency_s for x in links[:k]) for k in (1, 2, 3)])
+        self.node_model = np.array([self.model_index[m] for m in site.gpu_model_of_node],
+                                   dtype=np.int64)
+        self.score = np.array(site.gpu_score, dtype=np.float64)
+        self.rack = np.array(site.rack_of_node, dtype=np.int64)
+        sizes = np.unique(self.rack, return_counts=True)[1] if self.rack.size else np.array([1])
+        self.max_rack_nodes = int(sizes.max())
+        self.gpus_per_node = site.gpus_per_node
+        self._cache: dict[tuple, float] = {}
+
+    def recorded_level(self, p: int) -> int:
+        """Link level of the recorded (packed) placement of a ``p``-GPU job."""
+        if p <= 1:
+            return 0
+        nodes = -(-p // self.gpus_per_node)
+        return 1 if nodes == 1 else 2 if nodes <= self.max_rack_nodes else 3
+
+    def level(self, nodes: Sequence[int], p: int) -> int:
+        """Link level a placement on ``nodes`` with ``p`` GPUs spans (0: one GPU)."""
+        if p <= 1:
+            return 0
+        if len(set(nodes)) == 1:
+            return 1
+        return 2 if len({int(self.rack[n]) for n in nodes}) == 1 else 3
+
+    def comm_s(self, cls: int, level: int, p: int) -> float:
+        """Ring all-reduce time of one iteration: 2(p-1)/p G / B + 2(p-1) L."""
+        if p <= 1 or level == 0:
+            return 0.0
+        return (2.0 * (p - 1) / p * self.grad_bytes[cls] / self.bw[level]
+                + 2.0 * (p - 1) * self.lat[level])
+
+    def key(self, cls: int, nodes: Sequence[int], gpus: Sequence[Sequence[int]]) -> tuple:
+        """The cache key of a placement: (cls, models held, lowest score, level, p)."""
+        if len(nodes) != len(gpus):
+            raise ValueError("nodes and gpus must have one entry per node")
+        p = sum(len(g) for g in gpus)
+        if p == 0:
+            raise ValueError("a placement holds at least one GPU")
+        mask = 0
+        s_min = math.inf
+        for n, gs in zip(nodes, gpus):
+            mask |= 1 << int(self.node_model[n])
+            row = self.score[n]
+            for g in gs:
+                if row[g] < s_min:
+                    s_min = float(row[g])
+        return (cls, mask, s_min, self.level(nodes, p), p)
+
+    def factor_of(self, cls: int, mask: int, s_min: float, level: int, p: int) -> float:
+        """The factor from a cache key (``mask``: bit set of the model indices held)."""
+        k = (cls, mask, s_min, level, p)
+        hit = self._cache.get(k)
+        if hit is not None:
+            return hit
+        r = float(self.trace_speed[cls] / self.min_speed[cls, mask] / s_min)
+        rec = self.recorded_level(p)
+        if r == 1.0 and level == rec:
+            f = 1.0
+        else:
+            i = float(self.iter_s[cls])
+            f = float((i * r + self.comm_s(cls, level, p)) / (i + self.comm_s(cls, rec, p)))
+        self._cache[k] = f
+        return f
+
+    def factor(self, cls: int, nodes: Sequence[int], gpus: Sequence[Sequence[int]]) -> float:
+        """Run-time factor of a job of class ``cls`` on ``gpus[i]`` of ``nodes[i]``."""
+        return self.factor_of(*self.key(cls, nodes, gpus))
+
+    def factors(self, cls: np.ndarray, mask: np.ndarray, s_min: np.ndarray, level: np.ndarray,
+                p: np.ndarray) -> np.ndarray:
+        """Vectorized ``factor_of`` over arrays of keys (no cache; same values)."""
+        cls, mask, level = (np.asarray(a, dtype=np.int64) for a in (cls, mask, level))
+        s_min = np.asarray(s_min, dtype=np.float64)
+        pf = np.asarray(p, dtype=np.float64)
+        r = self.trace_speed[cls] / self.min_speed[cls, mask] / s_min
+        rec = np.array([self.recorded_level(int(x)) for x in np.unique(p)])
+        rec_level = rec[np.searchsorted(np.unique(p), p)]
+        def comm(lv: np.ndarray) -> np.ndarray:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                c = (2.0 * (pf - 1) / pf * self.grad_bytes[cls] / self.bw[lv]
+                     + 2.0 * (pf - 1) * self.lat[lv])
+            return np.where((pf <= 1) | (lv == 0), 0.0, c)
+        i = self.iter_s[cls]
+        f = (i * r + comm(level)) / (i + comm(rec_level))
+        return np.where((r == 1.0) & (level == rec_level), 1.0, f)
+
+
+_MODELS: list[tuple[Site, Sensitivity, str, FactorModel]] = []
+
+
+def factor_model(site: Site, sens: Sensitivity, trace_gpu_model: str | None = None) -> FactorModel:
+    """The ``FactorModel`` of these inputs (the last few are kept, by identity)."""
+    model = short_gpu_model(trace_gpu_model or site.gpu_model)
+    for s, z, m, fm in _MODELS:
+        if s is site and z is sens and m == model:
+            return fm
+    fm = FactorModel(site, sens, model)
+    _MODELS.insert(0, (site, sens, model, fm))
+    del _MODELS[4:]
+    return fm
+
+
+def runtime_factor(site: Site, sens: Sensitivity, cls: int, nodes: list[int],
+                   gpus: list[list[int]], trace_gpu_model: str | None = None) -> float:
+    """Replayed run time / recorded run time of a job of class ``cls`` placed on ``gpus[i]`` of
+    ``nodes[i]`` (the module docstring gives the formula); cached per (class, models held,
+    lowest score, link level, GPU count)."""
+    return factor_model(site, sens, trace_gpu_model).factor(cls, nodes, gpus)
+
+
+def link_kind(site: Site, nodes: Sequence[int], p: int) -> str:
+    """``none`` (one GPU), ``intra_node``, ``inter_node`` or ``inter_rack`` for a placement."""
+    if p <= 1:
+        return "none"
+    if len(set(nodes)) == 1:
+        return "intra_node"
+    return "inter_node" if len({site.rack_of_node[n] for n in nodes}) == 1 else "inter_rack"
+
+
+def recorded_link_kind(site: Site, p: int) -> str:
+    """The link level of the recorded placement of a ``p``-GPU job (packed, one rack if it fits)."""
+    if p <= 1:
+        return "none"
+    nodes = -(-p // site.gpus_per_node)
+    if nodes == 1:
+        return "intra_node"
+    racks = np.unique(np.array(site.rack_of_node), return_counts=True)[1]
+    return "inter_node" if nodes <= int(racks.max()) else "inter_rack"

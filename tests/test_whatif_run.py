@@ -1,0 +1,81 @@
+"""``swftools whatif TRACE``: placement policies compared on one trace (library and CLI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from swftools import formats
+from swftools.cli import app
+from swftools.errors import UsageError
+from swftools.replay import replay
+from swftools.whatif.run import whatif
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return formats.read(SAMPLE)
+
+
+def test_factors_of_one_reproduce_the_homogeneous_replay(sample):
+    """On the homogeneous P100 site every factor is 1.0: packed = today's replay, job for job."""
+    result = whatif(sample, "aaic", policies="packed").results["packed"]
+    plain = replay(sample, "aaic")
+    for name in ("job_id", "start_time", "end_time", "run_s", "node_ids", "gpu_ids"):
+        assert result.jobs.column(name).to_pylist() == plain.jobs.column(name).to_pylist(), name
+
+
+def test_the_seeds_question_priority_beats_even_on_half_v100(sample):
+    """The MLPerf example: half P100 / half V100, new GPUs to the jobs that gain most."""
+    out = whatif(sample, "aaic-v100-half", policies="even,priority")
+    even, priority = (r.figures for r in out.rows)
+    assert even["jobs"] == priority["jobs"] == sample.num_rows
+    reduction = 1 - priority["total_run_s"] / even["total_run_s"]
+    assert 0.0 < reduction < 0.25
+    assert out.rows[1].relative["total_run_s"] == pytest.approx(1 - reduction)
+    assert out.classes.startswith("hash: splitmix64(job_id)")
+
+
+def test_every_policy_runs_and_keeps_every_job(sample):
+    out = whatif(sample, "aaic-v100-half",
+                 policies="packed,best-fit,random,even,priority,variability-first,"
+                          "locality-first,lxv")
+    for row in out.rows:
+        assert row.figures["jobs"] == sample.num_rows, row.policy
+        assert 0 < row.figures["utilization"] <= 1
+
+
+def test_usage_errors(sample):
+    with pytest.raises(UsageError, match="unknown placement policy 'fastest'"):
+        whatif(sample, "aaic", policies="packed,fastest")
+    with pytest.raises(UsageError, match="named twice"):
+        whatif(sample, "aaic", policies="packed,packed")
+
+
+def test_cli_table_json_and_out(tmp_path):
+    base = ["whatif", str(SAMPLE), "--site", "aaic", "--v100-nodes", "20",
+            "--policies", "even,priority"]
+    result = runner.invoke(app, base)
+    assert result.exit_code == 0, result.output
+    assert "priority" in result.output and "total run h" in result.output
+    result = runner.invoke(app, [*base, "--json"])
+    doc = json.loads(result.stdout)
+    assert [p["policy"] for p in doc["policies"]] == ["even", "priority"]
+    assert doc["site"] == "aaic-v100-20"
+    out = tmp_path / "cmp"
+    assert runner.invoke(app, [*base, "--out", str(out)]).exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "comparison.json", "comparison.txt", "even.parquet", "jct-cdf.png", "priority.parquet"]
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert runner.invoke(app, [*base, "--out", str(out)]).exit_code == 2  # never overwritten
+    assert runner.invoke(app, [*base, "--out", str(out), "--force"]).exit_code == 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == first  # deterministic
+    assert runner.invoke(app, ["whatif", "run", str(SAMPLE), "--site", "aaic",
+                               "--policies", "nope"]).exit_code == 2
