@@ -79,3 +79,38 @@ def test_cli_table_json_and_out(tmp_path):
     assert {p.name: p.read_bytes() for p in out.iterdir()} == first  # deterministic
     assert runner.invoke(app, ["whatif", "run", str(SAMPLE), "--site", "aaic",
                                "--policies", "nope"]).exit_code == 2
+
+
+def test_the_variability_example_on_the_sample(sample):
+    """packed vs random vs lxv on a 5 % variability profile (seed 1, 4 classes): lxv picks the
+    faster GPUs and cuts total run time; packed ignores the scores."""
+    from swftools.site import load_site
+    from swftools.whatif.profile import generate_profile
+
+    site = load_site("aaic")
+    profile = generate_profile(site, spread=0.05, seed=1, classes=4)
+    out = whatif(sample, site, policies="packed,random,lxv", profile=profile)
+    packed, random_, lxv = (r.figures for r in out.rows)
+    assert lxv["total_run_s"] < packed["total_run_s"]
+    assert lxv["total_run_s"] < random_["total_run_s"]
+    # every job runs at the speed of the slowest GPU it holds: never faster than the best score
+    best = float(profile.scores.max())
+    recorded = sum(sample.column("walltime_s").to_pylist())
+    assert lxv["total_run_s"] >= recorded / best - sample.num_rows  # rounding to whole seconds
+
+
+def test_flat_mode_on_a_real_swf_trace(tmp_path):
+    """A CPU trace in flat mode: per-processor scores, the compute-only model."""
+    from .conftest import trace_path
+
+    path = trace_path("NASA-iPSC-1993-3.1-cln.swf.gz")
+    table = formats.read(path)
+    profile = tmp_path / "p.csv"
+    result = runner.invoke(app, ["whatif", "profile", "--procs", "128", "--spread", "0.05",
+                                 "--seed", "1", "-o", str(profile)])
+    assert result.exit_code == 0, result.output
+    out = whatif(table, None, policies="packed,lxv", profile=profile)
+    assert out.site == "flat-128" and out.sensitivity == "compute-only"
+    packed, lxv = (r.figures for r in out.rows)
+    assert packed["jobs"] == lxv["jobs"] == table.num_rows
+    assert lxv["total_run_s"] < packed["total_run_s"]
