@@ -9,7 +9,6 @@ reservation when run times depend on placement); ``random`` is checked by invari
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import jsonschema
@@ -30,7 +29,7 @@ from swftools.replay.workload import prepare
 
 from .conftest import SAMPLES, trace_path
 from .strategies import placement_flat_cases, placement_gpu_cases
-from .test_replay_reference import Job, Nodes, Placement, _never_fits_again, _shadow
+from .test_replay_reference import Job, Nodes, Placement, simulate
 
 DETERMINISTIC = tuple(p for p in PLACEMENTS if p != "random")
 
@@ -89,57 +88,6 @@ class PlacedNodes(Nodes):
         return scaled, Placement(now, tuple(nodes), tuple(held))
 
 
-def schedule_scaled(now, queue, running, machine, policy, dropped):
-    """``test_replay_reference.schedule`` with the run time and estimate of the placement."""
-    started = []
-    state = machine.snapshot(running, now)
-    while queue:
-        if machine.fits(queue[0], state):
-            started.append(machine.take_scaled(queue.pop(0), state, now))
-        elif _never_fits_again(queue[0], machine, now):
-            dropped.append(queue.pop(0).job_id)
-        else:
-            break
-    if policy != "easy" or not queue:
-        return started
-    head = queue[0]
-    shadow, holding = _shadow(head, machine, running + started, now)
-    if shadow is None:
-        return started
-    for job in list(queue[1:]):
-        if not machine.fits(job, state):
-            continue
-        trial = copy.deepcopy(state)
-        scaled, p = machine.take_scaled(job, trial, now)
-        if now + scaled.est > shadow:
-            if not machine.fits(head, machine.snapshot(holding + [(scaled, p)], shadow)):
-                continue
-            holding = holding + [(scaled, p)]
-        state = trial
-        queue.remove(job)
-        started.append((scaled, p))
-    return started
-
-
-def simulate_scaled(jobs, machine, policy):
-    pending = sorted(jobs, key=lambda j: (j.submit, j.job_id))[::-1]
-    queue, running, done, dropped, now = [], [], {}, [], None
-    while pending or queue or running:
-        times = [j.submit for j in pending[-1:]] + [p.start + j.run for j, p in running]
-        if queue:
-            times += [t for t, _ in machine.timeline if t > now]
-        if not times:
-            break
-        now = min(times)
-        running = [(j, p) for j, p in running if p.start + j.run > now]
-        while pending and pending[-1].submit == now:
-            queue.append(pending.pop())
-        for job, p in schedule_scaled(now, queue, running, machine, policy, dropped):
-            done[job.job_id] = (p.start, p.node_ids, p.gpu_ids, job.run)
-            running.append((job, p))
-    return done, dropped
-
-
 def reference_placed(table, site, name, inputs, factor, policy, seed=0):
     """Job id -> (start, nodes, gpus, replayed run) by the reference; ids of dropped jobs."""
     model = GpuNodes(site)
@@ -158,7 +106,8 @@ def reference_placed(table, site, name, inputs, factor, policy, seed=0):
             for q in range(len(work))]
     machine = PlacedNodes(site.gpus_per_node, list(zip(site.capacity_since, site.capacity_nodes)),
                           placement, factor, queue_index, row_of)
-    return simulate_scaled(jobs, machine, policy)
+    return simulate(jobs, machine, policy,
+                    record=lambda job, p: (p.start, p.node_ids, p.gpu_ids, job.run))
 
 
 def engine_view(result):
@@ -285,6 +234,76 @@ def test_random_is_deterministic_by_seed(case, seed):
     a = replay(table, site=site, placement="random", placement_inputs=inputs, seed=seed)
     b = replay(table, site=site, placement="random", placement_inputs=inputs, seed=seed)
     assert a.jobs.equals(b.jobs)
+
+
+def make_keyed_factor(inputs: PlacementInputs, n_nodes: int, g: int, n_rows: int):
+    """A factor that depends on the job only through a key (row % 3) and on the placement only
+    through its signature (models held, lowest score, racks): the keyed-factor protocol."""
+    m = inputs.resolved(n_nodes, g)
+    scale = (1.0, 0.7, 1.3)
+
+    def factor(row, nodes, gpus):
+        if nodes is None:  # the key query
+            return row % 3
+        slowest_model = min(m.model_speed[m.model[k]] for k in nodes)
+        lowest = min(m.score[k][i] for k, held in zip(nodes, gpus) for i in held)
+        racks = len({m.rack[k] for k in nodes})
+        return scale[row % 3] / (slowest_model * lowest) * (1 + 0.1 * (racks - 1))
+
+    lower = min(scale) / max(m.model_speed[m.model[k]] * s for k in range(n_nodes)
+                             for s in m.score[k])
+    return factor, lower
+
+
+@given(placement_gpu_cases(), st.sampled_from(PLACEMENTS), st.sampled_from(["easy", "fcfs"]),
+       st.sampled_from(["none", "bound", "too-high"]), st.integers(0, 3))
+@settings(max_examples=150)
+def test_keyed_factors_give_the_same_schedule(case, name, policy, bound, seed):
+    """Keyed factors (``factor_by_key``: cached by job key and placement signature, choices
+    cached per key, the engine's choice groups) give the unkeyed callback's schedule job for
+    job, also when ``min_factor`` is above some real factors (the groups must not rely on it)."""
+    table, site, inputs = case
+    factor, lower = make_keyed_factor(inputs, site.max_nodes, site.gpus_per_node,
+                                      table.num_rows)
+    low = {"none": None, "bound": lower, "too-high": 1.2}[bound]
+
+    def plain(row, nodes, gpus):
+        return factor(row, nodes, gpus)
+
+    keyed = dataclasses.replace(inputs, factor_by_key=True)
+    a = replay(table, site=site, policy=policy, placement=name, placement_inputs=keyed,
+               runtime_factor=factor, min_factor=low, seed=seed)
+    b = replay(table, site=site, policy=policy, placement=name, placement_inputs=inputs,
+               runtime_factor=plain, min_factor=low, seed=seed)
+    assert a.jobs.equals(b.jobs)
+    assert a.skipped.equals(b.skipped)
+
+
+def test_grouped_engine_matches_the_ungrouped_one():
+    """The engine's choice groups (skip the rest of a refused (shape, group)) change nothing:
+    the same replay with groups switched off."""
+    from swftools.formats import read
+    from swftools.replay import placement as P
+
+    table = read(SAMPLES / "aaic-sample.csv.gz")
+    for name in ("packed", "priority", "lxv"):
+        inputs = PlacementInputs(gpu_class=[[k % 3] * 8 for k in range(40)],
+                                 gpu_model=[0] * 20 + [1] * 20, model_speed=[1.0, 1.5],
+                                 gain=[1.0 + (r % 4) for r in range(table.num_rows)],
+                                 factor_by_key=True)
+        factor, _ = make_keyed_factor(inputs, 40, 8, table.num_rows)
+        runs = []
+        for grouped in (True, False):
+            cls = P.POLICY_CLASSES[name]
+            saved = cls.choice_group
+            if not grouped:
+                cls.choice_group = lambda self: None
+            try:
+                runs.append(replay(table, site="aaic", placement=name, placement_inputs=inputs,
+                                   runtime_factor=factor, min_factor=0.9))
+            finally:
+                cls.choice_group = saved
+        assert runs[0].jobs.equals(runs[1].jobs)
 
 
 # --- policies by hand ------------------------------------------------------------------------

@@ -109,8 +109,9 @@ class Nodes:
         return Placement(now, tuple(nodes), tuple(gpus))
 
 
-def simulate(jobs: list[Job], machine, policy: str = "easy"):
-    """Replay ``jobs``; returns (job id -> placement, ids of jobs dropped as never fitting)."""
+def simulate(jobs: list[Job], machine, policy: str = "easy", record=None):
+    """Replay ``jobs``; returns (job id -> placement, or ``record(job, placement)``; ids of jobs
+    dropped as never fitting)."""
     pending = sorted(jobs, key=lambda j: (j.submit, j.job_id))
     pending.reverse()  # pop() from the end = next submission
     queue: list[Job] = []
@@ -130,7 +131,7 @@ def simulate(jobs: list[Job], machine, policy: str = "easy"):
         while pending and pending[-1].submit == now:
             queue.append(pending.pop())
         for job, p in schedule(now, queue, running, machine, policy, dropped):
-            done[job.job_id] = p
+            done[job.job_id] = p if record is None else record(job, p)
             running.append((job, p))
     return done, dropped
 
@@ -176,8 +177,7 @@ def schedule(now, queue, running, machine, policy, dropped):
     state = machine.snapshot(running, now)
     while queue:
         if machine.fits(queue[0], state):
-            job = queue.pop(0)
-            started.append((job, machine.take(job, state, now)))
+            started.append(_start(machine, queue.pop(0), state, now))
         elif _never_fits_again(queue[0], machine, now):
             dropped.append(queue.pop(0).job_id)
         else:
@@ -192,15 +192,23 @@ def schedule(now, queue, running, machine, policy, dropped):
         if not machine.fits(job, state):
             continue
         trial = copy.deepcopy(state)
-        p = machine.take(job, trial, now)
-        if now + job.est > shadow:  # still running at the shadow time: must leave the head room
-            if not machine.fits(head, machine.snapshot(holding + [(job, p)], shadow)):
+        started_job, p = _start(machine, job, trial, now)
+        if now + started_job.est > shadow:  # still running at the shadow time: leave the head room
+            if not machine.fits(head, machine.snapshot(holding + [(started_job, p)], shadow)):
                 continue
-            holding = holding + [(job, p)]
+            holding = holding + [(started_job, p)]
         state = trial
         queue.remove(job)
-        started.append((job, p))
+        started.append((started_job, p))
     return started
+
+
+def _start(machine, job, state, now):
+    """(the job as it runs, its placement): machines with placement-dependent run times
+    (``take_scaled``, in test_replay_placement) return the job with its scaled run and estimate."""
+    if hasattr(machine, "take_scaled"):
+        return machine.take_scaled(job, state, now)
+    return job, machine.take(job, state, now)
 
 
 def reference_replay(table, *, procs=None, site=None, policy="easy", allocation="first-fit",

@@ -114,3 +114,27 @@ def test_flat_mode_on_a_real_swf_trace(tmp_path):
     packed, lxv = (r.figures for r in out.rows)
     assert packed["jobs"] == lxv["jobs"] == table.num_rows
     assert lxv["total_run_s"] < packed["total_run_s"]
+
+
+def test_the_backfill_bound_is_below_every_realized_factor(sample):
+    """The lower bound given to the engine never exceeds the factor a job really got."""
+    import numpy as np
+
+    from swftools.site import load_site
+    from swftools.whatif.run import _factor_lower_bounds
+    from swftools.whatif.sensitivity import assign_classes, factor_model, load_sensitivity
+
+    site = load_site("aaic-v100-half")
+    sens = load_sensitivity("mlperf-p100-v100")
+    classes, _ = assign_classes(sample, sens)
+    fm = factor_model(site, sens)
+    speeds = np.array([[sens.speed(c, m) for m in site.gpu_models] for c in range(len(sens.classes))])
+    bounds = _factor_lower_bounds(sample, fm, speeds, classes)
+    out = whatif(sample, site, policies="priority,lxv,random")
+    row_of = {j: r for r, j in enumerate(sample.column("job_id").to_pylist())}
+    for name in out.policies:
+        jobs = out.results[name].jobs
+        for job, run, recorded in zip(jobs.column("job_id").to_pylist(),
+                                      jobs.column("run_s").to_pylist(),
+                                      jobs.column("recorded_run_s").to_pylist()):
+            assert bounds[row_of[job]] * recorded <= run + 0.5, (name, job)

@@ -29,7 +29,14 @@ One event loop, two paths (chosen once, at the top of ``run_gpu``):
   a job; a candidate's placement and real factor are then checked exactly against the
   reservation (``Reservation.allows``; shapes are pre-filtered with ``Reservation.may_allow``,
   which admits a shape when *some* placement of it could be allowed). ``packed`` with every
-  factor 1.0 gives the fast path's schedule job for job (tested).
+  factor 1.0 gives the fast path's schedule job for job (tested). The general path's state is a
+  ``model.TrackedGpuState`` (placements cache by its change counter); the admitted shapes are
+  recomputed only after a start (a refused candidate changes nothing); and with the choice groups
+  of the built-in placements (``Placement.choice_group``) a waiting job's queue bit is its
+  (size, group, factor bound): once the reservation refuses the choice of such a combination,
+  its other jobs get the same choice and factor, so they are skipped by the window filter (when
+  the factor is at least their bound) or by their estimate alone -- the same starts, far fewer
+  jobs placed and checked.
 
 Flat pools (SWF traces): ``engine_flat.run_flat`` stays the specialised fast path of the same
 loop for plain replays (a processor count instead of bit sets; measured against this engine's
@@ -53,11 +60,14 @@ from typing import Sequence
 import numpy as np
 
 from swftools.errors import UsageError
-from swftools.replay.model import FlatNodes, GpuNodes, GpuState, bits, gpu_reservation
+from swftools.replay.model import (FlatNodes, GpuNodes, GpuState, TrackedGpuState, bits,
+                                   gpu_reservation)
 from swftools.replay.placement import BestFit, Placement, RuntimeFactor
 from swftools.replay.workload import Workload
 
 INFINITY = 1 << 62
+FLOAT_INF = float("inf")
+MAX_COMBOS = 1024  # (size, choice group, factor bound) combinations with their own queue bit
 
 
 @dataclass
@@ -107,7 +117,8 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
     per_node = work.gpus_per_node.tolist()
     easy = policy == "easy"
 
-    state = GpuState(model, submit[0])
+    # the general path's state records its changes (placements cache by them)
+    state = (TrackedGpuState if general else GpuState)(model, submit[0])
     tree_est = estimate  # what the queue's segment tree holds: estimates or lower bounds
     if general:
         if placement is None:
@@ -245,15 +256,24 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
         est_key[j] = k
         insort(running, k)
 
+    # the placement's factor (its memo of the last choice, keyed-factor cache) when it was
+    # started with this callback; else the callback itself
+    placement_factor = (placement.factor if general and runtime_factor is not None
+                        and getattr(placement, "runtime_factor", None) is runtime_factor
+                        and hasattr(placement, "_factors") else None)
+
     def factor_of(j: int, node_set: int, gpus: int) -> float:
         if runtime_factor is None:
             return 1.0
-        memo = placement.memo
-        if memo is not None and memo[0] == j and memo[1] == node_set and memo[2] == gpus:
-            return memo[3]
-        ks = bits(node_set)
-        f = runtime_factor(j, ks, [bits(gpus)] * len(ks))
-        if not f > 0 or f == float("inf"):
+        if placement_factor is not None:
+            f = placement_factor(j, node_set, gpus)
+        else:
+            memo = placement.memo
+            if memo is not None and memo[0] == j and memo[1] == node_set and memo[2] == gpus:
+                return memo[3]
+            ks = bits(node_set)
+            f = runtime_factor(j, ks, [bits(gpus)] * len(ks))
+        if not f > 0 or f == FLOAT_INF:
             raise UsageError(f"run-time factor of job {int(work.job_id[j])} must be positive "
                              f"and finite, not {f!r}")
         return f
@@ -272,6 +292,38 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
         k = (now + e) << shift | j
         est_key[j] = k
         insort(running, k)
+
+    # Choice groups (general path, built-in placements; ``Placement.choice_group``): a waiting
+    # job's queue bit is that of its (size, group, lower bound of its factor). From one state,
+    # the jobs of such a combination get the same placement and factor ``f``; once the
+    # reservation refuses that placement, the rest of them can start only if their estimate
+    # x ``f`` ends by the shadow time, so -- when ``f`` >= their lower bound, i.e. the window
+    # filter finds every such job -- the combination's bit leaves ``allowed`` until the next
+    # start. Same starts, far fewer jobs looked at.
+    group_of = placement.choice_group() if general and hasattr(placement, "choice_group") else None
+    if group_of is not None:
+        combo_bit: dict[tuple[int, object, float], int] = {}
+        combo_bound: dict[int, float] = {}
+        size_index = {s: k for k, s in enumerate(distinct)}
+        bound_of = (min_factor if not isinstance(min_factor, (int, float))
+                    else [min_factor] * n)
+        enqueue_shape = enqueue
+
+        def enqueue(j: int) -> None:  # noqa: F811 (the grouped twin: sets the job's bit first)
+            s = size[j]
+            lower = float(bound_of[j])
+            key = (s, group_of(j), lower)
+            b = combo_bit.get(key)
+            if b is None and len(combo_bit) >= MAX_COMBOS:
+                b = key_bit[s]  # too many combinations: the size's own bit, never skipped
+            elif b is None:
+                b = combo_bit[key] = 1 << (len(distinct) + len(combo_bit))
+                shape_of[b] = s
+                combo_bound[b] = lower
+                for i in range(size_index[s] + 1, len(fit_masks)):
+                    fit_masks[i] |= b
+            bit[j] = b
+            enqueue_shape(j)
 
     def launch_general(j: int, now: int) -> None:
         node_set, gpus = choose(state, j, nodes_of[j], per_node[j])
@@ -353,24 +405,47 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
             continue
         top = (head + leaves) >> (head ^ (next_pos - 1)).bit_length()
         pos = head
+        stale = True
         while general:
-            # shapes some placement may start past the shadow time; the chosen one is checked
-            present = keys[1] & fit
-            allowed = 0
-            while present:
-                b = present & -present
-                present ^= b
-                s = shape_of[b]
-                if reservation.may_allow(state, shape_nodes[s], shape_per_node[s]):
-                    allowed |= b
+            if stale:
+                # shapes some placement may start past the shadow time; the chosen one is checked
+                # (a rejected candidate changes nothing: recomputed only after a start)
+                present = keys[1] & fit
+                allowed = 0
+                verdict = {}
+                while present:
+                    b = present & -present
+                    present ^= b
+                    s = shape_of[b]
+                    ok = verdict.get(s)
+                    if ok is None:
+                        ok = verdict[s] = reservation.may_allow(state, shape_nodes[s],
+                                                                shape_per_node[s])
+                    if ok:
+                        allowed |= b
+                stale = False
+                refused = {}  # combination bit -> factor of its refused choice (this state)
             pos = search(pos + leaves, fit, allowed, reservation.shadow - now, top)
             if pos < 0:
                 break
             j = job_at[pos]
+            if refused:
+                f = refused.get(bit[j])
+                if f is not None and now + (round(estimate[j] * f) if f != 1.0
+                                            else estimate[j]) > reservation.shadow:
+                    continue  # its combination's choice, refused: the same verdict
             node_set, gpus = choose(state, j, nodes_of[j], per_node[j])
             f = factor_of(j, node_set, gpus)
             if now + (round(estimate[j] * f) if f != 1.0 else estimate[j]) > reservation.shadow:
                 if not reservation.allows(node_set, per_node[j]):
+                    if group_of is not None:
+                        b = bit[j]
+                        lower = combo_bound.get(b)
+                        if lower is not None:
+                            if f >= lower:
+                                allowed &= ~b
+                            else:
+                                refused[b] = f
                     continue
                 reservation.commit(node_set, per_node[j])
             dequeue(pos)
@@ -379,6 +454,7 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
             if not bound:
                 break
             fit = fit_masks[bisect_right(distinct, bound)]
+            stale = True
         while not general:
             present = keys[1] & fit
             allowed = 0

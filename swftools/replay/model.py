@@ -211,6 +211,7 @@ class GpuState:
         """Allocate ``per_node`` GPUs on each node of ``node_set``; returns the GPU set used."""
         exact, free, gpu_free = self.exact, self.free, self.gpu_free
         gpus = 0
+        # deliberate twin of take_set's loop: the fast path's per-start walk, kept call-free
         while node_set:
             low = node_set & -node_set
             node_set ^= low
@@ -265,6 +266,35 @@ class GpuState:
             if managed & low:
                 exact[f] ^= low
                 exact[f + per_node] |= low
+
+
+class TrackedGpuState(GpuState):
+    """``GpuState`` that records its changes, for placements that cache (the engine's general
+    path uses it; the fast path keeps the plain ``GpuState``).
+
+    ``gen`` grows at every change of the free GPUs or of the managed nodes, so anything computed
+    from the state is valid while ``gen`` is unchanged; ``dirty`` accumulates the nodes whose free
+    GPUs changed (a placement that keeps per-node structures reads and resets it).
+    """
+
+    def __init__(self, model: GpuNodes, t0: int) -> None:
+        self.gen = 0
+        self.dirty = 0
+        super().__init__(model, t0)
+
+    def set_capacity(self, nodes: int) -> None:
+        GpuState.set_capacity(self, nodes)
+        self.gen += 1
+
+    def take_set(self, node_set: int, per_node: int, gpus: int) -> None:
+        GpuState.take_set(self, node_set, per_node, gpus)
+        self.gen += 1
+        self.dirty |= node_set
+
+    def give_back(self, node_set: int, gpus: int, per_node: int) -> None:
+        GpuState.give_back(self, node_set, gpus, per_node)
+        self.gen += 1
+        self.dirty |= node_set
 
 
 class Reservation:

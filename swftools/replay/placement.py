@@ -55,6 +55,18 @@ Policies (``PLACEMENTS``):
     engine's ``runtime_factor`` estimates each candidate's run time and the smallest wins (ties:
     fewer racks, then lower threshold). Without a ``runtime_factor`` every factor is 1 and the
     fewest-racks, best-class candidate wins.
+
+Keyed run-time factors. With ``PlacementInputs.factor_by_key`` the factor callback promises that
+``runtime_factor(j, None, None)`` (the key query) returns a hashable key of job ``j``, and that a
+job's factor depends on the job only through that key and on the placement only through its
+signature (``Placement.signature``: the GPU models held, the lowest score held, the nodes and
+racks spanned, the GPUs per node; from these placement inputs). Placements then evaluate the
+callback once per (key, signature) and cache it (``Placement.factor``, which the engine uses
+too); ``lxv`` caches its candidates per shape and its choices per (key, shape) while the
+engine's state is unchanged (``model.TrackedGpuState``; on any other state it scans, as the
+reference tests do), and keeps per-threshold usable-GPU counts up to date instead of scanning
+nodes. ``swftools.whatif`` answers the key query with the job's class. Without the flag every
+candidate is evaluated through the callback, as before; the schedules are the same either way.
 """
 
 from __future__ import annotations
@@ -72,6 +84,8 @@ PLACEMENTS = ("packed", "best-fit", "random", "even", "priority", "variability-f
               "locality-first", "lxv")
 
 RuntimeFactor = Callable[[int, list[int], list[list[int]]], float]
+_MISSING = object()
+CACHE_LIMIT = 1 << 17  # entries of a per-placement memo before it starts over
 
 
 @dataclass
@@ -81,6 +95,11 @@ class PlacementInputs:
     ``rack``, ``gpu_model``: one entry per node; ``score``, ``gpu_class``: one row per node, one
     entry per GPU of the node; ``model_speed``: per GPU model index, higher is faster; ``gain``:
     one entry per job (``run_gpu``: queue order; ``replay()``: rows of the input table).
+
+    ``factor_by_key``: the run-time factor callback promises (see "Keyed run-time factors" in the
+    module docstring) that ``runtime_factor(j, None, None)`` returns a hashable key of job ``j``
+    and that the factor depends on the job only through that key and on the placement only
+    through its signature (``Placement.signature``), so placements may cache factors by both.
     """
 
     rack: Sequence[int] | None = None
@@ -89,6 +108,7 @@ class PlacementInputs:
     gpu_class: Sequence[Sequence[int]] | None = None
     model_speed: Sequence[float] | None = None
     gain: Sequence[float] | None = None
+    factor_by_key: bool = False
 
     def resolved(self, n_nodes: int, g: int) -> "Machine":
         """The inputs completed with the homogeneous defaults and checked against the machine."""
@@ -116,7 +136,7 @@ class PlacementInputs:
         speed = [float(s) for s in self.model_speed] if self.model_speed is not None else []
         if len(speed) <= max(model, default=0):
             speed += [1.0] * (max(model, default=0) + 1 - len(speed))
-        return Machine(n_nodes, g, rack, model, score, cls, speed)
+        return Machine(n_nodes, g, rack, model, score, cls, speed, bool(self.factor_by_key))
 
 
 @dataclass
@@ -130,6 +150,7 @@ class Machine:
     score: list[list[float]]
     cls: list[list[int]]
     model_speed: list[float]
+    factor_by_key: bool = False
 
     def group_masks(self, key: Callable[[int], object]) -> list[int]:
         """Node bit sets grouped by ``key(node)``, in ascending key order."""
@@ -200,6 +221,7 @@ class Placement:
         # (j, node_set, gpus, factor) of the last factor a placement computed itself (lxv), so
         # the engine does not call ``runtime_factor`` again for the placement it chose
         self.memo: tuple[int, int, int, float] | None = None
+        self.keyed = False
 
     def start(self, state: GpuState, runtime_factor: RuntimeFactor | None) -> None:
         """Called once before the replay with the engine's state and run-time factor."""
@@ -207,6 +229,131 @@ class Placement:
         self.runtime_factor = runtime_factor
         if self.machine is None:
             self.machine = PlacementInputs().resolved(state.n_nodes, state.g)
+        m = self.machine
+        self.keyed = runtime_factor is not None and m.factor_by_key
+        self._job_key: dict[int, object] = {}
+        self._factors: dict[object, dict[int, float]] = {}  # job key -> signature id -> factor
+        self._sids: dict[tuple, int] = {}  # signature -> its id (a small int hashes fast)
+        self._sid1: dict[tuple[int, int], int] = {}  # single-node (node, gpus) -> signature id
+        self._by_set: dict[tuple, float] = {}  # (job key, node, gpus) -> factor (one node)
+        self._sig1: dict[tuple[int, int], tuple] = {}  # single-node (node, gpus) -> signature
+        by_model = m.group_masks(lambda k: m.model[k])
+        self._model_masks = [(1 << m.model[mask.bit_length() - 1], mask) for mask in by_model]
+        self._rack_masks = m.group_masks(lambda k: m.rack[k])
+        self._node_min = [min(row) if row else 1.0 for row in m.score]
+
+    def choice_group(self) -> Callable[[int], object] | None:
+        """A function giving each job a group such that two jobs of one shape and one group get
+        the same choice and the same run-time factor on it from the same state, or None. The
+        engine uses it to skip, until the next start, the jobs of a (shape, group) whose choice
+        the EASY reservation refused (see ``engine_gpu``). Only the built-in placements declare
+        groups (a subclass gets None unless it declares its own); ``random`` has none (every
+        call draws), nor has any placement with a factor callback that is not keyed."""
+        if type(self) not in _STATE_ONLY:
+            return None
+        return self._factor_group(None)
+
+    def _factor_group(self, choice: Sequence[object] | None) -> Callable[[int], object] | None:
+        """Groups from the placement's own per-job choice groups (None: one) and the factor."""
+        if self.runtime_factor is None:
+            return _one_group if choice is None else choice.__getitem__
+        if not self.keyed:
+            return None
+        if choice is None:
+            return self.job_key
+        job_key = self.job_key
+        return lambda j: (choice[j], job_key(j))
+
+    def job_key(self, j: int) -> object:
+        """The factor key of job ``j`` (keyed factors: ``runtime_factor(j, None, None)``)."""
+        keys = self._job_key
+        if j in keys:
+            return keys[j]
+        key = keys[j] = self.runtime_factor(j, None, None)
+        return key
+
+    def signature(self, node_set: int, gpus: int) -> tuple:
+        """What a keyed factor may depend on of a placement (``gpus`` on every node of
+        ``node_set``): (bit set of the GPU models held, lowest score held, nodes, racks spanned,
+        GPUs per node)."""
+        if not node_set & (node_set - 1):  # one node
+            sig = self._sig1.get((node_set, gpus))
+            if sig is None:
+                m = self.machine
+                k = node_set.bit_length() - 1
+                row = m.score[k]
+                sig = (1 << m.model[k], min(row[i] for i in bits(gpus)), 1, 1, gpus.bit_count())
+                if len(self._sig1) > CACHE_LIMIT:
+                    self._sig1.clear()
+                self._sig1[(node_set, gpus)] = sig
+            return sig
+        models = 0
+        for b, mask in self._model_masks:
+            if node_set & mask:
+                models |= b
+        racks = 0
+        for mask in self._rack_masks:
+            if node_set & mask:
+                racks += 1
+        ks = bits(node_set)
+        m = self.machine
+        if gpus == (1 << m.g) - 1:
+            node_min = self._node_min
+            low = min(node_min[k] for k in ks)
+        else:
+            held = bits(gpus)
+            low = min(m.score[k][i] for k in ks for i in held)
+        return (models, low, len(ks), racks, gpus.bit_count())
+
+    def signature_id(self, node_set: int, gpus: int) -> int:
+        """A small int per distinct ``signature`` (single-node placements memoized)."""
+        one = not node_set & (node_set - 1)
+        if one:
+            sid = self._sid1.get((node_set, gpus))
+            if sid is not None:
+                return sid
+        sig = self.signature(node_set, gpus)
+        sid = self._sids.get(sig)
+        if sid is None:
+            sid = self._sids[sig] = len(self._sids)
+        if one:
+            if len(self._sid1) > CACHE_LIMIT:
+                self._sid1.clear()
+            self._sid1[(node_set, gpus)] = sid
+        return sid
+
+    def factor(self, j: int, node_set: int, gpus: int) -> float:
+        """The run-time factor of job ``j`` on ``gpus`` of every node of ``node_set`` (1.0
+        without a callback; cached by (job key, signature) for keyed factors)."""
+        rf = self.runtime_factor
+        if rf is None:
+            return 1.0
+        memo = self.memo
+        if memo is not None and memo[0] == j and memo[1] == node_set and memo[2] == gpus:
+            return memo[3]
+        if self.keyed:
+            jk = self._job_key.get(j, _MISSING)
+            if jk is _MISSING:
+                jk = self.job_key(j)
+            direct = (jk, node_set, gpus)
+            f = self._by_set.get(direct)
+            if f is not None:
+                return f
+            by_sig = self._factors.get(jk)
+            if by_sig is None:
+                by_sig = self._factors[jk] = {}
+            sid = self.signature_id(node_set, gpus)
+            f = by_sig.get(sid)
+            if f is None:
+                ks = bits(node_set)
+                f = by_sig[sid] = rf(j, ks, [bits(gpus)] * len(ks))
+            if not node_set & (node_set - 1):  # single-node placements repeat a lot
+                if len(self._by_set) > CACHE_LIMIT:
+                    self._by_set.clear()
+                self._by_set[direct] = f
+            return f
+        ks = bits(node_set)
+        return rf(j, ks, [bits(gpus)] * len(ks))
 
     def choose(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
         exact = state.exact
@@ -240,14 +387,38 @@ class Random(Placement):
     def start(self, state: GpuState, runtime_factor: RuntimeFactor | None) -> None:
         super().start(state, runtime_factor)
         self.rng = random.Random(self.seed)
+        self._bits: dict[int, list[int]] = {}  # bit set -> its indices (sets repeat a lot)
 
     def choose(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
-        cands = bits(node_candidates(state, nodes, per_node))
+        memo = self._bits
+        exact = state.exact
         if nodes > 1:
-            return sum(1 << k for k in self.rng.sample(cands, nodes)), state.full_gpus
-        k = self.rng.choice(cands)
-        gpus = self.rng.sample(bits(state.gpu_free[k]), per_node)
-        return 1 << k, sum(1 << i for i in gpus)
+            mask = exact[state.g]
+        else:
+            mask = 0
+            for f in range(per_node, state.g + 1):
+                mask |= exact[f]
+        cands = memo.get(mask)
+        if cands is None:
+            if len(memo) > 4096:
+                memo.clear()
+            cands = bits(mask)
+            if not mask >> 64:  # wide pools: sets rarely repeat, lists are long
+                memo[mask] = cands
+        rng = self.rng
+        if nodes > 1:
+            return sum(1 << k for k in rng.sample(cands, nodes)), state.full_gpus
+        k = rng.choice(cands)
+        free = state.gpu_free[k]
+        held = memo.get(free)
+        if held is None:
+            held = memo[free] = bits(free)
+        if per_node == 1:  # sample(held, 1) draws exactly as choice(held): one _randbelow(len)
+            return 1 << k, 1 << rng.choice(held)
+        chosen = 0
+        for i in rng.sample(held, per_node):
+            chosen |= 1 << i
+        return 1 << k, chosen
 
 
 class Tiered(Placement):
@@ -270,6 +441,11 @@ class Tiered(Placement):
 
 class Priority(Tiered):
     name = "priority"
+
+    def choice_group(self) -> Callable[[int], object] | None:
+        if type(self) is not Priority:
+            return None
+        return self._factor_group(self.high)
 
     def start(self, state: GpuState, runtime_factor: RuntimeFactor | None) -> None:
         super().start(state, runtime_factor)
@@ -306,8 +482,25 @@ class Even(Placement):
         super().start(state, runtime_factor)
         m = self.machine
         self.models = m.group_masks(lambda k: m.model[k])
+        # choices by shape while the state is unchanged (the choice does not depend on the job)
+        self._gen = -1
+        self._chosen: dict[tuple[int, int], tuple[int, int]] = {}
 
     def choose(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
+        gen = getattr(state, "gen", None)
+        if gen is None or state is not self.state:
+            return self.scan(state, j, nodes, per_node)
+        if gen != self._gen:
+            self._gen = gen
+            self._chosen.clear()
+        hit = self._chosen.get((nodes, per_node))
+        if hit is None:
+            hit = self._chosen[(nodes, per_node)] = self.scan(state, j, nodes, per_node)
+        return hit
+
+    def scan(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
+        """The choice computed from the state (``choose`` caches it while the state is
+        unchanged)."""
         if len(self.models) == 1:
             return Placement.choose(self, state, j, nodes, per_node)
         cands = node_candidates(state, nodes, per_node)
@@ -369,6 +562,11 @@ class LocalityFirst(BestFit):
 class Lxv(LocalityFirst):
     name = "lxv"
 
+    def choice_group(self) -> Callable[[int], object] | None:
+        if type(self) is not Lxv:
+            return None
+        return self._factor_group(None)  # keyed factors: the choice follows the factor key
+
     def start(self, state: GpuState, runtime_factor: RuntimeFactor | None) -> None:
         super().start(state, runtime_factor)
         m = self.machine
@@ -379,6 +577,146 @@ class Lxv(LocalityFirst):
         self.node_ok = [sum(1 << k for k in range(m.n_nodes) if max(m.cls[k]) <= c)
                         for c in self.classes]
         self.order = m.gpu_order(True)
+        # On the engine's state (``TrackedGpuState``) the candidates are kept up to date instead
+        # of scanned: per threshold t below the last, ``usable[t][k]`` = free GPUs of class <= c
+        # on node k, ``by_usable[t][u]`` the nodes with ``u`` of them and bit u of
+        # ``nonempty[t]`` set when there is one (the last threshold admits every GPU: the
+        # state's ``exact``); candidates per shape and choices per (job key, shape) are cached
+        # while the state's ``gen`` is unchanged.
+        self.tracked = state if hasattr(state, "gen") else None
+        self._gen = -1
+        self._cands: dict[tuple[int, int], list[tuple]] = {}
+        self._choice: dict[tuple, tuple[int, int, float]] = {}
+        self._picks: dict[tuple[int, int, int], int] = {}
+        if self.tracked is not None:
+            g = state.g
+            partial = range(len(self.classes) - 1)
+            self.usable = [[0] * m.n_nodes for _ in partial]
+            self.by_usable = [[0] * (g + 1) for _ in partial]
+            self.nonempty = [0 for _ in partial]
+            for t in partial:
+                ok, usable, by = self.gpu_ok[t], self.usable[t], self.by_usable[t]
+                for k in range(m.n_nodes):
+                    u = (state.gpu_free[k] & ok[k]).bit_count()
+                    usable[k] = u
+                    by[u] |= 1 << k
+                    self.nonempty[t] |= 1 << u
+            self._per_t = [(t, self.gpu_ok[t], self.usable[t], self.by_usable[t])
+                           for t in partial]
+            state.dirty = 0
+
+    def refresh(self, state: GpuState) -> None:
+        """Bring ``usable`` / ``by_usable`` up to date with the nodes changed since last time."""
+        dirty = state.dirty
+        if not dirty:
+            return
+        state.dirty = 0
+        gpu_free = state.gpu_free
+        nonempty = self.nonempty
+        for k in bits(dirty) if dirty & (dirty - 1) else (dirty.bit_length() - 1,):
+            free = gpu_free[k]
+            low = 1 << k
+            for t, ok, usable, by in self._per_t:
+                u = (free & ok[k]).bit_count()
+                old = usable[k]
+                if u != old:
+                    usable[k] = u
+                    rest = by[old] ^ low
+                    by[old] = rest
+                    if not rest:
+                        nonempty[t] ^= 1 << old
+                    if not by[u]:
+                        nonempty[t] |= 1 << u
+                    by[u] |= low
+
+    def candidates(self, state: GpuState, nodes: int, per_node: int) -> list[tuple]:
+        """The distinct candidates (t, node set, GPU set, racks spanned, signature) of a shape,
+        thresholds ascending, from the kept-up-to-date structures (same as ``candidate``)."""
+        out: list[tuple] = []
+        exact = state.exact
+        g = state.g
+        keyed = self.keyed
+        if nodes > 1:
+            seen = set()
+            whole_all = exact[g]
+            rack_masks = self.racks
+            for t in range(len(self.classes)):
+                whole = whole_all & self.node_ok[t]
+                if whole.bit_count() < nodes:
+                    continue
+                node_set = fewest_racks(whole, rack_masks, nodes)
+                if node_set in seen:
+                    continue
+                seen.add(node_set)
+                racks = 0
+                for mask in rack_masks:
+                    if node_set & mask:
+                        racks += 1
+                gpus = state.full_gpus
+                out.append((t, node_set, gpus, racks,
+                            self.signature_id(node_set, gpus) if keyed else None))
+            return out
+        managed = state.managed
+        gpu_free = state.gpu_free
+        picks = self._picks
+        sid1 = self._sid1
+        order = self.order
+        nonempty = self.nonempty
+        seen = []
+        for t, ok, usable_t, by in self._per_t:
+            # fewest usable GPUs (>= per_node), then fewest free, then lowest node
+            avail = nonempty[t] >> per_node
+            while avail:
+                lowest = avail & -avail
+                u = per_node + lowest.bit_length() - 1
+                c = by[u] & managed
+                if c:
+                    break
+                avail ^= lowest
+            else:
+                continue
+            cc = c & exact[u]  # usually all its free GPUs are usable
+            if not cc:
+                for f in range(u + 1, g + 1):
+                    cc = c & exact[f]
+                    if cc:
+                        break
+            low = cc & -cc
+            k = low.bit_length() - 1
+            usable = gpu_free[k] & ok[k]
+            pk = (k, usable, per_node)
+            gpus = picks.get(pk)
+            if gpus is None:
+                gpus = picks[pk] = pick_gpus(usable, order[k], per_node)
+            if (low, gpus) in seen:
+                continue
+            seen.append((low, gpus))
+            sid = None
+            if keyed:
+                sid = sid1.get((low, gpus))
+                if sid is None:
+                    sid = self.signature_id(low, gpus)
+            out.append((t, low, gpus, 1, sid))
+        # the last threshold admits every GPU: best fit on the free GPUs
+        for f in range(per_node, g + 1):
+            c = exact[f]
+            if c:
+                low = c & -c
+                k = low.bit_length() - 1
+                usable = gpu_free[k]
+                pk = (k, usable, per_node)
+                gpus = picks.get(pk)
+                if gpus is None:
+                    gpus = picks[pk] = pick_gpus(usable, order[k], per_node)
+                if (low, gpus) not in seen:
+                    sid = None
+                    if keyed:
+                        sid = sid1.get((low, gpus))
+                        if sid is None:
+                            sid = self.signature_id(low, gpus)
+                    out.append((len(self.classes) - 1, low, gpus, 1, sid))
+                break
+        return out
 
     def candidate(self, state: GpuState, t: int, nodes: int, per_node: int) -> tuple[int, int]:
         if nodes > 1:
@@ -407,6 +745,66 @@ class Lxv(LocalityFirst):
         return 1 << k, pick_gpus(gpu_free[k] & ok[k], self.order[k], per_node)
 
     def choose(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
+        if state is not self.tracked:
+            return self.scan(state, j, nodes, per_node)
+        if state.gen != self._gen:
+            self._gen = state.gen
+            self.refresh(state)
+            self._cands.clear()
+            self._choice.clear()
+        factor = self.runtime_factor
+        if self.keyed:
+            jk = self._job_key.get(j, _MISSING)
+            if jk is _MISSING:
+                jk = self.job_key(j)
+            ck = (jk, nodes, per_node)
+        elif factor is None:
+            ck = (nodes, per_node)
+        else:
+            ck = None  # a factor callback without keys: every job is evaluated
+        if ck is not None:
+            hit = self._choice.get(ck)
+            if hit is not None:
+                if factor is not None:
+                    self.memo = (j, hit[0], hit[1], hit[2])
+                return hit[0], hit[1]
+        cands = self._cands.get((nodes, per_node))
+        if cands is None:
+            cands = self._cands[(nodes, per_node)] = self.candidates(state, nodes, per_node)
+        best = None
+        if factor is None:
+            for t, node_set, gpus, racks, sig in cands:
+                key = (1.0, racks, t)
+                if best is None or key < best[0]:
+                    best = (key, node_set, gpus)
+        elif ck is not None:
+            by_sig = self._factors.get(jk)
+            if by_sig is None:
+                by_sig = self._factors[jk] = {}
+            for t, node_set, gpus, racks, sig in cands:
+                f = by_sig.get(sig)
+                if f is None:
+                    ks = bits(node_set)
+                    f = by_sig[sig] = factor(j, ks, [bits(gpus)] * len(ks))
+                key = (f, racks, t)
+                if best is None or key < best[0]:
+                    best = (key, node_set, gpus)
+        else:
+            for t, node_set, gpus, racks, sig in cands:
+                ks = bits(node_set)
+                key = (factor(j, ks, [bits(gpus)] * len(ks)), racks, t)
+                if best is None or key < best[0]:
+                    best = (key, node_set, gpus)
+        if best is None:  # unreachable: the last threshold admits every GPU
+            return BestFit.choose(self, state, j, nodes, per_node)
+        if ck is not None:
+            self._choice[ck] = (best[1], best[2], best[0][0])
+        if factor is not None:
+            self.memo = (j, best[1], best[2], best[0][0])
+        return best[1], best[2]
+
+    def scan(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
+        """``choose`` on any state: every threshold's candidate scanned from the state."""
         factor = self.runtime_factor
         rack = self.machine.rack
         best = None
@@ -427,6 +825,13 @@ class Lxv(LocalityFirst):
             self.memo = (j, best[1], best[2], best[0][0])
         return best[1], best[2]
 
+
+def _one_group(j: int) -> int:
+    return 0
+
+
+# placements whose choice depends on the state and the job's shape only
+_STATE_ONLY = (Placement, BestFit, Even, VariabilityFirst, LocalityFirst)
 
 POLICY_CLASSES: dict[str, type[Placement]] = {
     "packed": Placement, "best-fit": BestFit, "random": Random, "even": Even,

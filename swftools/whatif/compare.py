@@ -154,6 +154,7 @@ def jct_cdf_figure(runs: list[tuple[str, pa.Table]], path: str | Path) -> Path:
         ax.set_title("Job completion time per placement policy")
         ax.grid(True, which="major", linewidth=0.4, color="#cccccc")
         ax.legend(loc="lower right", fontsize=8)
+        fig.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.15)
         FigureCanvasAgg(fig)
         fig.savefig(path, format="png", metadata={"Software": None})
     return path

@@ -4,8 +4,9 @@ Every policy runs on the same EASY (or FCFS) engine (``swftools.replay``), the s
 model and the same job classes; only the placement differs. A job's run time and EASY estimate
 are its recorded run time and requested walltime times the run-time factor of the GPUs it gets
 (``swftools.whatif.sensitivity``); the backfill filter uses a lower bound of that factor (the
-fastest GPU model at the best score, no communication), so a reservation is never broken by a
-job that turns out slower than its bound.
+fastest GPU model at the best score, no communication on the new placement, the recorded
+placement's communication at the largest GPU count the job may hold), and the engine then checks
+the job's real factor, so a reservation is never broken.
 
 Gain of a job (what ``priority`` ranks by): its class's speed on the site's fastest GPU model over
 its speed on the slowest one. On a homogeneous site every gain is 1.
@@ -85,6 +86,30 @@ def _profile(profile: Profile | str | Path | None, site: Site) -> Profile | None
     return read_profile(profile, site)
 
 
+def _factor_lower_bounds(table: pa.Table, fm: Any, speeds: np.ndarray,
+                         classes: np.ndarray) -> np.ndarray:
+    """Per row, a factor no placement can beat: factor = (I r + comm) / (I + comm_recorded) >=
+    I r_min / (I + comm_recorded(p_max)), with r_min the trace model's speed over the fastest
+    model's at the best score, comm >= 0, and comm_recorded growing with the GPU count p (so the
+    largest count the job may hold gives the smallest bound)."""
+    from swftools.replay.workload import int_column, job_size
+
+    best_score = float(np.max(fm.score)) if fm.score.size else 1.0
+    r_min = np.array([fm.trace_speed[c] / speeds[c].max() for c in range(len(speeds))]) / best_score
+    size, _ = job_size(table)
+    gpus, known = int_column(table, "gpus")
+    p_max = np.maximum(np.maximum(size, np.where(known, gpus, 1)), 1)
+    bounds = np.empty(table.num_rows)
+    cache: dict[tuple[int, int], float] = {}
+    for row, (c, p) in enumerate(zip(classes.tolist(), p_max.tolist())):
+        key = (c, p)
+        if key not in cache:
+            i = float(fm.iter_s[c])
+            cache[key] = float(i * r_min[c] / (i + fm.comm_s(c, fm.recorded_level(p), p)))
+        bounds[row] = cache[key]
+    return bounds
+
+
 def parse_policies(policies: str | Sequence[str]) -> list[str]:
     """Placement names from ``a,b,c`` or a list; UsageError for unknown or repeated names."""
     names = [p.strip() for p in (policies.split(",") if isinstance(policies, str) else policies)
@@ -135,18 +160,18 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
     speeds = np.array([[sens.speed(c, m) for m in site_obj.gpu_models]
                        for c in range(len(sens.classes))])
     gain = (speeds.max(axis=1) / speeds.min(axis=1))[classes]
-    best_score = float(np.max(fm.score)) if fm.score.size else 1.0
-    fastest = np.array([max(fm.trace_speed[c] / s for s in speeds[c]) for c in range(len(speeds))])
-    min_factor = (fastest / best_score)[classes]  # no communication term: a lower bound
+    min_factor = _factor_lower_bounds(table, fm, speeds, classes)
     klass = prof.classes.tolist() if prof is not None else None
     # placements rank GPU models by their mean speed over the job classes (higher: faster)
     model_speed = [float(fm.speed[:, i].mean()) for i in range(len(fm.models))]
     inputs = PlacementInputs(rack=list(site_obj.rack_of_node), gpu_model=fm.node_model.tolist(),
                              score=fm.score.tolist(), gpu_class=klass, model_speed=model_speed,
-                             gain=gain.tolist())
+                             gain=gain.tolist(), factor_by_key=True)
     cls_list = classes.tolist()
 
-    def factor(row: int, nodes: list[int], gpus: list[list[int]]) -> float:
+    def factor(row: int, nodes: list[int] | None, gpus: list[list[int]] | None) -> float:
+        if nodes is None:  # the key query of keyed factors: a job's factor depends on its class
+            return cls_list[row]
         return fm.factor(cls_list[row], nodes, gpus)
 
     results: dict[str, ReplayResult] = {}

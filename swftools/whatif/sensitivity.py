@@ -344,6 +344,17 @@ class FactorModel:
         p = sum(len(g) for g in gpus)
         if p == 0:
             raise ValueError("a placement holds at least one GPU")
+        g0 = gpus[0]
+        if len(nodes) > 4 and g0 and all(gs is g0 for gs in gpus):
+            # many nodes with one GPU list (the engine's multi-node jobs): in numpy, same values
+            idx = np.asarray(nodes, dtype=np.int64)
+            s_min = float(self.score[idx][:, g0].min())
+            mask = 0
+            for m in np.unique(self.node_model[idx]).tolist():
+                mask |= 1 << m
+            level = (1 if len(set(nodes)) == 1
+                     else 2 if np.unique(self.rack[idx]).size == 1 else 3)
+            return (cls, mask, s_min, level, p)
         mask = 0
         s_min = math.inf
         for n, gs in zip(nodes, gpus):
