@@ -140,3 +140,13 @@ def test_any_profile_is_positive_bounded_and_ordered(site, spread, seed, classes
     again = generate_profile(site, spread=spread, seed=seed, classes=classes,
                              distribution=distribution)
     assert again.to_csv() == profile.to_csv()
+
+
+def test_seeds_beyond_32_bits_are_accepted():
+    """Found by hypothesis: scipy's k-means seeds a 32-bit RandomState."""
+    from swftools.site import load_site
+
+    site = load_site("aaic")
+    big = generate_profile(site, spread=0.05, seed=2**32, classes=4)
+    assert big.to_csv() == generate_profile(site, spread=0.05, seed=2**32, classes=4).to_csv()
+    assert 1 <= big.n_classes <= 4

@@ -115,7 +115,8 @@ def cluster_scores(scores: np.ndarray, classes: int, seed: int) -> np.ndarray:
     data = flat.reshape(-1, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "One of the clusters is empty": handled below
-        centroids, _ = kmeans2(data, k, iter=50, minit="++", seed=seed)
+        # scipy seeds a legacy RandomState, which takes 32-bit seeds only; any seed >= 0 is valid
+        centroids, _ = kmeans2(data, k, iter=50, minit="++", seed=seed % 2**32)
     labels, _ = vq(data, centroids)  # the final assignment: nearest centroid
     used = np.unique(labels)
     means = np.array([flat[labels == c].mean() for c in used])
