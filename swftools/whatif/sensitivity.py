@@ -317,18 +317,11 @@ class FactorModel:
 
     def recorded_level(self, p: int) -> int:
         """Link level of the recorded (packed) placement of a ``p``-GPU job."""
-        if p <= 1:
-            return 0
-        nodes = -(-p // self.gpus_per_node)
-        return 1 if nodes == 1 else 2 if nodes <= self.max_rack_nodes else 3
+        return recorded_level(self.gpus_per_node, self.max_rack_nodes, p)
 
     def level(self, nodes: Sequence[int], p: int) -> int:
         """Link level a placement on ``nodes`` with ``p`` GPUs spans (0: one GPU)."""
-        if p <= 1:
-            return 0
-        if len(set(nodes)) == 1:
-            return 1
-        return 2 if len({int(self.rack[n]) for n in nodes}) == 1 else 3
+        return placement_level(self.rack, nodes, p)
 
     def comm_s(self, cls: int, level: int, p: int) -> float:
         """Ring all-reduce time of one iteration: 2(p-1)/p G / B + 2(p-1) L."""
@@ -427,21 +420,30 @@ def runtime_factor(site: Site, sens: Sensitivity, cls: int, nodes: list[int],
     return factor_model(site, sens, trace_gpu_model).factor(cls, nodes, gpus)
 
 
+def placement_level(rack_of_node: Sequence[int], nodes: Sequence[int], p: int) -> int:
+    """Index into ``LEVELS`` of the links a ``p``-GPU placement on ``nodes`` spans."""
+    if p <= 1:
+        return 0
+    if len(set(nodes)) == 1:
+        return 1
+    return 2 if len({int(rack_of_node[n]) for n in nodes}) == 1 else 3
+
+
+def recorded_level(gpus_per_node: int, max_rack_nodes: int, p: int) -> int:
+    """Index into ``LEVELS`` of the recorded placement of a ``p``-GPU job: packed on
+    ceil(p / gpus_per_node) nodes, in one rack if they fit in the largest one."""
+    if p <= 1:
+        return 0
+    nodes = -(-p // gpus_per_node)
+    return 1 if nodes == 1 else 2 if nodes <= max_rack_nodes else 3
+
+
 def link_kind(site: Site, nodes: Sequence[int], p: int) -> str:
     """``none`` (one GPU), ``intra_node``, ``inter_node`` or ``inter_rack`` for a placement."""
-    if p <= 1:
-        return "none"
-    if len(set(nodes)) == 1:
-        return "intra_node"
-    return "inter_node" if len({site.rack_of_node[n] for n in nodes}) == 1 else "inter_rack"
+    return LEVELS[placement_level(site.rack_of_node, nodes, p)]
 
 
 def recorded_link_kind(site: Site, p: int) -> str:
     """The link level of the recorded placement of a ``p``-GPU job (packed, one rack if it fits)."""
-    if p <= 1:
-        return "none"
-    nodes = -(-p // site.gpus_per_node)
-    if nodes == 1:
-        return "intra_node"
     racks = np.unique(np.array(site.rack_of_node), return_counts=True)[1]
-    return "inter_node" if nodes <= int(racks.max()) else "inter_rack"
+    return LEVELS[recorded_level(site.gpus_per_node, int(racks.max()), p)]
