@@ -47,7 +47,7 @@ class WhatIf:
     site: str
     sensitivity: str
     classes: str  # how job classes were chosen
-    profile: str | None
+    profile: Any  # the profile file, or the summary of a generated one
     scheduler: str
     policies: list[str]
     results: dict[str, ReplayResult]
@@ -144,21 +144,21 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
     """
     names = parse_policies(policies)
     site_obj = None if procs is not None else resolve_site(site, table)
-    if site_obj is None:
+    flat = site_obj is None
+    if flat:
         from swftools.replay import resource_model
 
         pool = resource_model(table, None, procs)  # the header's MaxProcs, or UsageError
-        site_obj = flat_site(getattr(pool, "procs"))
+        site_obj = flat_site(pool.procs)
     if sensitivity is None:
-        sensitivity = FLAT_SENSITIVITY if site_obj.name.startswith("flat-") else DEFAULT_SENSITIVITY
+        sensitivity = FLAT_SENSITIVITY if flat else DEFAULT_SENSITIVITY
     prof = _profile(profile, site_obj)
     if prof is not None:
         site_obj = with_scores(site_obj, prof.scores.tolist())
     sens = sensitivity if isinstance(sensitivity, Sensitivity) else load_sensitivity(sensitivity)
     classes, described = assign_classes(table, sens, column=class_column, rule=class_rule)
     fm = factor_model(site_obj, sens)
-    speeds = np.array([[sens.speed(c, m) for m in site_obj.gpu_models]
-                       for c in range(len(sens.classes))])
+    speeds = fm.speed[:, np.unique(fm.node_model)]  # per class, on the site's GPU models
     gain = (speeds.max(axis=1) / speeds.min(axis=1))[classes]
     min_factor = _factor_lower_bounds(table, fm, speeds, classes)
     klass = prof.classes.tolist() if prof is not None else None
