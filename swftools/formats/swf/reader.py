@@ -103,11 +103,16 @@ def _layout(pads: np.ndarray, flags: np.ndarray) -> dict[str, Any]:
     return {"widths": widths, "reasons": reasons}
 
 
+def _line_tokens(body: bytes, row: int) -> list[str]:
+    """The fields of job line ``row`` of ``body``, split as the tokenizer splits them (bytes, on
+    blanks, tabs and CRs), as latin-1 text (for messages)."""
+    raw = body.split(b"\n", row + 1)[row]
+    return [t.decode("latin-1") for t in re.split(rb"[ \t\r]+", raw) if t]
+
+
 def _tokenize_error(path: str, body: bytes, error: np.ndarray, row_lines: np.ndarray) -> InputError:
     kind, row, k = (int(x) for x in error)
-    raw = body.split(b"\n")[row]
-    # split as the tokenizer does (bytes, on blanks, tabs and CRs), then show tokens as written
-    tokens = [t.decode("latin-1") for t in re.split(rb"[ \t\r]+", raw) if t]
+    tokens = _line_tokens(body, row)
     line = int(row_lines[row])
     if kind == swf_kernels.TOO_FEW:
         return InputError(path, f"expected {N_FIELDS} fields, found {len(tokens)}", line=line,
@@ -153,7 +158,7 @@ def _not_integer(path: str, body: bytes, frac: np.ndarray, k: int,
     """The error for the first decimal token in count field ``k`` (SWF allows decimals only in
     the time fields and the average CPU time)."""
     row = int(np.flatnonzero(frac[k] >= 0)[0])
-    value = body.split(b"\n", row + 1)[row].split()[k].decode("latin-1")
+    value = _line_tokens(body, row)[k]
     return InputError(path, f"{value!r} is not an integer", line=int(row_lines[row]),
                       field=FIELDS[k].label, value=value,
                       expected="a whole number, -1 if unknown; SWF allows decimals only in the "
