@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from swftools.errors import InputError
 from swftools.fileio import is_gzip
+from swftools.formats.datapackage.cells import DECIMAL
 from swftools.formats.inputs import detect_gzip
 from swftools.telemetry.buffer import TS_MAX_S, TS_MIN_S, FileStats, timestamp_problem
 from swftools.telemetry.metric_map import MetricMap, canonical_metrics
@@ -26,7 +27,7 @@ from swftools.telemetry.metric_map import MetricMap, canonical_metrics
 LONG_COLUMNS = ("ts", "node", "gpu_index", "metric", "value")
 # The texts of the CSV's numbers (ASCII; no '_', no blanks, no hex), for DuckDB's RE2.
 GPU_INDEX_PATTERN = "[0-9]{1,9}"
-TS_PATTERN = r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
+TS_PATTERN = DECIMAL
 VALUE_PATTERN = TS_PATTERN + "|[+-]?(?i:inf|infinity|nan)"
 
 

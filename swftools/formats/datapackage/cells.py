@@ -28,10 +28,13 @@ import pyarrow.compute as pc
 TRUE_VALUES = ("true", "True", "TRUE", "1")
 FALSE_VALUES = ("false", "False", "FALSE", "0")
 
+# A decimal number with optional sign, fraction and exponent (ASCII; no '_', blanks or hex);
+# also the grammar of numbers in telemetry long tables.
+DECIMAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 # Table Schema type -> the text of a valid cell (unanchored; ASCII only).
 GRAMMAR: dict[str, str] = {
     "integer": r"[+-]?[0-9]+",
-    "number": r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|INF|-INF",
+    "number": DECIMAL + "|NaN|INF|-INF",
     "boolean": "|".join(TRUE_VALUES + FALSE_VALUES),
 }
 # The same, anchored for pyarrow's RE2 (``$`` is the end of the text there, not of a line).
