@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from swftools.replay.result import JOBS_SCHEMA
-from swftools.whatif.compare import compare, figures, jct_cdf_figure, offered_gpu_seconds, table_text
+from swftools.whatif.compare import compare, figures, jct_cdf_figure, table_text
 
 
 def jobs(rows: list[tuple[int, int, int, int]]) -> pa.Table:
@@ -52,9 +52,12 @@ def test_relative_to_the_first_policy_and_table():
 
 
 def test_capacity_timeline_is_integrated_over_the_makespan():
-    assert offered_gpu_seconds([(0, 10), (50, 20)], 0, 100) == 10 * 50 + 20 * 50
-    assert offered_gpu_seconds([(100, 10)], 0, 50) == 500  # first entry holds from the start
-    assert offered_gpu_seconds([(0, 10)], 5, 5) == 0
+    # 1,000 GPU-seconds used of 10 x 50 + 20 x 50 available
+    assert figures(jobs([(0, 0, 100, 10)]), [(0, 10), (50, 20)])["utilization"] == \
+        pytest.approx(1000 / (10 * 50 + 20 * 50))
+    # the first entry holds from the start: 250 of 10 x 50
+    assert figures(jobs([(0, 0, 50, 5)]), [(100, 10)])["utilization"] == pytest.approx(250 / 500)
+    assert figures(jobs([(5, 0, 0, 1)]), [(0, 10)])["utilization"] == 0  # no makespan
 
 
 @given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**5), st.integers(0, 10**5),

@@ -133,6 +133,11 @@ def utilization(start: np.ndarray, end: np.ndarray, size: np.ndarray,
     return float((busy * width).sum()) / total if total else None
 
 
+def bounded_slowdown(wait: np.ndarray, run: np.ndarray) -> np.ndarray:
+    """Per job ``max(1, (wait + run) / max(run, tau))``, tau = ``BOUNDED_SLOWDOWN_TAU_S``."""
+    return np.maximum(1.0, (wait + run) / np.maximum(run, BOUNDED_SLOWDOWN_TAU_S))
+
+
 def summarize(jobs: pa.Table, skipped: pa.Table, *, model: str, policy: str, allocation: str | None,
               kill_at_request: bool, unit: str, capacity: list[tuple[int, int]]) -> dict[str, Any]:
     """The replay summary: jobs, makespan, waits, bounded slowdown, utilization, peak busy."""
@@ -164,7 +169,7 @@ def summarize(jobs: pa.Table, skipped: pa.Table, *, model: str, policy: str, all
         return summary
     wait = start - submit
     t0, t1 = int(submit.min()), int(end.max())
-    bsld = np.maximum(1.0, (wait + run) / np.maximum(run, BOUNDED_SLOWDOWN_TAU_S))
+    bsld = bounded_slowdown(wait, run)
     used = utilization(start, end, size, capacity, t0, t1)
     summary.update({
         "first_submit_time": t0,

@@ -9,8 +9,8 @@ Figures per policy, from the replayed per-job schedule (``replay.result.JOBS_SCH
 - ``makespan_s``: last end - first submit;
 - ``total_run_s``: the sum of run times (the "total job time" of a GPU-assignment study),
   ``gpu_hours``: the sum of GPUs held x run time;
-- ``utilization``: GPU-seconds used / GPU-seconds offered by the capacity timeline over the
-  makespan.
+- ``utilization``: GPU-seconds used / GPU-seconds available over the makespan, as the replay
+  summary computes it (``replay.result.utilization``: the capacity timeline in force).
 
 Each figure is also given relative to the first policy (``relative``: value / first value).
 """
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from swftools.replay.result import BOUNDED_SLOWDOWN_TAU_S
+from swftools.replay.result import bounded_slowdown, utilization
 
 FIGURES = ("jobs", "mean_wait_s", "median_wait_s", "geomean_jct_s", "mean_bounded_slowdown",
            "makespan_s", "total_run_s", "gpu_hours", "utilization")
@@ -49,47 +49,31 @@ class PolicyFigures:
                 "relative": {k: v for k, v in self.relative.items()}}
 
 
-def offered_gpu_seconds(capacity: list[tuple[int, int]], start: int, end: int) -> float:
-    """GPU-seconds offered over ``[start, end)`` by a capacity timeline of ``(since, units)``."""
-    if end <= start or not capacity:
-        return 0.0
-    total = 0.0
-    points = sorted(capacity)
-    for k, (since, units) in enumerate(points):
-        until = points[k + 1][0] if k + 1 < len(points) else end
-        lo, hi = max(since, start), min(until, end)
-        if k == 0:
-            lo = start  # the first entry holds from the beginning of the replay
-        if hi > lo:
-            total += float(units) * (hi - lo)
-    return total
-
-
 def figures(jobs: pa.Table, capacity: list[tuple[int, int]]) -> dict[str, float]:
     """The comparison figures of one replayed schedule (see the module docstring)."""
     n = jobs.num_rows
     if n == 0:
         return {name: 0.0 for name in FIGURES}
     submit = jobs.column("submit_time").to_numpy()
+    start = jobs.column("start_time").to_numpy()
     end = jobs.column("end_time").to_numpy()
     wait = jobs.column("wait_s").to_numpy().astype(np.float64)
     run = jobs.column("run_s").to_numpy().astype(np.float64)
-    size = jobs.column("size").to_numpy().astype(np.float64)
+    size = jobs.column("size").to_numpy()
     jct = np.maximum(wait + run, 1.0)
     first, last = int(submit.min()), int(end.max())
     used = float((size * run).sum())
-    offered = offered_gpu_seconds(capacity, first, last)
+    busy_share = utilization(start, end, size, capacity, first, last)  # as the replay summary
     return {
         "jobs": float(n),
         "mean_wait_s": float(wait.mean()),
         "median_wait_s": float(np.median(wait)),
         "geomean_jct_s": float(np.exp(np.log(jct).mean())),
-        "mean_bounded_slowdown": float(np.maximum(
-            1.0, (wait + run) / np.maximum(run, BOUNDED_SLOWDOWN_TAU_S)).mean()),
+        "mean_bounded_slowdown": float(bounded_slowdown(wait, run).mean()),
         "makespan_s": float(last - first),
         "total_run_s": float(run.sum()),
         "gpu_hours": used / 3600.0,
-        "utilization": used / offered if offered else 0.0,
+        "utilization": busy_share or 0.0,
     }
 
 
@@ -161,4 +145,4 @@ def jct_cdf_figure(runs: list[tuple[str, pa.Table]], path: str | Path) -> Path:
 
 
 __all__ = ["COLUMNS", "FIGURES", "PolicyFigures", "compare", "figures", "jct_cdf_figure",
-           "offered_gpu_seconds", "table_text"]
+           "table_text"]
