@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 from swftools.errors import InputError, UsageError
 from swftools.resources import load_json
-from swftools.site import load_site, site_from_settings
+from swftools.site import load_site
 from swftools.whatif.cluster import upgraded, with_scores
 from swftools.whatif.sensitivity import (FactorModel, assign_classes, factor_model,
                                          hash_classes, link_kind, load_sensitivity,
                                          recorded_link_kind, runtime_factor, splitmix64)
-from tests.strategies import whatif_placements, whatif_settings, whatif_sites
+from tests.strategies import whatif_placements, whatif_sites
 
 MLPERF = {  # class: (P100, V100) whole-run times, H:MM:SS, as the issue quotes them
     "IC": ("4:33:04", "3:01:13"), "SSD": ("3:12:18", "3:09:12"), "OD": ("2:57:51", "2:23:26"),

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from swftools.cli.common import (EXIT_INVALID, JSON_HELP, OUT_OPTION, SITE_HELP, STRICT_HELP,
+from swftools.cli.common import (EXIT_INVALID, JSON_HELP, OUT_OPTION, SITE_HELP,
                                  handle_errors, print_json)
 
 

@@ -23,7 +23,8 @@ from swftools.atomic import atomic_dir
 from swftools.errors import InputError, UsageError
 from swftools.release import citation, readme
 from swftools.release.settings import check_version, license_of, load_settings
-from swftools.release.tarball import CHECKSUMS, archive_files, sha256_file, write_checksums, write_tarball
+from swftools.fileio import sha256_file
+from swftools.release.tarball import CHECKSUMS, archive_files, write_checksums, write_tarball
 from swftools.site import Site, resolve_site
 
 STAGES = ("read", "anonymize", "validate", "replay", "report", "write", "audit", "checksums")

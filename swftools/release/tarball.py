@@ -6,7 +6,7 @@ import io
 import tarfile
 from pathlib import Path
 
-from swftools.fileio import gzip_writer, sha256_file  # sha256_file: re-exported
+from swftools.fileio import gzip_writer, sha256_file
 
 FIXED_MTIME = 0
 CHECKSUMS = "SHA256SUMS"

@@ -15,7 +15,8 @@ import numpy as np
 from swftools.formats import datapackage
 from swftools.formats import swf
 from swftools.errors import InputError
-from swftools.release.tarball import CHECKSUMS, archive_files, parse_checksums, sha256_file
+from swftools.fileio import sha256_file
+from swftools.release.tarball import CHECKSUMS, archive_files, parse_checksums
 from swftools.site import resolve_site
 from swftools.formats.swf.fields import FIELDS
 from swftools.formats.swf.mapping import swf_field_values

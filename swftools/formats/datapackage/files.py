@@ -18,7 +18,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from swftools.errors import InputError
-from swftools.fileio import file_digest, gzip_writer  # file_digest: re-exported
+from swftools.fileio import gzip_writer
 from swftools.formats.datapackage import cells
 from swftools.formats.inputs import detect_gzip, open_binary, open_text
 from swftools.table import arrow_schema_of, is_required
