@@ -153,7 +153,11 @@ def nodes_with(managed: int, free: list[int], at_least: int) -> int:
         ok = np.unpackbits(raw, bitorder="little")[:width].astype(bool)
         ok &= np.asarray(free[:width]) >= at_least
         return int.from_bytes(np.packbits(ok, bitorder="little").tobytes(), "little")
-    return sum(1 << k for k in bits(managed) if free[k] >= at_least)
+    out = 0
+    for k in range(managed.bit_length()):  # managed node sets are low, mostly contiguous
+        if free[k] >= at_least and managed >> k & 1:
+            out |= 1 << k
+    return out
 
 
 class GpuState:
@@ -390,7 +394,8 @@ def gpu_reservation(state: GpuState, model: GpuNodes, now: int, head_nodes: int,
     def count(managed: int) -> int:
         return nodes_with(managed, projected, threshold).bit_count()
 
-    counted = count(managed)
+    # at ``now`` the projection is the state itself: count from its nodes by free GPUs
+    counted = sum(state.exact[f].bit_count() for f in range(threshold, g + 1))
     i, c = 0, 0
     n_running = len(running)
     t = now

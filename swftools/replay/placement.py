@@ -28,6 +28,11 @@ Policies (``PLACEMENTS``):
 ``random``
     a uniformly random node among those that fit (random whole nodes for multi-node jobs) and
     random free GPUs on it; ``random.Random(seed)``, so the same seed gives the same replay.
+    On the engine's state one draw is made per job shape and state: jobs of the same shape asked
+    about before the state changes (backfill candidates the reservation refuses) get the same
+    draw, and the next start or end draws afresh. Every job that starts still gets a uniformly
+    random placement among those that fit at its start; only refused candidates share draws,
+    which lets the engine skip the rest of a refused shape as it does for the other policies.
 ``even``
     spreads every GPU model evenly, whatever the job: the job goes to the GPU model with the
     largest share of free GPUs (free GPUs of the model / its GPUs; ties: lower model index) among
@@ -247,8 +252,8 @@ class Placement:
         the same choice and the same run-time factor on it from the same state, or None. The
         engine uses it to skip, until the next start, the jobs of a (shape, group) whose choice
         the EASY reservation refused (see ``engine_gpu``). Only the built-in placements declare
-        groups (a subclass gets None unless it declares its own); ``random`` has none (every
-        call draws), nor has any placement with a factor callback that is not keyed."""
+        groups (a subclass gets None unless it declares its own); none has groups with a factor
+        callback that is not keyed."""
         if type(self) not in _STATE_ONLY:
             return None
         return self._factor_group(None)
@@ -384,12 +389,32 @@ class BestFit(Placement):
 class Random(Placement):
     name = "random"
 
+    def choice_group(self) -> Callable[[int], object] | None:
+        if type(self) is not Random:
+            return None
+        return self._factor_group(None)  # one draw per shape and state (see ``choose``)
+
     def start(self, state: GpuState, runtime_factor: RuntimeFactor | None) -> None:
         super().start(state, runtime_factor)
         self.rng = random.Random(self.seed)
         self._bits: dict[int, list[int]] = {}  # bit set -> its indices (sets repeat a lot)
+        self._gen = -1
+        self._drawn: dict[tuple[int, int], tuple[int, int]] = {}
 
     def choose(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
+        gen = getattr(state, "gen", None)
+        if gen is None or state is not self.state:
+            return self.draw(state, nodes, per_node)
+        if gen != self._gen:
+            self._gen = gen
+            self._drawn.clear()
+        hit = self._drawn.get((nodes, per_node))
+        if hit is None:
+            hit = self._drawn[(nodes, per_node)] = self.draw(state, nodes, per_node)
+        return hit
+
+    def draw(self, state: GpuState, nodes: int, per_node: int) -> tuple[int, int]:
+        """A fresh uniformly random placement of the shape on ``state``."""
         memo = self._bits
         exact = state.exact
         if nodes > 1:
