@@ -37,11 +37,46 @@ from swftools.replay.workload import Workload
 INFINITY = 1 << 62
 
 
-def run_flat(work: Workload, procs: int, policy: str) -> np.ndarray:
-    """Start time of every job of ``work`` (queue order) on ``procs`` processors."""
+COMPILED_MIN_JOBS = 20_000  # below this, loading the compiled twin costs more than it saves
+KEY_BITS = 62  # ``time << shift | job`` keys must stay below 2**62 for the compiled twin
+
+
+def run_flat(work: Workload, procs: int, policy: str, compiled: bool | None = None) -> np.ndarray:
+    """Start time of every job of ``work`` (queue order) on ``procs`` processors.
+
+    ``compiled``: run the numba twin (``engine_flat_jit``, same start times); None decides by
+    size (``COMPILED_MIN_JOBS``) and falls back to Python when times are too large for int64 keys.
+    """
     n = len(work)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    if compiled is None:
+        compiled = n >= COMPILED_MIN_JOBS
+    if compiled and _fits_int64_keys(work):
+        from swftools.replay.engine_flat_jit import run_flat_compiled
+
+        as64 = [np.ascontiguousarray(a, dtype=np.int64)
+                for a in (work.submit, work.runtime, work.size, work.estimate)]
+        return run_flat_compiled(*as64, np.int64(procs), policy == "easy")
+    return _run_flat_python(work, procs, policy)
+
+
+def _fits_int64_keys(work: Workload) -> bool:
+    """Whether every ``time << shift | job`` key of the replay fits the compiled twin's int64."""
+    n = len(work)
+    shift = max(1, n.bit_length())
+    if not n:
+        return True
+    # every start is at most the last submission plus all run times (jobs never idle a free
+    # machine), every estimated end that plus the largest estimate
+    latest = int(work.submit.max()) + int(work.runtime.sum()) + int(work.estimate.max())
+    limit = 1 << (KEY_BITS - shift)
+    return -limit < int(work.submit.min()) and latest < limit
+
+
+def _run_flat_python(work: Workload, procs: int, policy: str) -> np.ndarray:
+    """``run_flat`` in pure Python: the reference the compiled twin is checked against."""
+    n = len(work)
     submit = work.submit.tolist()
     runtime = work.runtime.tolist()
     size = work.size.tolist()

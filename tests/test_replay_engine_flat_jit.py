@@ -1,0 +1,64 @@
+"""The compiled flat engine (``engine_flat_jit``) gives ``run_flat``'s start times job for job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from swftools.formats import swf
+from swftools.replay import resource_model
+from swftools.replay.engine_flat import _fits_int64_keys, run_flat
+from swftools.replay.model import FlatPool
+from swftools.replay.workload import prepare
+
+from .strategies import replay_swf_jobs
+
+TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+
+
+@settings(max_examples=150, deadline=None)
+@given(replay_swf_jobs(max_jobs=60))
+def test_compiled_matches_python_on_random_workloads(case):
+    table, procs = case
+    work = prepare(table, FlatPool(procs))
+    for policy in ("easy", "fcfs"):
+        python = run_flat(work, procs, policy, compiled=False)
+        compiled = run_flat(work, procs, policy, compiled=True)
+        assert np.array_equal(python, compiled), policy
+
+
+def test_keys_too_large_for_int64_fall_back_to_python():
+    table, _ = swf_table([(1, 0, 10, 1), (2, 1 << 60, 10, 1)])
+    work = prepare(table, FlatPool(1))
+    assert not _fits_int64_keys(work)
+    assert run_flat(work, 1, "easy", compiled=True).tolist() == [0, 1 << 60]
+
+
+def swf_table(jobs):
+    from swftools import table as jt
+
+    cols = {"job_id": [], "submit_time": [], "walltime_s": [], "gpus": [],
+            "requested_procs": [], "requested_walltime_s": []}
+    for job_id, submit, run, size in jobs:
+        for key, value in zip(cols, (job_id, submit, run, size, size, run)):
+            cols[key].append(value)
+    return jt.from_columns(cols), None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,procs", [("KTH-SP2-1996-2.1-cln.swf.gz", None),
+                                        ("SDSC-BLUE-2000-4.2-cln.swf.gz", None),
+                                        ("RICC-2010-2.swf.gz", 8192)])
+def test_compiled_matches_python_on_real_traces(name, procs):
+    path = TRACES / name
+    if not path.exists():
+        pytest.skip(f"{path} not found: the real traces live in ../shared/traces beside the "
+                    f"checkout")
+    table = swf.read(path)
+    model = resource_model(table, None, procs)
+    work = prepare(table, model)
+    python = run_flat(work, model.procs, "easy", compiled=False)
+    assert np.array_equal(python, run_flat(work, model.procs, "easy", compiled=True))
