@@ -41,7 +41,7 @@ import pyarrow as pa
 from scipy.stats import ks_2samp
 
 from swftools.replay.result import (BOUNDED_SLOWDOWN_TAU_S, ReplayResult, busy_steps,
-                                    capacity_steps)
+                                    capacity_steps, sorted_distinct)
 from swftools.replay.workload import int_column, job_size
 
 DAY_S = 86_400
@@ -80,7 +80,7 @@ def capacity_violations(rec: dict[str, np.ndarray], capacity: list[tuple[int, in
     times, level = busy_steps(rec["start"], rec["finish"], rec["units"])
     # capacity changes are step points too
     cap_times = np.array([t for t, _ in capacity], dtype=np.int64)
-    all_times = np.unique(np.concatenate([times, cap_times[cap_times >= times[0]]]))
+    all_times = sorted_distinct(np.concatenate([times, cap_times[cap_times >= times[0]]]))
     idx = np.searchsorted(times, all_times, side="right") - 1
     busy = np.where(idx >= 0, level[np.maximum(idx, 0)], 0)
     cap = capacity_steps(capacity, all_times)
@@ -177,7 +177,7 @@ def utilization(rec: dict[str, np.ndarray], result: ReplayResult,
     t1 = max(int(e.max()) for e in ends if len(e))
     t0 -= t0 % bin_s
     edges = np.arange(t0, t1 + bin_s, bin_s, dtype=np.int64)
-    fine = np.unique(np.concatenate([edges, np.array([t for t, _ in capacity], np.int64)]))
+    fine = sorted_distinct(np.concatenate([edges, np.array([t for t, _ in capacity], np.int64)]))
     cap_cum = _integral_at(fine, capacity_steps(capacity, fine), edges)
     cap_bins = np.diff(cap_cum)
     series = []

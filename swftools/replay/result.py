@@ -9,8 +9,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from swftools.atomic import atomic_dir
 from swftools.resources import load_json
@@ -63,6 +61,9 @@ class ReplayResult:
               extra: dict[str, str] | None = None) -> list[Path]:
         """Write ``jobs.parquet``, ``jobs.csv``, ``skipped.csv``, ``summary.json`` and the
         ``extra`` text files (name -> content) into ``out_dir``, all at once (atomic)."""
+        import pyarrow.csv as pacsv  # on use: a replay without --out needs neither (start-up)
+        import pyarrow.parquet as pq
+
         extra = extra or {}
         with atomic_dir(out_dir, force=force) as tmp:
             pq.write_table(self.jobs, tmp / "jobs.parquet", compression="zstd",
@@ -105,6 +106,13 @@ def busy_steps(start: np.ndarray, end: np.ndarray, units: np.ndarray) -> tuple[n
     return times[last], level[last]
 
 
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` by sorting: numpy 2's hashing ``unique`` takes 15x longer on the
+    near-sorted event instants of a large replay (0.9 s vs 0.06 s for 920,000 of them)."""
+    ordered = np.sort(values)
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if ordered.size else ordered
+
+
 def capacity_steps(capacity: list[tuple[int, int]], times: np.ndarray) -> np.ndarray:
     """Capacity in force at each instant (the first entry also covers earlier times)."""
     since = np.array([t for t, _ in capacity], dtype=np.int64)
@@ -123,7 +131,8 @@ def utilization(start: np.ndarray, end: np.ndarray, size: np.ndarray,
         return None
     times, level = busy_steps(start, end, size)
     cap_times = np.array([t for t, _ in capacity], dtype=np.int64)
-    grid = np.unique(np.concatenate([[t0, t1], times, cap_times[(cap_times > t0) & (cap_times < t1)]]))
+    grid = sorted_distinct(np.concatenate([[t0, t1], times,
+                                           cap_times[(cap_times > t0) & (cap_times < t1)]]))
     grid = grid[(grid >= t0) & (grid <= t1)]
     idx = np.searchsorted(times, grid[:-1], side="right") - 1
     busy = np.where(idx >= 0, level[np.maximum(idx, 0)], 0)
