@@ -1,0 +1,161 @@
+"""Write the job table as a PBS Pro accounting log (what the reader reads back).
+
+Per job a ``Q`` record at the submit time, a ``D`` record (requestor = the user) for jobs
+cancelled by their user, and an ``E`` record stamped at the end time carrying ``qtime``,
+``start``, ``end``, ``Exit_status`` and the request (``Resource_List.select``,
+``Resource_List.nodect``, ``Resource_List.ngpus`` or ``ncpus``, ``Resource_List.walltime``).
+Records are in job order; stamps are local times in ``tz``, else UTC.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from swftools import table as jt
+from swftools.atomic import atomic_file
+from swftools.errors import UsageError
+from swftools.formats.nqsii.timefmt import utc_offsets
+from swftools.formats.localtime import zone_note
+from swftools.formats.pbs import fields as fx
+from swftools.formats.pbs.reader import SWF_STATUS, schema
+from swftools.metadata import TableMetadata
+from swftools.site import Site
+
+# termcode -> Exit_status the reader maps back to it (-29: PBS Pro JOB_EXEC_KILL_WALLTIME;
+# 265: killed by signal 9; 271: killed by SIGTERM, with the D record of the qdel).
+EXIT_STATUS = {0: 0, 1: 1, 2: -29, 3: 271, 4: 265}
+SYSTEM_REQUESTORS = tuple(schema()["systemRequestors"])
+_NOT_CARRIED = ("avg_cpu_time_s", "used_memory_kb", "requested_memory_kb", "executable",
+                "partition", "preceding_job_id", "think_time_s")
+
+
+def _stamp(utc: int, zone: str) -> str:
+    offset = int(utc_offsets(np.array([utc], dtype=np.int64), zone)[0])
+    return fx.format_record_time(utc + offset)
+
+
+def render(table: pa.Table, *, site: Site | str | Path | None = None,
+           tz: str | None = None) -> tuple[str, list[str]]:
+    """(the accounting log text of ``table``, the loss report)."""
+    zone = tz or "UTC"
+    losses: list[str] = zone_note(table, site, zone)
+    unit = TableMetadata.from_table(table).unit
+    table = table.cast(jt.arrow_schema())
+    rows = table.to_pylist()
+    for name in _NOT_CARRIED:
+        known = sum(1 for r in rows if r[name] is not None)
+        if known:
+            losses.append(f"{name}: {known} known value(s) dropped; PBS accounting records "
+                          "carry no such key")
+    counts = {"gpus": 0, "termcode": 0, "limit_status": 0, "requested_procs": 0, "wait_s": 0,
+              "swf_status": 0, "gpus_per_node": 0, "walltime_s": 0, "user": 0, "group": 0,
+              "queue": 0, "stamp": 0, "finish_time": 0}
+    lines = []
+    key = "ngpus" if unit == "gpu" else "ncpus"
+    for r in rows:
+        for name in ("user", "group", "queue"):
+            value = r[name]
+            if value is not None and (any(c in value for c in " ;=\n\r") or value == ""):
+                if value == "":
+                    counts[name] += 1
+                    r[name] = None
+                else:
+                    raise UsageError(f"{name} {value!r} holds a space, ';', '=' or a line "
+                                     "break: PBS accounting records cannot carry it")
+        back = r["gpus"] if r["gpus"] is not None or unit != "gpu" else 0
+        if back != r["gpus"]:
+            counts["gpus"] += 1
+        if r["requested_procs"] is not None and r["requested_procs"] != back:
+            counts["requested_procs"] += 1
+        start, submit, end = r["start_time"], r["submit_time"], r["finish_time"]
+        if r["wait_s"] is not None and (start is None or submit is None
+                                        or r["wait_s"] != start - submit):
+            counts["wait_s"] += 1
+        term = r["termcode"]
+        if r["swf_status"] != SWF_STATUS.get(term) and not (
+                term is None and r["swf_status"] is None):
+            counts["swf_status"] += 1
+        gpus, nodes = r["gpus"], r["nodes"]
+        per_node = gpus // nodes if gpus is not None and nodes and gpus % nodes == 0 else None
+        if r["gpus_per_node"] != per_node:
+            counts["gpus_per_node"] += 1
+        if r["walltime_s"] is None and start is not None and end is not None:
+            counts["walltime_s"] += 1
+        if term in (1, 4) and r["walltime_s"] is not None and \
+                r["requested_walltime_s"] is not None and \
+                r["walltime_s"] >= r["requested_walltime_s"]:
+            counts["termcode"] += 1
+            if term == 4 and r["swf_status"] is not None:
+                counts["limit_status"] += 1
+        attrs: dict[str, str] = {}
+        for name in ("user", "group", "queue"):
+            if r[name] is not None:
+                attrs[name] = r[name]
+        if submit is not None:
+            attrs["qtime"] = str(submit)
+        if start is not None:
+            attrs["start"] = str(start)
+        if end is not None:
+            attrs["end"] = str(end)
+        if term is not None:
+            attrs["Exit_status"] = str(EXIT_STATUS[term])
+        if r["requested_walltime_s"] is not None:
+            attrs["Resource_List.walltime"] = fx.format_duration(r["requested_walltime_s"])
+        if nodes is not None:
+            attrs["Resource_List.nodect"] = str(nodes)
+        if gpus is not None:
+            attrs[f"Resource_List.{key}"] = str(gpus)
+            if per_node is not None:
+                attrs["Resource_List.select"] = fx.format_select([(nodes, {key: str(per_node)})])
+        if r["walltime_s"] is not None:
+            attrs["resources_used.walltime"] = fx.format_duration(r["walltime_s"])
+        when = end if end is not None else (start if start is not None else submit)
+        if when is None:
+            counts["stamp"] += 1
+            when = 0
+        if end is None:
+            counts["finish_time"] += 1
+        job = f"{r['job_id']}.swftools"
+        if submit is not None:
+            lines.append(f"{_stamp(submit, zone)};Q;{job};queue={r['queue'] or 'default'}")
+        if term == 3:
+            requestor = r["user"] if r["user"] not in (None, *SYSTEM_REQUESTORS) else "owner"
+            lines.append(f"{_stamp(when, zone)};D;{job};requestor={requestor}@localhost")
+        lines.append(f"{_stamp(when, zone)};E;{job};{fx.format_attributes(attrs)}")
+    notes = {
+        "requested_procs": "requested_procs other than the allocation (PBS records one request; "
+                           "read back as the allocation)",
+        "wait_s": "wait_s other than the start minus the submission (read back as that)",
+        "swf_status": "swf_status unknown or other than their termination code's (read back "
+                      "from it)",
+        "limit_status": "swf_status of jobs killed by the system at their walltime limit: read "
+                        "back as walltime exceeded",
+        "gpus_per_node": "gpus_per_node other than the GPU total over the node count (read back "
+                         "as that)",
+        "user": "user: empty names read back as unknown",
+        "group": "group: empty names read back as unknown",
+        "queue": "queue: empty names read back as unknown",
+        "gpus": "gpus unknown: read back as 0 (no GPUs requested)",
+        "termcode": "termcode 1 or 4 of jobs that ran to their walltime limit: read back as 2 "
+                    "(walltime exceeded)",
+        "walltime_s": "walltime_s unknown: read back as the end minus the start",
+        "stamp": "jobs without any time stamped 01/01/1970",
+        "finish_time": "finish_time unknown: read back as the E record's time",
+    }
+    for name, count in counts.items():
+        if count:
+            losses.append(f"{count} job(s): {notes[name]}")
+    return "".join(line + "\n" for line in lines), losses
+
+
+def write(table: pa.Table, path: str | Path, *, force: bool = False,
+          site: Site | str | Path | None = None, tz: str | None = None, **_: Any) -> list[str]:
+    """Write ``table`` as a PBS accounting log (atomically); returns the loss report."""
+    text, losses = render(table, site=site, tz=tz)
+    with atomic_file(path, force) as tmp:
+        tmp.write_bytes(text.encode("utf-8"))
+    return losses

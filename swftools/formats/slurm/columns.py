@@ -1,0 +1,135 @@
+"""Whole-column parsing of sacct cells with located errors.
+
+A column arrives as a pyarrow string array of the job lines with ``lines`` (the file line of
+each row). The bulk is vectorized: fixed-width times as a byte matrix, integers as one cast,
+and the repetitive forms (states, time limits, TRES, durations) parsed once per *distinct*
+value with the scalar grammars of :mod:`swftools.formats.slurm.fields`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from swftools.errors import InputError
+from swftools.formats.nqsii.timefmt import local_to_utc, parse_datetime_matrix, string_matrix
+from swftools.formats.slurm.fields import TIME_EXPECTED, UNKNOWN_TIMES
+
+_PLACEHOLDER = "1970-01-01T00:00:00"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One sacct column of the job lines: its header, title, cells and their file lines."""
+
+    path: str
+    header: str
+    title: str
+    cells: pa.Array
+    lines: np.ndarray
+
+    def error(self, row: int, message: str, expected: str | None = None) -> InputError:
+        """The InputError for row ``row`` of this column."""
+        value = self.cells[row].as_py()
+        return InputError(self.path, f"{value!r} {message}", line=int(self.lines[row]),
+                          field=f"field {self.header!r} ({self.title})", value=value,
+                          expected=expected)
+
+
+def mask(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A boolean pyarrow array as numpy (nulls are False)."""
+    return np.asarray(pc.fill_null(arr, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def first(m: np.ndarray) -> int:
+    """Index of the first True."""
+    return int(np.argmax(m))
+
+
+def matches(cells: pa.Array, pattern: str) -> np.ndarray:
+    """Which cells match the regular expression ``pattern`` (RE2 syntax)."""
+    return mask(pc.match_substring_regex(cells, pattern))
+
+
+def times(col: Column, zone: str, *, required: bool) -> pa.Array:
+    """``YYYY-MM-DDTHH:MM:SS`` local times in ``zone`` -> UTC epoch seconds (an int64 array,
+    null for Unknown/None, which are errors when ``required``)."""
+    cells = col.cells
+    lengths = np.asarray(pc.binary_length(cells).to_numpy(zero_copy_only=False), dtype=np.int64)
+    known = lengths == 19
+    unknown = mask(pc.is_in(cells, pa.array(list(UNKNOWN_TIMES), pa.string())))
+    bad = ~known & (~unknown | required)
+    filled = cells if known.all() else pc.if_else(pa.array(known), cells, _PLACEHOLDER)
+    matrix = string_matrix(filled, 19)
+    assert matrix is not None
+    naive, ok = parse_datetime_matrix(matrix, b"T")
+    bad |= known & ~ok
+    if bad.any():
+        row = first(bad)
+        why = "is not a time" if col.cells[row].as_py() not in UNKNOWN_TIMES else "is unknown"
+        raise col.error(row, why, "YYYY-MM-DDTHH:MM:SS (local time)" if required else TIME_EXPECTED)
+    utc, zone_ok = local_to_utc(np.where(known, naive, 0), zone)
+    zone_bad = known & ~zone_ok
+    if zone_bad.any():
+        raise col.error(first(zone_bad), f"is ambiguous or does not exist in {zone} local time "
+                        "(a daylight-saving change)", "a local time that exists once")
+    return pa.array(utc, mask=~known)
+
+
+def integers(col: Column, *, empty_ok: bool = True) -> pa.Array:
+    """Non-negative integers; an empty cell is missing when ``empty_ok``."""
+    cells = col.cells
+    empty = mask(pc.equal(cells, ""))
+    good = matches(cells, r"^[0-9]{1,18}$") | (empty & empty_ok)
+    if not good.all():
+        row = first(~good)
+        raise col.error(row, "is empty" if empty[row] else "is not a non-negative integer",
+                        "a non-negative integer")
+    if not empty.any():
+        return pc.cast(cells, pa.int64())
+    return pc.cast(pc.if_else(pa.array(empty), pa.scalar(None, pa.string()), cells), pa.int64())
+
+
+def check_pattern(col: Column, pattern: str, expected: str) -> None:
+    """Every cell matches ``pattern``, else an InputError for the first that does not."""
+    good = matches(col.cells, pattern)
+    if not good.all():
+        raise col.error(first(~good), "is not valid here", expected)
+
+
+def by_distinct(col: Column, parse: Callable[[str], Any],
+                cells: pa.Array | None = None) -> tuple[list[Any], np.ndarray]:
+    """Parse every distinct cell once: (the parsed values, each row's index into them).
+
+    ``parse`` raises ``ValueError`` (its message: what was expected) for a bad cell; the first
+    row holding one is reported.
+    """
+    cells = col.cells if cells is None else cells
+    encoded = pc.dictionary_encode(cells)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    values: list[Any] = []
+    bad: list[int] = []
+    why: dict[int, str] = {}
+    for i, text in enumerate(encoded.dictionary.to_pylist()):
+        try:
+            values.append(parse(text))
+        except ValueError as exc:
+            values.append(None)
+            bad.append(i)
+            why[i] = str(exc)
+    index = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    if bad:
+        row = first(np.isin(index, bad))
+        raise col.error(row, f"is not a valid {col.title}", why[int(index[row])])
+    return values, index
+
+
+def lookup(values: list[Any], index: np.ndarray, pick: Callable[[Any], Any]) -> pa.Array:
+    """A column of ``pick(value)`` for each row (None -> null), through the distinct index."""
+    picked = pa.array([pick(v) for v in values], pa.int64())
+    return picked.take(pa.array(index))

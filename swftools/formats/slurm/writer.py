@@ -1,0 +1,158 @@
+"""Write the job table as ``sacct --parsable2`` output (what the reader reads back).
+
+One job line per job, no steps; local times in ``tz``, else UTC (what the reader assumes
+without ``tz``), so that a write then a read gives the same instants. The loss report lists what
+sacct's columns cannot carry.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from swftools import table as jt
+from swftools.atomic import atomic_file
+from swftools.errors import UsageError
+from swftools.formats.nqsii.timefmt import (format_datetime_matrix, local_to_utc, matrix_strings,
+                                            utc_offsets)
+from swftools.formats.localtime import zone_note
+from swftools.formats.slurm import fields as fx
+from swftools.formats.slurm.schema import state_rule, write_states
+from swftools.metadata import TableMetadata
+from swftools.site import Site
+
+HEADER = ["JobID", "JobIDRaw", "User", "Group", "Partition", "Submit", "Eligible", "Start", "End",
+          "Elapsed", "ElapsedRaw", "Timelimit", "State", "ExitCode", "NNodes", "NCPUS",
+          "ReqTRES", "AllocTRES"]
+_EXIT_CODES = {0: "0:0", 1: "1:0", 2: "0:15", 3: "0:15", 4: "0:9"}
+_NOT_CARRIED = ("avg_cpu_time_s", "used_memory_kb", "executable", "partition",
+                "preceding_job_id", "think_time_s")
+
+
+def _local_times(values: pa.Array, zone: str) -> list[str]:
+    """UTC epoch seconds -> ``YYYY-MM-DDTHH:MM:SS`` local text; null -> Unknown."""
+    utc = np.asarray(pc.fill_null(values, 0).to_numpy(), dtype=np.int64)
+    naive = utc + utc_offsets(utc, zone)
+    _, once = local_to_utc(naive, zone)
+    valid = np.asarray(pc.is_valid(values).to_numpy(zero_copy_only=False), dtype=bool)
+    if (valid & ~once).any():
+        raise UsageError(f"{int((valid & ~once).sum())} time(s) fall in a daylight-saving change "
+                         f"of {zone}, where sacct's local times are ambiguous; write with --tz UTC")
+    text = matrix_strings(format_datetime_matrix(naive, "T")).to_pylist()
+    return [t if valid else "Unknown" for t, valid in zip(text, pc.is_valid(values).to_pylist())]
+
+
+def _check_text(name: str, values: list[Any]) -> None:
+    for value in values:
+        if value is not None and ("|" in value or "\n" in value or "\r" in value):
+            raise UsageError(f"{name} {value!r} holds '|' or a line break: sacct output cannot "
+                             "carry it")
+
+
+def render(table: pa.Table, *, site: Site | str | Path | None = None,
+           tz: str | None = None) -> tuple[str, list[str]]:
+    """(the sacct --parsable2 text of ``table``, the loss report)."""
+    zone = tz or "UTC"
+    losses: list[str] = zone_note(table, site, zone)
+    unit = TableMetadata.from_table(table).unit
+    table = table.cast(jt.arrow_schema())
+    col = {name: table.column(name).combine_chunks() for name in table.column_names}
+    n = table.num_rows
+    if col["submit_time"].null_count:
+        raise UsageError(f"{col['submit_time'].null_count} job(s) without a submit time: sacct "
+                         "output needs one for every job")
+    late = pc.fill_null(pc.less(col["finish_time"], col["start_time"]), False)
+    if pc.any(late).as_py():
+        raise UsageError("a job ends before it starts: sacct output cannot carry it")
+    for name in ("user", "group", "queue"):
+        _check_text(name, col[name].to_pylist())
+        empty = pc.sum(pc.equal(col[name], "")).as_py() or 0
+        if empty:
+            losses.append(f"{name}: {empty} empty value(s) read back as unknown")
+    derived = pc.if_else(pc.greater(col["nodes"], 0), pc.divide(col["gpus"], col["nodes"]), None)
+    exact = pc.equal(pc.multiply(derived, col["nodes"]), col["gpus"])
+    derived = pc.if_else(pc.fill_null(exact, False), derived, pa.scalar(None, pa.int64()))
+    odd = pc.sum(pc.invert(pc.fill_null(pc.equal(derived, col["gpus_per_node"]),
+                                        pc.and_(pc.is_null(derived),
+                                                pc.is_null(col["gpus_per_node"]))))).as_py() or 0
+    if odd:
+        losses.append(f"gpus_per_node: {odd} job(s) whose GPUs per node is not their GPU total "
+                      "over their node count (read back as that quotient)")
+    for name in _NOT_CARRIED:
+        known = n - col[name].null_count
+        if known:
+            losses.append(f"{name}: {known} known value(s) dropped; sacct output has no such column")
+    wait = pc.subtract(col["start_time"], col["submit_time"])
+    differs = pc.fill_null(pc.not_equal(col["wait_s"], wait), False)
+    if pc.sum(differs).as_py():
+        losses.append(f"wait_s: {pc.sum(differs).as_py()} job(s) whose wait is not start - submit "
+                      "(sacct has no wait column; it is read back as start - submit)")
+    losses.append("eligible time written as the submit time (the job table has none)")
+    states = write_states()
+    submit = _local_times(col["submit_time"], zone)
+    start = _local_times(col["start_time"], zone)
+    end = _local_times(col["finish_time"], zone)
+    rows = zip(*(col[c].to_pylist() for c in (
+        "job_id", "user", "group", "queue", "walltime_s", "requested_walltime_s", "termcode",
+        "swf_status", "nodes", "gpus", "requested_procs", "requested_memory_kb", "start_time")))
+    lines = ["|".join(HEADER)]
+    counts = {"no_state": 0, "status": 0, "memory": 0, "walltime": 0, "gpus": 0}
+    for i, (job, user, group, queue, wall, limit, term, status, nodes, gpus, req, mem,
+            started) in enumerate(rows):
+        if term is None:
+            term = {1: 0, 0: 1, 5: 3}.get(status, 0)
+            counts["no_state"] += 1
+        state = states[term]
+        rule = state_rule(state, None)
+        if rule is not None and status != rule.swf_status:
+            counts["status"] += 1
+        if wall is not None and started is None:
+            counts["walltime"] += 1
+        if gpus is None and req is not None:
+            counts["gpus"] += 1
+        alloc: dict[str, str] = {}
+        request: dict[str, str] = {}
+        key = "gres/gpu" if unit == "gpu" else "cpu"
+        if gpus is not None:
+            alloc[key] = str(gpus)
+        if nodes is not None:
+            alloc["node"] = str(nodes)
+        if req is not None:
+            request[key] = str(req)
+            if mem is not None and req > 0:
+                request["mem"] = fx.format_memory(mem * req)
+        if mem is not None and not req:
+            counts["memory"] += 1
+        lines.append("|".join((
+            str(job), str(job), user or "", group or "", queue or "", submit[i], submit[i],
+            start[i], end[i], fx.format_duration(wall or 0) if started is not None else "00:00:00",
+            str(wall) if wall is not None and started is not None else ("" if started is not None else "0"),
+            fx.format_timelimit(limit), state, _EXIT_CODES[term],
+            "" if nodes is None else str(nodes),
+            str(gpus) if unit == "processor" and gpus is not None else "",
+            fx.format_tres(request), fx.format_tres(alloc))))
+    notes = {
+        "no_state": "termcode unknown: state written from the SWF status (else COMPLETED)",
+        "status": "swf_status unknown or other than the state table's for their termination "
+                  "code (read back from the state)",
+        "memory": "requested_memory_kb without requested processors to multiply it by: dropped",
+        "walltime": "walltime_s of jobs without a start time: dropped",
+        "gpus": "gpus unknown but requested known: read back as the requested count",
+    }
+    for name, count in counts.items():
+        if count:
+            losses.append(f"{count} job(s): {notes[name]}")
+    return "\n".join(lines) + "\n", losses
+
+
+def write(table: pa.Table, path: str | Path, *, force: bool = False,
+          site: Site | str | Path | None = None, tz: str | None = None, **_: Any) -> list[str]:
+    """Write ``table`` as sacct --parsable2 output (atomically); returns the loss report."""
+    text, losses = render(table, site=site, tz=tz)
+    with atomic_file(path, force) as tmp:
+        tmp.write_bytes(text.encode("utf-8"))
+    return losses
