@@ -37,7 +37,8 @@ def test_release_layout(archive):
     assert files == sorted([
         ".zenodo.json", "CITATION.cff", "LICENSE", "README.md", "SHA256SUMS", "VALIDATION.json",
         "aaic-synthetic-sample-1.0.0.tar.gz", "data/jobs.csv.gz", "data/jobs.parquet",
-        "data/jobs.swf.gz", "datapackage.json", "schemas/jobs-parquet.json", "schemas/jobs.json"])
+        "data/jobs.swf.gz", "datapackage.json", "index.html", "schemas/jobs-parquet.json",
+        "schemas/jobs.json"])
     readme = (archive / "README.md").read_text()
     for section in ("## The system", "## Fields", "## Summary", "## Known issues",
                     "## Loading the data", "## How to cite", "## License"):
@@ -69,6 +70,60 @@ def test_tampered_file_fails_verify(archive, tmp_path):
     report = verify(copy)
     assert not report.ok
     assert "README.md: SHA-256 does not match SHA256SUMS (file changed)" in report.problems
+
+
+def test_landing_page_lists_every_file_with_size_and_checksum(archive):
+    from swftools.fileio import sha256_file
+    from swftools.release.verify import page_downloads
+
+    text = (archive / "index.html").read_text(encoding="utf-8")
+    rows = page_downloads(text)
+    expected = [f for f in archive_files(archive)
+                if f not in ("index.html", "SHA256SUMS") and not f.endswith(".tar.gz")]
+    assert [r["data-file"] for r in rows] == expected
+    for row in rows:
+        path = archive / row["data-file"]
+        assert row["data-sha256"] == sha256_file(path)
+        assert row["data-bytes"] == str(path.stat().st_size)
+    assert 'href="aaic-synthetic-sample-1.0.0.tar.gz"' in text
+    assert 'id="cite"' in text and "https://github.com/swftools/swftools" in text
+    assert '<a href="https://creativecommons.org/licenses/by-sa/4.0/">' in text
+    assert "keyed pseudonyms (HMAC-SHA256)" in text
+    assert "Validation rules run without a finding" in text and "Recorded starts impossible" in text
+
+
+def _resum(root: Path) -> None:
+    from swftools.release.tarball import write_checksums
+
+    write_checksums(root, exclude=("aaic-synthetic-sample-1.0.0.tar.gz",))
+
+
+def test_page_checksums_that_do_not_match_fail_verify(archive, tmp_path):
+    """A file changed with SHA256SUMS rewritten to match is still caught by the page's list."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(archive, copy)
+    (copy / "README.md").write_text((copy / "README.md").read_text() + "\ntampered\n")
+    _resum(copy)
+    report = verify(copy)
+    assert report.problems == ["index.html: SHA-256 of README.md does not match the page"]
+    (copy / "extra.txt").write_text("not in the release\n")
+    _resum(copy)
+    assert "extra.txt: present but not in the download list of index.html" in verify(copy).problems
+    (copy / "index.html").unlink()
+    _resum(copy)
+    assert "index.html is missing (the archive's landing page)" in verify(copy).problems
+
+
+def test_tampered_page_fails_verify(archive, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(archive, copy)
+    page = copy / "index.html"
+    page.write_text(page.read_text().replace("Headline numbers", "Headline figures"))
+    assert "index.html: SHA-256 does not match SHA256SUMS (file changed)" in verify(copy).problems
 
 
 def test_swf_disagreeing_with_the_package_fails_verify(archive, tmp_path):

@@ -75,3 +75,40 @@ def test_skipped_analyses_have_no_figure():
     names = figures.available(analyze(table).data)
     assert "wra.png" not in names and "arrivals.png" not in names
     assert "walltime_cdf.png" in names and "parallelism.png" in names
+
+
+def _luminance(color) -> float:
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(color)
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+def _look(handle) -> tuple:
+    """What tells a legend entry apart without colour: hatch, line style, marker; and its grey."""
+    from matplotlib.lines import Line2D
+
+    if isinstance(handle, Line2D):
+        return (handle.get_linestyle(), handle.get_marker(), None), _luminance(handle.get_color())
+    patch = handle.patches[0] if hasattr(handle, "patches") else handle
+    return (patch.get_hatch() or "", None, None), _luminance(patch.get_facecolor())
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+def test_series_are_told_apart_in_greyscale(data, narrow):
+    """Every pair of legend entries differs in hatch, line style or marker, or clearly in grey."""
+    from swftools.report.figures import figure, style_context
+
+    checked = 0
+    with style_context():
+        for name in figures.available(data):
+            fig = figure(data, name, narrow=narrow)
+            for ax in fig.axes:
+                handles, _ = ax.get_legend_handles_labels()
+                looks = [_look(h) for h in handles]
+                for i in range(len(looks)):
+                    for j in range(i + 1, len(looks)):
+                        (shape_i, grey_i), (shape_j, grey_j) = looks[i], looks[j]
+                        assert shape_i != shape_j or abs(grey_i - grey_j) > 0.25, (name, i, j)
+                        checked += 1
+    assert checked >= 6

@@ -64,6 +64,23 @@ def citation_cff(settings: dict[str, Any], version: str, lic: License) -> dict[s
     return cff
 
 
+def plain_text(cff: dict[str, Any]) -> str:
+    """A human-readable reference from CITATION.cff content: authors (year). Title. Version. DOI."""
+    names = []
+    for author in cff["authors"]:
+        if "family-names" in author:
+            names.append(f"{author['family-names']}, {author['given-names']}")
+        else:
+            names.append(author["name"])
+    year = f" ({str(cff['date-released'])[:4]})" if "date-released" in cff else ""
+    parts = [f"{'; '.join(names)}{year}.", f"{cff['title']}.", f"Version {cff['version']}."]
+    if "doi" in cff:
+        parts.append(f"https://doi.org/{cff['doi']}")
+    elif "url" in cff or "repository" in cff:
+        parts.append(cff.get("url") or cff["repository"])
+    return " ".join(parts)
+
+
 def render_cff(cff: dict[str, Any]) -> str:
     """YAML text. PyYAML quotes any string that a YAML 1.1 loader would read as another type
     (``"2026-01-01"`` stays a string), so dates and versions survive every loader."""

@@ -22,7 +22,7 @@ from swftools import table as jt
 from swftools.atomic import atomic_dir
 from swftools.errors import InputError, UsageError
 from swftools.release import citation, readme
-from swftools.release.settings import check_version, license_of, load_settings
+from swftools.release.settings import CC_BY_SA_4, check_version, license_of, load_settings
 from swftools.fileio import sha256_file
 from swftools.release.tarball import CHECKSUMS, archive_files, write_checksums, write_tarball
 from swftools.site import Site, resolve_site
@@ -79,33 +79,13 @@ def _known_issues(validation: Any, replay_findings: list[str]) -> str:
 
 def _replay_findings(table: pa.Table, site: Site | None) -> list[str]:
     """One-line consistency findings: the recorded schedule against FCFS + EASY on the site."""
-    from swftools.replay import replay
-    from swftools.replay.compare import compare
+    from swftools.report import consistency
 
-    result = replay(table, site=site, policy="easy")
-    report = compare(table, result)
-    lines = [f"Model: {report['model']}; {report['recorded_jobs']:,} jobs with a recorded "
-             f"schedule, {report['replayed_jobs']:,} replayed"
-             + (f", {result.skipped.num_rows:,} skipped (see the replay report)" if result.skipped.num_rows else "")
-             + "."]
-    cv = report["capacity_violations"]
-    lines.append(f"Capacity violations in the recorded schedule: {cv['periods']} period(s)"
-                 + (f", {cv['total_s']:,} s in total, at most {cv['max_excess']} "
-                    f"{report['unit']} over capacity." if cv["periods"] else "."))
-    imp = report["impossible_starts"]
-    kinds = ", ".join(f"{k} {v}" for k, v in sorted(imp["by_reason"].items()))
-    lines.append(f"Recorded starts impossible under FCFS + EASY: {imp['jobs']:,}"
-                 + (f" ({kinds})." if kinds else "."))
-    overall = report["distributions"].get("(all)")
-    if overall:
-        wait, bsld = overall["wait_s"], overall["bounded_slowdown"]
-        lines.append(f"Mean wait recorded {wait['recorded']['mean']} s vs replayed "
-                     f"{wait['replayed']['mean']} s (KS {wait['ks']['statistic']}); mean bounded "
-                     f"slowdown {bsld['recorded']['mean']} vs {bsld['replayed']['mean']}.")
-    return lines
+    return consistency.findings(table, site)
 
 
-def _changes(settings: dict[str, Any], table: pa.Table, anonymized: bool) -> str:
+def _change_steps(settings: dict[str, Any], table: pa.Table, anonymized: bool) -> list[str]:
+    """The anonymization statement: every change made to the source data, one sentence each."""
     meta = jt.get_metadata(table)
     steps = list(settings.get("changes", []))
     if anonymized:
@@ -115,13 +95,32 @@ def _changes(settings: dict[str, Any], table: pa.Table, anonymized: bool) -> str
         steps.append("all times shifted by a whole number of weeks (weekday and time of day kept)")
     steps.append(f"converted with swftools {__version__} to a Frictionless data package and to SWF 2.2 "
                  "(times as UTC epoch seconds)")
-    return "\n".join(f"- {s}" for s in steps)
+    return steps
 
 
-def _summary(table: pa.Table, site: Site | None) -> str:
-    from swftools import report as report_mod
+def _landing_page(root: Path, report_data: dict[str, Any], settings: dict[str, Any], version: str,
+                  lic: Any, cff: dict[str, Any], steps: list[str], validation: Any,
+                  replay_findings: list[str], time_zone: str) -> None:
+    """Write index.html: the report page with the download list (file, size, SHA-256 of every
+    file written so far), how to cite, the licence and the anonymization statement."""
+    from swftools.report import html
 
-    return report_mod.summary_table_markdown(report_mod.analyze(table, site=site))
+    downloads = [html.Download(rel, (root / rel).stat().st_size, sha256_file(root / rel))
+                 for rel in archive_files(root, (html.INDEX_HTML, CHECKSUMS))]
+    info = html.ReleaseInfo(
+        title=settings["title"], version=version, description=settings["description"].strip(),
+        downloads=downloads, tarball=f"{settings['name']}-{version}.tar.gz",
+        citation=citation.plain_text(cff), how_to_cite=settings["how_to_cite"].strip(),
+        license_name=lic.name, license_id=lic.id, license_url=lic.url,
+        legalcode_url=CC_BY_SA_4["legalcode"] if lic.is_cc_by_sa else None,
+        anonymization=steps, source=_source(settings), time_zone=time_zone)
+    page = html.page(report_data, validation=validation, consistency=replay_findings, release=info)
+    (root / html.INDEX_HTML).write_text(page, encoding="utf-8")
+
+
+def _source(settings: dict[str, Any]) -> str:
+    return settings["source"]["title"] + (f" ({settings['source']['path']})"
+                                          if "path" in settings["source"] else "")
 
 
 def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dict[str, Any],
@@ -141,11 +140,16 @@ def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dic
     swf.write(table, root / "data" / "jobs.swf.gz", site=site, force=True)
     (root / "VALIDATION.json").write_text(
         json.dumps(validation.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    (root / "CITATION.cff").write_text(citation.render_cff(citation.citation_cff(settings, version, lic)))
+    cff = citation.citation_cff(settings, version, lic)
+    (root / "CITATION.cff").write_text(citation.render_cff(cff))
     (root / ".zenodo.json").write_text(citation.zenodo_json(settings, version, lic))
     (root / "LICENSE").write_text(f"{lic.name}\n\n{readme.license_text(lic)}\n")
     tz = jt.get_metadata(table).get("time_zone") or (site.time_zone if site else "UTC")
     has_telemetry = (root / "data" / "job_telemetry.csv.gz").exists()
+    from swftools import report as report_mod
+
+    report_result = report_mod.analyze(table, site=site)
+    steps = _change_steps(settings, table, anonymized)
     ack = settings.get("acknowledgement")
     values = {
         "title": settings["title"], "version": version,
@@ -157,17 +161,18 @@ def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dic
         "system": readme.system_section(site, table),
         "time_zone": tz,
         "fields": readme.fields_table(jt.table_schema(), table),
-        "summary": _summary(table, site),
+        "summary": report_mod.summary_table_markdown(report_result),
         "known_issues": _known_issues(validation, replay_findings),
         "procs_note": (f"{site.max_gpus} in all" if site else "see MaxProcs in the SWF header"),
         "how_to_cite": settings["how_to_cite"].strip(),
         "acknowledgement": f"\n## Acknowledgement\n\n{ack.strip()}\n" if ack else "",
         "license_text": readme.license_text(lic),
-        "changes": _changes(settings, table, anonymized),
-        "source": settings["source"]["title"] + (f" ({settings['source']['path']})"
-                                                 if "path" in settings["source"] else ""),
+        "changes": "\n".join(f"- {step}" for step in steps),
+        "source": _source(settings),
     }
     (root / "README.md").write_text(readme.render_readme(values))
+    _landing_page(root, report_result.data, settings, version, lic, cff, steps, validation,
+                  replay_findings, tz)
 
 
 def release(source: str | Path, out_dir: str | Path, *, version: str, settings: str | Path | dict,

@@ -7,6 +7,7 @@ import tarfile
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -17,6 +18,7 @@ from swftools.formats import swf
 from swftools.errors import InputError
 from swftools.fileio import sha256_file
 from swftools.release.tarball import CHECKSUMS, archive_files, parse_checksums
+from swftools.report.html import INDEX_HTML
 from swftools.site import resolve_site
 from swftools.formats.swf.fields import FIELDS
 from swftools.formats.swf.mapping import swf_field_values
@@ -80,6 +82,54 @@ def check_checksums(root: Path, report: VerifyReport) -> None:
         if rel not in listed:
             report.problems.append(f"{rel}: present but not listed in {CHECKSUMS}")
     report.checks.append(f"{CHECKSUMS}: {len(listed)} files")
+
+
+class _DownloadRows(HTMLParser):
+    """The download list of index.html: ``<tr data-file data-bytes data-sha256>`` rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        if tag == "tr" and "data-file" in values:
+            self.rows.append(values)
+
+
+def page_downloads(text: str) -> list[dict[str, str]]:
+    """The rows (data-file, data-bytes, data-sha256) of an archive page's download list."""
+    parser = _DownloadRows()
+    parser.feed(text)
+    parser.close()
+    return parser.rows
+
+
+def check_page(root: Path, report: VerifyReport) -> None:
+    """index.html's download list: every file it names has that size and SHA-256, and every file
+    of the archive but the page itself, SHA256SUMS and the tarball is listed."""
+    page = root / INDEX_HTML
+    if not page.is_file():
+        report.problems.append(f"{INDEX_HTML} is missing (the archive's landing page)")
+        return
+    rows = page_downloads(page.read_text(encoding="utf-8"))
+    listed = set()
+    for row in rows:
+        rel = row["data-file"]
+        listed.add(rel)
+        path = root / rel
+        if PurePosixPath(rel).is_absolute() or ".." in PurePosixPath(rel).parts:
+            report.problems.append(f"{INDEX_HTML}: download {rel!r} leaves the archive")
+        elif not path.is_file():
+            report.problems.append(f"{INDEX_HTML}: lists {rel}, which is missing")
+        elif sha256_file(path) != row.get("data-sha256"):
+            report.problems.append(f"{INDEX_HTML}: SHA-256 of {rel} does not match the page")
+        elif str(path.stat().st_size) != row.get("data-bytes"):
+            report.problems.append(f"{INDEX_HTML}: size of {rel} does not match the page")
+    for rel in archive_files(root, (INDEX_HTML, CHECKSUMS)):
+        if rel not in listed and not rel.endswith(".tar.gz"):
+            report.problems.append(f"{rel}: present but not in the download list of {INDEX_HTML}")
+    report.checks.append(f"{INDEX_HTML}: download list of {len(rows)} files")
 
 
 def check_package(root: Path, report: VerifyReport) -> Any:
@@ -152,6 +202,7 @@ def verify(path: str | Path, names: Iterable[str] | Mapping[str, Iterable[str]] 
     with tempfile.TemporaryDirectory(prefix="swftools-verify-") as tmp:
         root = _safe_extract(src, Path(tmp)) if src.is_file() else src
         check_checksums(root, report)
+        check_page(root, report)
         table = check_package(root, report)
         if table is not None:
             check_swf_agreement(root, table, report)

@@ -1,7 +1,9 @@
 """``swftools report``: the AAIC workload paper's five analyses, with figures, for any trace.
 
 ``report(path_or_table, out_dir)`` writes ``report.md``, ``report.json`` (every number; its
-schema is ``schemas/report.schema.json``) and PNG figures into a new directory, atomically.
+schema is ``schemas/report.schema.json``) and PNG figures into a new directory, atomically; with
+``html=True`` also ``index.html``, the self-contained page of ``swftools.report.html`` (with the
+validation summary, the replay consistency summary and, given ``whatif``, its comparison).
 ``analyze(path_or_table)`` computes the same without writing. ``summary_table_markdown(report)``
 is the headline table an archive README embeds.
 
@@ -32,7 +34,7 @@ from swftools.site import Site, resolve_site
 
 __all__ = ["Report", "analyze", "report", "summary_table_markdown"]
 
-REPORT_JSON, REPORT_MD = "report.json", "report.md"
+REPORT_JSON, REPORT_MD, REPORT_HTML = "report.json", "report.md", "index.html"
 
 
 @dataclass
@@ -115,8 +117,10 @@ def analyze(source: str | os.PathLike | pa.Table, *, site: Site | str | os.PathL
     return Report(data=data, markdown=text, figures=list(data["figures"]), timings_s=timings)
 
 
-def write(result: Report, out_dir: str | os.PathLike, *, force: bool = False) -> Report:
-    """Write a computed report (report.md, report.json, figures) into a new directory atomically."""
+def write(result: Report, out_dir: str | os.PathLike, *, force: bool = False,
+          page: str | None = None) -> Report:
+    """Write a computed report (report.md, report.json, figures and, given ``page``, its text as
+    index.html) into a new directory atomically."""
     started = time.perf_counter()
     target = Path(out_dir)
     with atomic_dir(target, force=force) as tmp:
@@ -126,6 +130,8 @@ def write(result: Report, out_dir: str | os.PathLike, *, force: bool = False) ->
         result.timings_s["figures"] = time.perf_counter() - started
         (tmp / REPORT_JSON).write_text(render.json_text(result.data), encoding="utf-8")
         (tmp / REPORT_MD).write_text(result.markdown, encoding="utf-8")
+        if page is not None:
+            (tmp / REPORT_HTML).write_text(page, encoding="utf-8")
     result.out_dir = target
     result.timings_s["write"] = time.perf_counter() - started - result.timings_s["figures"]
     return result
@@ -133,15 +139,33 @@ def write(result: Report, out_dir: str | os.PathLike, *, force: bool = False) ->
 
 def report(path_or_table: str | os.PathLike | pa.Table, out_dir: str | os.PathLike, *,
            site: Site | str | os.PathLike | None = None, seed: int = 0, force: bool = False,
-           fmt: str | None = None, allow_empty: bool = False) -> Report:
+           fmt: str | None = None, allow_empty: bool = False, html: bool = False,
+           whatif: str | os.PathLike | None = None) -> Report:
     """Analyze a trace and write report.md, report.json and the figures into ``out_dir``.
 
-    An existing ``out_dir`` is refused unless ``force`` (then replaced as a whole).
+    With ``html`` also index.html: the report as one self-contained page, with the validation
+    and replay consistency summaries of the trace and, given ``whatif`` (a ``swftools whatif
+    --out`` folder), its comparison table. An existing ``out_dir`` is refused unless ``force``
+    (then replaced as a whole).
     """
     target = Path(out_dir)
     check_writable(target, force)  # fail before the (long) analysis
-    return write(analyze(path_or_table, site=site, seed=seed, fmt=fmt, allow_empty=allow_empty),
-                 target, force=force)
+    if whatif is not None and not html:
+        raise UsageError("--whatif adds a table to index.html: give --html too")
+    if not html:
+        return write(analyze(path_or_table, site=site, seed=seed, fmt=fmt,
+                             allow_empty=allow_empty), target, force=force)
+    from swftools.report import consistency
+    from swftools.report import html as html_mod
+    from swftools.validate import validate
+
+    comparison = html_mod.load_whatif(whatif) if whatif is not None else None
+    table, site_obj = _load(path_or_table, site, fmt, allow_empty)
+    result = analyze(table, site=site_obj, seed=seed, allow_empty=allow_empty)
+    page = html_mod.page(result.data, validation=validate(table, site=site_obj),
+                         consistency=consistency.findings(table, site_obj) if table.num_rows
+                         else None, whatif=comparison)
+    return write(result, target, force=force, page=page)
 
 
 def summary_table_markdown(result: Report | dict[str, Any]) -> str:

@@ -1,14 +1,19 @@
-"""The report's figures, drawn from the report data alone (matplotlib, Agg, deterministic PNG).
+"""The report's figures, drawn from the report data alone (matplotlib; deterministic PNG and SVG).
 
 Each figure is a function of ``report.json``'s content: same numbers, same bytes. Determinism
 comes from the object API with the Agg canvas (no pyplot, so the caller's backend and state are
 left alone), matplotlib's default style whatever the user's matplotlibrc, a fixed size and DPI,
-and PNG metadata without the ``Software`` entry (Agg writes no timestamp).
+PNG metadata without the ``Software`` entry (Agg writes no timestamp), and for the SVG that the
+HTML page inlines: a fixed ``svg.hashsalt``, text as paths and no date or creator metadata.
+
+Series are told apart by more than colour (hatching for bars, line styles and markers for
+lines), so that the figures read in greyscale too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -22,10 +27,20 @@ from swftools.report.frame import is_skipped
 
 DPI = 100
 SIZE_IN = (9.0, 4.0)
+# The phone-width variant of the HTML page: panels stacked, each this size
+NARROW_PANEL_IN = (4.2, 3.1)
+_NARROW: ContextVar[bool] = ContextVar("narrow", default=False)
 _STYLE = {"font.family": "DejaVu Sans", "font.size": 9.0, "svg.hashsalt": "swftools",
           "figure.dpi": DPI, "savefig.dpi": DPI, "savefig.bbox": None}
 CLASS_COLORS = {"single": "#4477aa", "single_node_multi": "#ee6677", "multi_node": "#228833",
                 "multi": "#ee6677", "all": "#000000"}
+# What tells the classes apart without colour: bar hatching and line style
+CLASS_HATCHES = {"single": "", "single_node_multi": "///", "multi_node": "xxx", "multi": "///",
+                 "all": ""}
+CLASS_LINESTYLES = {"all": "-", "single": "--", "single_node_multi": "-.", "multi_node": ":",
+                    "multi": "-."}
+_SVG_STYLE = {"svg.fonttype": "path", "svg.hashsalt": "swftools", "svg.image_inline": True}
+_SVG_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
 
 
 def _ok(value: Any) -> bool:
@@ -44,26 +59,43 @@ def _note(ax: Any, text: str) -> None:
     ax.set_yticks([])
 
 
+def _title(ax: Any, text: str, **options: Any) -> None:
+    """An axes title, wrapped to the panel's width in the narrow variant."""
+    if _NARROW.get():
+        import textwrap
+
+        text = "\n".join(textwrap.wrap(text, 42))
+    ax.set_title(text, **options)
+
+
+def _pair(fig: Figure, **options: Any) -> Any:
+    """Two panels side by side (stacked in the narrow variant)."""
+    if _NARROW.get():
+        return fig.subplots(2, 1)
+    return fig.subplots(1, 2, **options)
+
+
 def _per_quarter_axes(ax: Any, names: list[str], ylabel: str, title: str | None = None) -> None:
     """Finish an axes over quarters: the quarter names slanted, the y label, a small legend."""
     ax.set_xticks(range(len(names)), names, rotation=45, fontsize=7)
     ax.set_ylabel(ylabel)
     if title is not None:
-        ax.set_title(title)
+        _title(ax, title)
     ax.legend(fontsize=7)
 
 
 def _parallelism(data: dict[str, Any], fig: Figure) -> None:
     result = data["analyses"]["parallelism"]
-    ax_share, ax_quarter = fig.subplots(1, 2, width_ratios=[1, 2])
+    ax_share, ax_quarter = _pair(fig, width_ratios=[1, 2])
     keys = list(result["classes"])
     labels = [result["classes"][k]["label"] for k in keys]
     shares = [100 * result["classes"][k]["share"] for k in keys]
-    bars = ax_share.bar(range(len(keys)), shares, color=[CLASS_COLORS[k] for k in keys])
+    bars = ax_share.bar(range(len(keys)), shares, color=[CLASS_COLORS[k] for k in keys],
+                        hatch=[CLASS_HATCHES[k] for k in keys], edgecolor="white")
     ax_share.bar_label(bars, labels=[f"{s:.1f} %" for s in shares], fontsize=8)
     ax_share.set_xticks(range(len(keys)), labels, rotation=15, fontsize=8)
     ax_share.set_ylabel("share of jobs (%)")
-    ax_share.set_title(f"Parallelism ({result['jobs']:,} jobs of at least 60 s)")
+    _title(ax_share, f"Parallelism ({result['jobs']:,} jobs of at least 60 s)")
     quarterly = result["quarterly"]
     if is_skipped(quarterly):
         _note(ax_quarter, quarterly["reason"])
@@ -72,7 +104,8 @@ def _parallelism(data: dict[str, Any], fig: Figure) -> None:
     bottom = [0] * len(names)
     for k, label in zip(keys, labels):
         counts = [q["classes"][k] for q in quarterly]
-        ax_quarter.bar(range(len(names)), counts, bottom=bottom, label=label, color=CLASS_COLORS[k])
+        ax_quarter.bar(range(len(names)), counts, bottom=bottom, label=label, color=CLASS_COLORS[k],
+                       hatch=CLASS_HATCHES[k], edgecolor="white")
         bottom = [b + c for b, c in zip(bottom, counts)]
     _per_quarter_axes(ax_quarter, names, "jobs", "Jobs per quarter by class")
 
@@ -80,7 +113,7 @@ def _parallelism(data: dict[str, Any], fig: Figure) -> None:
 def _parallelism_breakdown(data: dict[str, Any], fig: Figure) -> None:
     result = data["analyses"]["parallelism"]
     pe = result["processing_element"]
-    left, right = fig.subplots(1, 2)
+    left, right = _pair(fig)
     panels = [(left, result["single_node_by_pe_count"], "pes", f"{pe}s (single-node jobs)"),
               (right, result["multi_node_by_node_count"], "nodes", "nodes (multi-node jobs)")]
     if "by_pe_count_bins" in result:
@@ -100,21 +133,22 @@ def _parallelism_breakdown(data: dict[str, Any], fig: Figure) -> None:
 
 def _wra(data: dict[str, Any], fig: Figure) -> None:
     result = data["analyses"]["wra"]
-    ax_hist, ax_quarter = fig.subplots(1, 2)
+    ax_hist, ax_quarter = _pair(fig)
     hist = result["histogram"]
     labels = [f"{h['from']:.1f}-" + (f"{h['to']:.1f}" if h["to"] is not None else "") for h in hist]
     ax_hist.bar(range(len(hist)), [100 * h["share"] for h in hist], color="#4477aa")
     ax_hist.set_xticks(range(len(hist)), labels, rotation=45, fontsize=7)
     ax_hist.set_xlabel("walltime request accuracy (actual / requested)")
     ax_hist.set_ylabel("share of jobs (%)")
-    ax_hist.set_title(f"WRA: mean {result['mean']:.3f}, median {result['median']:.3f}")
+    _title(ax_hist, f"WRA: mean {result['mean']:.3f}, median {result['median']:.3f}")
     quarterly = result["quarterly"]
     if is_skipped(quarterly):
         _note(ax_quarter, quarterly["reason"])
         return
     x = range(len(quarterly))
     ax_quarter.plot(x, [q["mean"] for q in quarterly], marker="o", label="mean")
-    ax_quarter.plot(x, [q["median"] for q in quarterly], marker="s", label="median")
+    ax_quarter.plot(x, [q["median"] for q in quarterly], marker="s", linestyle="--",
+                    label="median")
     _per_quarter_axes(ax_quarter, [q["quarter"] for q in quarterly], "WRA", "WRA per quarter")
 
 
@@ -127,11 +161,12 @@ def _walltime_cdf(data: dict[str, Any], fig: Figure) -> None:
             continue
         hours = [max(h, 1e-3) for h in group["cdf_hours"]]
         ax.plot(hours, probabilities, label=f"{group['label']} ({group['count']:,})",
-                color=CLASS_COLORS.get(key), drawstyle="steps-post")
+                color=CLASS_COLORS.get(key), linestyle=CLASS_LINESTYLES.get(key, "-"),
+                linewidth=1.4, drawstyle="steps-post")
     ax.set_xscale("log")
     ax.set_xlabel("walltime (hours)")
     ax.set_ylabel("cumulative share of jobs")
-    ax.set_title(f"Walltime CDF: {result['population']}", fontsize=8)
+    _title(ax, f"Walltime CDF: {result['population']}", fontsize=8)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7)
 
@@ -151,13 +186,13 @@ def _correlation(data: dict[str, Any], fig: Figure) -> None:
     ax.set_ylabel("walltime (hours)")
     sample = result["balanced_sample"]
     if not is_skipped(sample):
-        ax.set_title(f"Balanced sample: Spearman {sample['spearman']:.3f}, "
+        _title(ax, f"Balanced sample: Spearman {sample['spearman']:.3f}, "
                      f"Pearson (log) {sample['pearson_log']:.3f}")
 
 
 def _arrivals(data: dict[str, Any], fig: Figure) -> None:
     result = data["analyses"]["arrivals"]
-    ax_hour, ax_day = fig.subplots(1, 2)
+    ax_hour, ax_day = _pair(fig)
     hours = result["by_hour"]
     ax_hour.bar([h["hour"] for h in hours], [h["mean"] for h in hours],
                 yerr=[h["std"] or 0 for h in hours], color="#4477aa", ecolor="#888888",
@@ -176,10 +211,12 @@ def _bars(rows: list[dict[str, Any]], label_key: str, title: str, fig: Figure) -
     ax = fig.subplots()
     bars = ax.bar(range(len(rows)), [r["jobs"] for r in rows], color="#4477aa")
     ax.bar_label(bars, labels=[f"{100 * r['share']:.1f} %" for r in rows], fontsize=7)
+    slant = len(rows) > (3 if _NARROW.get() else 6)
     ax.set_xticks(range(len(rows)), [str(r[label_key]) for r in rows], fontsize=7,
-                  rotation=30 if len(rows) > 6 else 0)
+                  rotation=30 if slant else 0, ha="right" if slant else "center",
+                  rotation_mode="anchor")
     ax.set_ylabel("jobs")
-    ax.set_title(title)
+    _title(ax, title)
 
 
 def _queues(data: dict[str, Any], fig: Figure) -> None:
@@ -194,17 +231,17 @@ def _outcomes(data: dict[str, Any], fig: Figure) -> None:
 
 def _per_quarter(data: dict[str, Any], fig: Figure) -> None:
     rows = data["context"]["per_quarter"]["quarters"]
-    ax_jobs, ax_users = fig.subplots(1, 2)
+    ax_jobs, ax_users = _pair(fig)
     x = range(len(rows))
     names = [r["quarter"] for r in rows]
     ax_jobs.bar(x, [r["jobs"] for r in rows], color="#4477aa", label="all jobs")
     ax_jobs.bar(x, [r["jobs_min_60s"] for r in rows], color="#ee6677", width=0.5,
-                label="jobs of at least 60 s")
+                hatch="///", edgecolor="white", label="jobs of at least 60 s")
     _per_quarter_axes(ax_jobs, names, "jobs submitted")
-    for key, marker in (("users", "o"), ("groups", "s")):
+    for key, marker, line in (("users", "o", "-"), ("groups", "s", "--")):
         values = [r[key] for r in rows]
         if all(v is not None for v in values):
-            ax_users.plot(x, values, marker=marker, label=f"active {key}")
+            ax_users.plot(x, values, marker=marker, linestyle=line, label=f"active {key}")
     _per_quarter_axes(ax_users, names, "active (submitting) in the quarter")
 
 
@@ -228,8 +265,8 @@ def _utilization(data: dict[str, Any], fig: Figure) -> None:
     capacity = result["capacity"]
     if not is_skipped(capacity):
         ax.step(x, capacity["capacity_pes"], where="post", color="#cc3311", linewidth=1.2,
-                label=f"capacity ({capacity['source']})")
-        ax.set_title(f"Utilization: mean {100 * capacity['mean_utilization']:.1f} %")
+                linestyle="--", label=f"capacity ({capacity['source']})")
+        _title(ax, f"Utilization: mean {100 * capacity['mean_utilization']:.1f} %")
     ax.set_ylabel(f"{pe}s")
     ax.legend(fontsize=7, loc="lower right")
 
@@ -258,14 +295,52 @@ def available(data: dict[str, Any]) -> list[str]:
     return names
 
 
+TWO_PANELS = frozenset({"parallelism.png", "parallelism_breakdown.png", "wra.png", "arrivals.png",
+                        "per_quarter.png"})
+
+
+def figure(data: dict[str, Any], name: str, *, narrow: bool = False) -> Figure:
+    """Figure ``name`` drawn from the report data (call inside ``style_context()``); ``narrow``
+    stacks the panels for a phone-width page."""
+    drawer, _ = FIGURES[name]
+    width, height = NARROW_PANEL_IN
+    size = (width, height * (2 if name in TWO_PANELS else 1)) if narrow else SIZE_IN
+    fig = Figure(figsize=size, dpi=DPI, layout="constrained")
+    token = _NARROW.set(narrow)
+    try:
+        drawer(data, fig)
+    finally:
+        _NARROW.reset(token)
+    return fig
+
+
+def style_context() -> Any:
+    """The fixed matplotlib style every figure is drawn in (whatever the user's matplotlibrc)."""
+    from contextlib import ExitStack
+
+    stack = ExitStack()
+    stack.enter_context(style.context("default"))
+    stack.enter_context(rc_context({**_STYLE, **_SVG_STYLE}))
+    return stack
+
+
 def draw(data: dict[str, Any], out_dir: Path) -> list[str]:
     """Write every available figure into ``out_dir``; returns their file names."""
     written = []
-    with style.context("default"), rc_context(_STYLE):
+    with style_context():
         for name in available(data):
-            drawer, _ = FIGURES[name]
-            fig = Figure(figsize=SIZE_IN, dpi=DPI, layout="constrained")
-            drawer(data, fig)
-            _save(fig, out_dir / name)
+            _save(figure(data, name), out_dir / name)
             written.append(name)
     return written
+
+
+def svg(data: dict[str, Any], name: str, *, narrow: bool = False) -> str:
+    """Figure ``name`` as SVG text: same input, same bytes (text drawn as paths, no dates)."""
+    import io
+
+    buffer = io.BytesIO()
+    with style_context():
+        fig = figure(data, name, narrow=narrow)
+        FigureCanvasAgg(fig)
+        fig.savefig(buffer, format="svg", dpi=DPI, metadata=_SVG_METADATA)
+    return buffer.getvalue().decode("utf-8")

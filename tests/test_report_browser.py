@@ -1,0 +1,93 @@
+"""index.html in a real browser: headless Chromium loads the page at desktop and phone widths.
+
+Checks what a reader meets: no console error, no request leaving the file, every figure drawn at
+a non-zero size, the headline table, nothing wider than the screen, and a full-page screenshot.
+Skips, saying why, only where no Chromium (Debian package ``chromium``) or no Playwright is
+installed; ``.ci/run`` installs Chromium when it can.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from tests.browser_support import WIDTHS, open_page, unavailable
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
+EXAMPLE_PAGE = ROOT / "archive" / "example" / "index.html"
+
+pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
+
+
+@pytest.fixture(scope="module")
+def report_page(tmp_path_factory) -> Path:
+    from swftools.report import report
+
+    out = tmp_path_factory.mktemp("browser") / "rep"
+    report(SAMPLE, out, html=True)
+    return out / "index.html"
+
+
+@pytest.fixture(params=["report", "archive"])
+def page_path(request, report_page) -> Path:
+    return report_page if request.param == "report" else EXAMPLE_PAGE
+
+
+FIGURES_JS = """() => Array.from(document.querySelectorAll('img, svg')).map(e => {
+  const r = e.getBoundingClientRect();
+  return {tag: e.tagName, width: r.width, height: r.height,
+          natural: e.tagName === 'IMG' ? e.naturalWidth : -1, complete: e.complete !== false,
+          alt: e.getAttribute('alt') || ''};
+})"""
+
+HEADLINE_JS = """() => {
+  const t = document.querySelector('table#headline');
+  if (!t) return null;
+  return {caption: t.caption ? t.caption.textContent : '',
+          rows: Array.from(t.tBodies[0].rows).map(r => r.cells[0].textContent),
+          visible: t.getBoundingClientRect().height > 0};
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_page_renders_in_chromium(page_path, width, tmp_path):
+    with open_page(page_path, width) as (page, visit):
+        images = page.evaluate(FIGURES_JS)
+        headline = page.evaluate(HEADLINE_JS)
+        overflow = page.evaluate("() => document.documentElement.scrollWidth")
+        font_px = page.evaluate(
+            "() => parseFloat(getComputedStyle(document.querySelector('main p')).fontSize)")
+        shot = tmp_path / f"index-{width}.png"
+        page.screenshot(path=str(shot), full_page=True)
+    assert visit.console_errors == [] and visit.page_errors == []
+    assert visit.failed == []
+    assert visit.requests and all(u.startswith(("file://", "data:")) for u in visit.requests), \
+        [u for u in visit.requests if not u.startswith(("file://", "data:"))]
+    assert len(images) >= 10
+    for image in images:
+        assert image["width"] > 0 and image["height"] > 0, image
+        assert image["natural"] > 0 and image["complete"], image
+        assert image["alt"], image
+    assert headline is not None and headline["visible"]
+    assert headline["caption"] == "Headline numbers of this trace"
+    assert headline["rows"][:3] == ["Jobs", "Users", "Groups"]
+    assert overflow <= width, f"the page is {overflow} px wide on a {width} px screen"
+    assert font_px >= 16
+    png = shot.read_bytes()
+    shot_width, shot_height = struct.unpack(">II", png[16:24])
+    assert shot_width == width and shot_height > 3 * width
+
+
+def test_phone_width_uses_the_stacked_figures(report_page):
+    """On a phone, each figure comes from its narrow (stacked panels) variant."""
+    with open_page(report_page, 390) as (page, _):
+        narrow = page.evaluate("() => Array.from(document.querySelectorAll('img'))"
+                               ".map(i => [i.currentSrc === i.src, i.naturalWidth])")
+    with open_page(report_page, 1280) as (page, _):
+        wide = page.evaluate("() => Array.from(document.querySelectorAll('img'))"
+                             ".map(i => [i.currentSrc === i.src, i.naturalWidth])")
+    assert all(not same for same, _ in narrow) and all(same for same, _ in wide)
+    assert max(w for _, w in narrow) < min(w for _, w in wide)

@@ -1,0 +1,262 @@
+"""swftools.report.html: index.html's structure, accessibility, self-containment, determinism."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from swftools import formats, synth
+from swftools.errors import InputError, UsageError
+from swftools.report import analyze, figures, html, report
+from swftools.report.alt import ALT, alt_text
+from swftools.report.sections import ANALYSES
+from swftools.validate import validate
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
+
+
+class Page(HTMLParser):
+    """Every element with its attributes, the text of each table's caption, and th scopes."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict[str, str]]] = []
+        self.captions: dict[str, str] = {}
+        self.table_ids: list[str] = []
+        self.row_labels: dict[str, list[str]] = {}
+        self._table: str | None = None
+        self._in: str | None = None
+        self._text = ""
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        values = {k: v or "" for k, v in attrs}
+        self.elements.append((tag, values))
+        if tag == "table":
+            self._table = values.get("id", f"table{len(self.table_ids)}")
+            self.table_ids.append(self._table)
+            self.row_labels[self._table] = []
+        elif tag in ("caption", "th") and self._table:
+            self._in, self._text = tag, ""
+            self._scope = values.get("scope")
+
+    def handle_data(self, data):
+        if self._in:
+            self._text += data
+
+    def handle_endtag(self, tag):
+        if tag == self._in == "caption":
+            self.captions[self._table] = self._text.strip()
+            self._in = None
+        elif tag == self._in == "th":
+            if self._scope == "row":
+                self.row_labels[self._table].append(self._text.strip())
+            self._in = None
+        elif tag == "table":
+            self._table = None
+
+    def all(self, tag: str) -> list[dict[str, str]]:
+        return [attrs for t, attrs in self.elements if t == tag]
+
+
+@pytest.fixture(scope="module")
+def sample_table():
+    return formats.read(SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def sample_data(sample_table):
+    return analyze(sample_table).data
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """``report --html`` of the bundled sample, with a what-if comparison."""
+    from swftools.whatif.run import whatif
+
+    base = tmp_path_factory.mktemp("html")
+    whatif(formats.read(SAMPLE).slice(0, 300), "aaic-v100-half",
+           policies=("packed", "lxv")).write(base / "whatif")
+    report(SAMPLE, base / "rep", html=True, whatif=base / "whatif")
+    return base / "rep"
+
+
+@pytest.fixture(scope="module")
+def text(written):
+    return (written / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def page(text):
+    return Page(text)
+
+
+def test_report_html_writes_index_beside_the_report(written):
+    names = sorted(p.name for p in written.iterdir())
+    assert "index.html" in names and "report.md" in names and "report.json" in names
+
+
+def test_page_has_language_headline_table_and_every_section(page, sample_data):
+    assert page.all("html") == [{"lang": "en"}]
+    assert page.captions["headline"] == "Headline numbers of this trace"
+    labels = page.row_labels["headline"]
+    assert labels == ["Jobs", "Users", "Groups", "Period (submissions)", "Queues",
+                      "GPUs (capacity)", "Mean GPU utilization"]
+    ids = {attrs.get("id") for _, attrs in page.elements}
+    for key in (*ANALYSES, "context", "context-queues", "context-outcomes",
+                "context-per-quarter", "context-utilization", "validation", "consistency",
+                "whatif"):
+        assert key in ids, key
+    assert "download" not in ids  # release sections only in an archive's page
+
+
+def test_headline_values_are_the_reports(text, sample_data):
+    trace = sample_data["trace"]
+    cells = re.findall(r'<tr><th scope="row">([^<]+)</th><td class="num">([^<]+)</td>',
+                       text.split('id="headline"')[1].split("</table>")[0])
+    values = dict(cells)
+    assert values["Jobs"] == f"{trace['jobs']:,}"
+    assert values["Users"] == f"{trace['users']:,}" and values["Groups"] == f"{trace['groups']:,}"
+    utilization = sample_data["context"]["utilization"]["capacity"]["mean_utilization"]
+    assert values["Mean GPU utilization"] == f"{100 * utilization:.1f} %"
+    assert values["Period (submissions)"].startswith(trace["first_submit_local"][:10])
+
+
+def test_every_paper_value_is_shown_beside_this_trace(page, text, sample_data):
+    paper_tables = [t for t in page.table_ids if t.endswith("-paper")]
+    assert {t[: -len("-paper")] for t in paper_tables} >= set(ANALYSES)
+    shown = [label for t in paper_tables for label in page.row_labels[t]]
+    for row in sample_data["summary"]:
+        if row["paper"] is not None:
+            assert row["label"] in shown, row["key"]
+
+
+def test_tables_have_captions_and_scoped_headers(page, text):
+    assert page.table_ids and all(page.captions.get(t) for t in page.table_ids)
+    ths = page.all("th")
+    assert ths and all(th.get("scope") in ("col", "row") for th in ths)
+    for wrap in re.findall(r'<div class="table-wrap"[^>]*>', text):
+        assert 'role="region"' in wrap and 'tabindex="0"' in wrap  # scrolls on phones
+
+
+def test_every_figure_has_a_finding_specific_alt_text(page, sample_data):
+    imgs = page.all("img")
+    assert len(imgs) == len(sample_data["figures"])
+    alts = [img["alt"] for img in imgs]
+    assert all(len(alt) > 60 and re.search(r"\d", alt) for alt in alts)
+    assert len(set(alts)) == len(alts)
+    single = sample_data["analyses"]["parallelism"]["classes"]["single"]["share"]
+    assert f"{100 * single:.1f} %" in alts[0]
+
+
+def test_alt_texts_follow_the_numbers(sample_data):
+    """The same figure of another trace says something else: the text comes from the data."""
+    other = analyze(synth.generate(1500, seed=11)).data
+    assert set(ALT) == set(figures.FIGURES)
+    for name in sample_data["figures"]:
+        assert alt_text(sample_data, name) != alt_text(other, name), name
+    util = other["context"]["utilization"]["capacity"]["mean_utilization"]
+    assert f"{100 * util:.1f} %" in alt_text(other, "utilization.png")
+
+
+def test_nothing_is_fetched_from_outside_the_file(page, text):
+    assert not page.all("script") and not page.all("link") and not page.all("iframe")
+    for tag, attrs in page.elements:
+        for key in ("src", "srcset", "data", "poster"):
+            if key in attrs:
+                assert attrs[key].startswith("data:image/svg+xml;base64,"), (tag, key)
+        if "href" in attrs:
+            assert tag == "a", tag
+    assert "@import" not in text and not re.search(r"url\(", text)
+    for img in page.all("img"):
+        svg = base64.b64decode(img["src"].split(",", 1)[1]).decode()
+        assert svg.lstrip().startswith("<?xml") and "<image" not in svg.replace("<image/>", "")
+
+
+def test_external_links_are_plain_anchors(tmp_path):
+    """In an archive's page the licence URL is an <a href>, never a resource."""
+    example = ROOT / "archive" / "example" / "index.html"
+    parsed = Page(example.read_text(encoding="utf-8"))
+    external = [(t, a) for t, a in parsed.elements
+                if any(str(v).startswith(("http://", "https://")) for v in a.values())]
+    assert external and all(t == "a" and set(a) == {"href"} for t, a in external)
+
+
+def test_whatif_table_lists_each_policy(page, written):
+    assert page.captions["whatif-table"].startswith("What-if replays per placement policy")
+    assert page.row_labels["whatif-table"] == ["packed", "lxv"]
+
+
+def test_two_renders_are_byte_identical(sample_table, sample_data):
+    validation = validate(sample_table)
+    first = html.page(sample_data, validation=validation, consistency=["a finding."])
+    second = html.page(json.loads(json.dumps(sample_data)), validation=validation,
+                       consistency=["a finding."])
+    assert first == second
+
+
+def test_page_is_byte_identical_across_processes(tmp_path):
+    pages = []
+    for seed in ("1", "4242"):
+        out = tmp_path / f"r{seed}"
+        subprocess.run([sys.executable, "-m", "swftools.cli", "report", str(SAMPLE), "-o", str(out),
+                        "--html"], check=True, capture_output=True,
+                       env=dict(os.environ, PYTHONHASHSEED=seed))
+        pages.append((out / "index.html").read_bytes())
+    assert pages[0] == pages[1]
+
+
+def test_svg_has_no_date_nor_creator(sample_data):
+    svg = figures.svg(sample_data, "utilization.png")
+    assert "<dc:date>" not in svg and "Matplotlib v" not in svg
+    assert figures.svg(sample_data, "utilization.png") == svg
+    assert figures.svg(sample_data, "wra.png", narrow=True) != figures.svg(sample_data, "wra.png")
+
+
+def test_whatif_needs_html_and_a_comparison(tmp_path):
+    with pytest.raises(UsageError, match="--html"):
+        report(SAMPLE, tmp_path / "a", whatif=tmp_path)
+    with pytest.raises(InputError, match="no what-if comparison"):
+        report(SAMPLE, tmp_path / "b", html=True, whatif=tmp_path)
+    (tmp_path / "comparison.json").write_text('{"policies": [{"policy": "packed"}]}')
+    with pytest.raises(InputError, match="lacks jobs"):
+        html.load_whatif(tmp_path)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_skipped_analyses_are_said_on_the_page(tmp_path):
+    """An SWF trace without requested walltimes: the page says why, with no figure for it."""
+    from tests.report_support import swf_table
+
+    table = swf_table({"job_id": [1, 2, 3], "submit_time": [0, 100, 200],
+                       "wait_s": [0, 5, 10], "walltime_s": [600, 700, 800],
+                       "gpus": [1, 2, 4]})
+    data = analyze(table).data
+    text = html.page(data)
+    parsed = Page(text)
+    assert "Not computed:" in text
+    assert len(parsed.all("img")) == len(data["figures"])
+
+
+def test_validation_findings_are_listed_per_rule():
+    from tests.report_support import aaic_table
+
+    table = aaic_table([{"walltime_s": 600}, {"walltime_s": 700}, {"walltime_s": -50}])
+    validation = validate(table)
+    assert validation.errors
+    parsed = Page(html.page(analyze(table).data, validation=validation))
+    fired = sorted(validation.fired())
+    assert parsed.row_labels["validation-rules"] == fired  # every rule that found something
+    clean = parsed.row_labels["validation-clean"]
+    assert clean and not set(clean) & set(fired)
+    assert set(clean) | set(fired) == set(validation.rules_run) | set(fired)
