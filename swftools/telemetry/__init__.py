@@ -18,6 +18,7 @@ import pyarrow as pa
 from swftools import table as jt
 from swftools.errors import InputError, UsageError
 from swftools.telemetry import engine, output
+from swftools.telemetry import engine as sql  # ``attach`` has an ``engine`` option
 from swftools.telemetry.allocations import load_allocations, prepare_allocations
 from swftools.telemetry.metric_map import (PRESETS, MetricMap, canonical_metrics, identity_map,
                                            load_metric_map)
@@ -43,6 +44,24 @@ def _gpus_per_node(jobs: pa.Table, gpus_per_node: int | None, site: Any) -> int:
     raise UsageError("the GPUs per node are unknown: give gpus_per_node or a site")
 
 
+def _engine_choice(name: str, partition: str, scheduler: str | None, workers: int | None,
+                   samples: Sequence[str | Path], input_format: str) -> str:
+    """Check the engine options (before any work); returns the engine name."""
+    if name not in sql.ENGINES:
+        raise UsageError(f"unknown engine {name!r} (choose from {', '.join(sql.ENGINES)})")
+    if name == "duckdb":
+        if scheduler is not None or workers is not None:
+            raise UsageError("--scheduler and --workers need --engine dask")
+        return name
+    if partition != "day":
+        raise UsageError(f"the dask engine runs day partitions, not partition {partition!r}")
+    from swftools.telemetry import dask_engine
+
+    dask_engine.check_cluster_options(scheduler, workers)
+    dask_engine.check_inputs(samples, input_format)
+    return name
+
+
 def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
            metric_map: str | Path | Sequence[str | Path] | MetricMap = DEFAULT_MAPS,
            allocations: str | Path | pa.Table | None = None, gpus_per_node: int | None = None,
@@ -50,7 +69,8 @@ def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
            partition: str = "day", input_format: str = "auto", sampling: str = "auto",
            memory_limit: str | None = None, threads: int | None = None,
            work_dir: str | Path | None = None,
-           progress: Callable[[int, int], None] | None = None) -> pa.Table:
+           progress: Callable[[int, int], None] | None = None, engine: str = "duckdb",
+           scheduler: str | None = None, workers: int | None = None) -> pa.Table:
     """Per-job telemetry aggregates for the canonical job table ``jobs``.
 
     ``samples``: files or directories (several chunks of one export are de-duplicated; the
@@ -58,7 +78,9 @@ def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
     (``None``: no job can be attributed). ``interval_s``: nominal sampling interval (for the
     expected sample count). ``partition``: 'day' (bounded memory) or 'none' (one query; same
     bytes). DuckDB runs with ``memory_limit`` (default 60 % of RAM) and spills into a temporary
-    folder created in ``work_dir``.
+    folder created in ``work_dir``. ``engine='dask'`` runs the day partitions on the Dask cluster
+    at ``scheduler`` (default: a local cluster of ``workers`` processes) from Parquet long tables;
+    ``memory_limit`` and ``threads`` then apply to each day task. Same bytes as 'duckdb'.
     """
     if isinstance(interval_s, bool) or int(interval_s) != interval_s or interval_s < 1:
         raise UsageError(f"interval_s must be a positive whole number of seconds, not {interval_s!r}")
@@ -68,16 +90,26 @@ def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
     if missing:
         raise UsageError(f"the job table lacks column(s) {', '.join(missing)}")
     gpn = _gpus_per_node(jobs, gpus_per_node, site)
+    run_on = _engine_choice(engine, partition, scheduler, workers, samples, input_format)
     mmap = load_metric_map(metric_map) if metric_map is not None else identity_map()
-    with engine.connection(work_dir, memory_limit=memory_limit, threads=threads) as con:
+    with sql.connection(work_dir, memory_limit=memory_limit,
+                        threads=threads if run_on == "duckdb" else None) as con:
         sample_set = read_samples(samples, mmap, con, fmt=input_format, sampling=sampling)
-        stage(con, sample_set)
-        engine.register_jobs(con, jobs)
+        if run_on == "duckdb":
+            stage(con, sample_set)
+        sql.register_jobs(con, jobs)
         where = load_allocations(con, allocations)
         prepare_allocations(con, where, gpn)
         # How the work was split is not recorded: every partitioning gives the same bytes.
-        engine.run_partitions(con, partition, idle_threshold_pct, progress,
-                              dedupe=sample_set.overlapping)
+        if run_on == "duckdb":
+            sql.run_partitions(con, partition, idle_threshold_pct, progress,
+                               dedupe=sample_set.overlapping)
+        else:
+            from swftools.telemetry import dask_engine
+
+            dask_engine.run_partitions(con, sample_set, idle_threshold_pct, progress,
+                                       scheduler=scheduler, workers=workers,
+                                       memory_limit=memory_limit, threads=threads)
         bad = output.out_of_range(con)
         if bad is not None:
             raise InputError(", ".join(s["file"] for s in sample_set.describe_sources()),

@@ -12,8 +12,8 @@ For each partition ``[lo, hi)`` (a UTC day by default) the same SQL runs:
    exact integer of micro-units, min and max.
 
 Partials of all partitions are merged by sum/min/max, so a partitioned run equals a single run
-byte for byte (integer sums do not depend on order). See ``partition_sql`` to run the partitions
-elsewhere (Dask, Spark).
+byte for byte (integer sums do not depend on order). ``dask_engine`` runs the same
+``compute_partition`` on a Dask cluster, one day per task.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from swftools.errors import UsageError
 
 DAY_S = 86_400
 PARTITIONS = ("day", "none")
+ENGINES = ("duckdb", "dask")
 MICRO = 1_000_000  # sums are kept as integers of 1e-6 canonical units
 
 PARTIALS_DDL = """CREATE OR REPLACE TABLE partials (
@@ -50,17 +51,19 @@ def default_memory_limit() -> str:
 
 @contextmanager
 def connection(work_dir: str | Path | None = None, *, memory_limit: str | None = None,
-               threads: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+               threads: int | None = None, in_memory: bool = False
+               ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB connection whose database and spill files live in a fresh temporary folder.
 
     ``work_dir`` is where that folder is created (the CLI passes the output's directory, so a
     failed run leaves nothing beside the output and spilling never fills /tmp unexpectedly).
+    ``in_memory``: no database file (short tasks; spilling still goes to the folder).
     """
     base = Path(work_dir) if work_dir is not None else None
     if base is not None and not base.is_dir():
         raise UsageError(f"{base}: work directory does not exist")
     tmp = Path(tempfile.mkdtemp(prefix=".swftools-telemetry.", suffix=".tmp", dir=base))
-    con = duckdb.connect(str(tmp / "work.duckdb"))
+    con = duckdb.connect(":memory:" if in_memory else str(tmp / "work.duckdb"))
     try:
         con.execute(f"SET memory_limit = '{memory_limit or default_memory_limit()}'")
         con.execute(f"SET temp_directory = '{tmp / 'spill'}'")
@@ -87,6 +90,28 @@ def register_jobs(con: duckdb.DuckDBPyConnection, jobs: pa.Table) -> None:
     con.unregister("jobs_arrow")
 
 
+def alloc_where(lo: float | None, hi: float | None) -> str:
+    """The allocation intervals that can own a sample of the partition ``[lo, hi)``."""
+    return " AND ".join(w for w in (
+        "end_s > start_s", f"end_s > {lo!r}" if lo is not None else "",
+        f"start_s < {hi!r}" if hi is not None else "") if w)
+
+
+def partition_allocations(con: duckdb.DuckDBPyConnection, lo: float, hi: float
+                          ) -> tuple[pa.Table, pa.Table]:
+    """``gpu_alloc`` and ``node_excl`` rows of one partition (what a remote partition needs)."""
+    where = alloc_where(lo, hi)
+    return (con.sql(f"SELECT * FROM gpu_alloc WHERE {where}").to_arrow_table(),
+            con.sql(f"SELECT * FROM node_excl WHERE {where}").to_arrow_table())
+
+
+def compute_partition(con: duckdb.DuckDBPyConnection, lo: float | None, hi: float | None,
+                      idle_threshold_pct: float = 0.0, dedupe: bool = True) -> None:
+    """Add one partition's partial aggregates to ``partials`` (the one per-partition step of
+    every engine: DuckDB runs it in place, Dask on a worker over that day's files)."""
+    con.execute("INSERT INTO partials " + partition_sql(lo, hi, idle_threshold_pct, dedupe))
+
+
 def partition_sql(lo: float | None, hi: float | None, idle_threshold_pct: float = 0.0,
                   dedupe: bool = True) -> str:
     """The partial-aggregate query of one time partition (``None`` bounds: unbounded).
@@ -96,9 +121,7 @@ def partition_sql(lo: float | None, hi: float | None, idle_threshold_pct: float 
     """
     t_where = " AND ".join(w for w in (
         f"ts >= {lo!r}" if lo is not None else "", f"ts < {hi!r}" if hi is not None else "") if w)
-    a_where = " AND ".join(w for w in (
-        "end_s > start_s", f"end_s > {lo!r}" if lo is not None else "",
-        f"start_s < {hi!r}" if hi is not None else "") if w)
+    a_where = alloc_where(lo, hi)
     t_where = f"WHERE {t_where}" if t_where else ""
     aggregates = f"""count(*) AS n,
                count(*) FILTER (WHERE s.metric = 'gpu_util_pct'
@@ -144,11 +167,11 @@ def run_partitions(con: duckdb.DuckDBPyConnection, partition: str = "day",
         raise UsageError(f"unknown partitioning {partition!r} (choose from {', '.join(PARTITIONS)})")
     con.execute(PARTIALS_DDL)
     if partition == "none":
-        con.execute("INSERT INTO partials " + partition_sql(None, None, idle_threshold_pct, dedupe))
+        compute_partition(con, None, None, idle_threshold_pct, dedupe)
         return 1
     days = day_partitions(con)
     for i, (lo, hi) in enumerate(days):
-        con.execute("INSERT INTO partials " + partition_sql(lo, hi, idle_threshold_pct, dedupe))
+        compute_partition(con, lo, hi, idle_threshold_pct, dedupe)
         if progress is not None:
             progress(i + 1, len(days))
     return len(days)

@@ -52,6 +52,8 @@ class LongTable:
     ts_sorted: bool  # Parquet row groups in ts order (day filters prune)
     stats: FileStats
     src: int = 0  # input order (first file wins among duplicates)
+    ts_min: float | None = None  # time span of the rows (None: no rows); the Dask engine
+    ts_max: float | None = None  # sends a day only the files whose span meets it
 
     def scan_sql(self) -> str:
         """A DuckDB table expression with typed columns plus ``line`` (file line / row)."""
@@ -169,6 +171,7 @@ def check_long_table(path: str | Path, metric_map: MetricMap, con: duckdb.DuckDB
                              line=line, field="metric", value=m,
                              expected=f"one of {', '.join(canonical_metrics())} or a mapped name")
     table.metrics = metrics
+    table.ts_min, table.ts_max = (None, None) if lo is None else (float(lo), float(hi))
     table.ts_sorted = kind == "parquet" and _ts_sorted(path)
     return table
 

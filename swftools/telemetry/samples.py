@@ -7,6 +7,8 @@ long table is taken as it is, one row per ts/node/gpu_index/metric), and what is
 counter increments (``gpu_energy_j``, with the previous sample's time in ``prev_ts``; a drop is a
 counter reset and the new value is the increment), ``node_cpu_util_pct`` from idle/total CPU
 seconds, ``node_mem_used_gib`` = total - available, and gauges whose map says ``combine: sum``.
+The Dask engine stages one day at a time (``stage_partition``) with the same derivation; the lags
+that cross midnight are completed from the days' first and last samples (``boundary_samples``).
 """
 
 from __future__ import annotations
@@ -117,7 +119,8 @@ def _long_mapping_sql(table: LongTable, metric_map: MetricMap) -> tuple[str, str
     return metric, value
 
 
-def _usable_metrics(table: LongTable, metric_map: MetricMap) -> list[str]:
+def usable_metrics(table: LongTable, metric_map: MetricMap) -> list[str]:
+    """The canonical metrics a long table contributes (names the map ignores left out)."""
     out = []
     for m in table.metrics:
         entries = [e for e in (metric_map.lookup(m) or []) if not e.match]
@@ -128,13 +131,38 @@ def _usable_metrics(table: LongTable, metric_map: MetricMap) -> list[str]:
     return out
 
 
+def metric_roles(metric_map: MetricMap) -> tuple[list[str], list[str], list[str]]:
+    """``(staged, direct, combine_sum)`` canonical metrics: derived or summed here, taken as
+    they are, and summed over series."""
+    metrics = canonical_metrics()
+    sum_gauges = {e.canonical for e in metric_map.entries if e.combine == "sum" and e.kind == "gauge"}
+    staged = {n for n, m in metrics.items() if m.kind == "counter" or m.derives} | sum_gauges
+    direct = sorted(n for n, m in metrics.items() if n not in staged)
+    combine_sum = sorted({e.canonical for e in metric_map.entries if e.combine == "sum"})
+    return sorted(staged), direct, combine_sum
+
+
+def long_body(table: LongTable, metric_map: MetricMap) -> str:
+    """The canonical rows ``(ts, node, gpu_index, metric, value, series, src)`` of a long table."""
+    metric_sql, value_sql = _long_mapping_sql(table, metric_map)
+    return (f"SELECT ts, node, gpu_index, {metric_sql} AS metric, {value_sql} AS value, "
+            f"'' AS series, {table.src}::INTEGER AS src FROM {table.scan_sql()}")
+
+
+def overlapping_sources(sample_set: SampleSet) -> bool:
+    """Several gauge sources may hold the same sample: the engine resolves them per partition."""
+    return (sample_set.buffer_rows.num_rows > 0) + len(sample_set.long_tables) > 1
+
+
+def present_metrics(candidates: set[str], direct: Sequence[str], derived: set[str]) -> set[str]:
+    """The canonical metrics present: direct ones found in the inputs, plus every derived one."""
+    return {m for m in candidates if m in direct} | derived
+
+
 def stage(con: duckdb.DuckDBPyConnection, sample_set: SampleSet) -> None:
     """Create the ``samples`` view (and the ``derived`` table) in ``con``."""
     mm = sample_set.metric_map
-    metrics = canonical_metrics()
-    sum_gauges = {e.canonical for e in mm.entries if e.combine == "sum" and e.kind == "gauge"}
-    staged = {n for n, m in metrics.items() if m.kind == "counter" or m.derives} | sum_gauges
-    direct = sorted(n for n, m in metrics.items() if n not in staged)
+    staged, direct, combine_sum = metric_roles(mm)
     parts = []
     in_list = ", ".join(_sql_str(m) for m in direct)
     con.register("buffer_rows", sample_set.buffer_rows)
@@ -150,23 +178,46 @@ def stage(con: duckdb.DuckDBPyConnection, sample_set: SampleSet) -> None:
     present = {r[0] for r in con.execute("SELECT DISTINCT metric FROM text_raw").fetchall()}
     direct_parts = ["SELECT * FROM text_rows"] if sample_set.buffer_rows.num_rows else []
     for i, lt in enumerate(sample_set.long_tables):
-        metric_sql, value_sql = _long_mapping_sql(lt, mm)
-        body = (f"SELECT ts, node, gpu_index, {metric_sql} AS metric, {value_sql} AS value, "
-                f"'' AS series, {lt.src}::INTEGER AS src FROM {lt.scan_sql()}")
+        body = long_body(lt, mm)
         if not lt.ts_sorted:  # materialize in ts order so the per-day filters prune
             con.execute(f"CREATE OR REPLACE TABLE long_{i} AS {body} ORDER BY ts")
             body = f"SELECT * FROM long_{i}"
         parts.append(body)
         direct_parts.append(f"SELECT * FROM ({body}) WHERE metric IN ({in_list})")
-        present |= set(_usable_metrics(lt, mm))
+        present |= set(usable_metrics(lt, mm))
     con.execute("CREATE OR REPLACE VIEW raw_rows AS " + " UNION ALL ".join(parts))
-    combine_sum = sorted({e.canonical for e in mm.entries if e.combine == "sum"})
-    _derive(con, sorted(staged), combine_sum)
-    present = {m for m in present if m in direct} | {
-        r[0] for r in con.execute("SELECT DISTINCT metric FROM derived").fetchall()}
-    sample_set.metrics = present
-    # Several sources may overlap: the engine then resolves duplicates per partition.
-    sample_set.overlapping = len(direct_parts) > 1
+    _derive(con, staged, combine_sum)
+    sample_set.metrics = present_metrics(present, direct, derived_metrics(con))
+    sample_set.overlapping = overlapping_sources(sample_set)
+    _samples_view(con, direct_parts)
+
+
+def stage_partition(con: duckdb.DuckDBPyConnection, bodies: Sequence[str], metric_map: MetricMap,
+                    lo: float, hi: float) -> None:
+    """Stage the samples of one partition ``lo <= ts < hi`` from long-table ``bodies`` alone.
+
+    ``derived`` then equals the whole-range one on ``[lo, hi)`` except at each series' first
+    sample of the partition, whose lag is out of reach: ``lag_boundaries`` returns what
+    ``boundary_samples`` needs to derive those rows later.
+    """
+    staged, direct, combine_sum = metric_roles(metric_map)
+    where = f"ts >= {float(lo)!r} AND ts < {float(hi)!r}"
+    parts = [f"SELECT * FROM ({b}) WHERE {where}" for b in bodies] or [
+        "SELECT NULL::DOUBLE AS ts, NULL::VARCHAR AS node, NULL::INTEGER AS gpu_index, "
+        "NULL::VARCHAR AS metric, NULL::DOUBLE AS value, '' AS series, 0 AS src WHERE false"]
+    con.execute("CREATE OR REPLACE VIEW raw_rows AS " + " UNION ALL ".join(parts))
+    _derive(con, staged, combine_sum, ordered=False)
+    in_list = ", ".join(_sql_str(m) for m in direct)
+    _samples_view(con, [f"SELECT * FROM ({b}) WHERE {where} AND metric IN ({in_list})"
+                        for b in bodies])
+
+
+def derived_metrics(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The metrics of the ``derived`` table."""
+    return {r[0] for r in con.execute("SELECT DISTINCT metric FROM derived").fetchall()}
+
+
+def _samples_view(con: duckdb.DuckDBPyConnection, direct_parts: Sequence[str]) -> None:
     gauges = " UNION ALL ".join(
         f"SELECT ts, node, gpu_index, metric, value, series, src, NULL::DOUBLE AS prev_ts "
         f"FROM ({q})" for q in direct_parts) or (
@@ -179,8 +230,58 @@ def stage(con: duckdb.DuckDBPyConnection, sample_set: SampleSet) -> None:
         "FROM derived")
 
 
-def _derive(con: duckdb.DuckDBPyConnection, staged: list[str], combine_sum: list[str]) -> None:
-    staged_in = ", ".join(_sql_str(m) for m in staged)
+# The metrics whose derivation reads the previous sample (the lag windows of ``_derive``).
+LAG_METRICS = ("gpu_energy_j", "node_cpu_idle_s", "node_cpu_total_s")
+CPU_COUNTERS = "'node_cpu_idle_s', 'node_cpu_total_s'"
+
+# Each lag's first and last rows of ``staged``: per GPU the first and last energy sample, per
+# node the first and last instant with both CPU counters (``head``: the first).
+LAG_BOUNDARIES_SQL = f"""
+    SELECT unnest([first_ts, last_ts]) AS ts, node, gpu_index, metric,
+           unnest([first_value, last_value]) AS value, unnest([true, false]) AS head
+    FROM (SELECT node, gpu_index, metric, min(ts) AS first_ts, arg_min(value, ts) AS first_value,
+                 max(ts) AS last_ts, arg_max(value, ts) AS last_value
+          FROM staged WHERE metric = 'gpu_energy_j' GROUP BY node, gpu_index, metric)
+    UNION ALL
+    SELECT s.ts, s.node, s.gpu_index, s.metric, s.value, s.ts = e.first_ts AS head
+    FROM staged s JOIN (
+        SELECT node, min(ts) AS first_ts, max(ts) AS last_ts FROM (
+            SELECT node, ts FROM staged WHERE metric IN ({CPU_COUNTERS}) GROUP BY node, ts
+            HAVING count(*) FILTER (WHERE metric = 'node_cpu_idle_s') > 0
+               AND count(*) FILTER (WHERE metric = 'node_cpu_total_s') > 0)
+        GROUP BY node) e ON s.node = e.node AND (s.ts = e.first_ts OR s.ts = e.last_ts)
+    WHERE s.metric IN ({CPU_COUNTERS})"""
+
+
+def lag_boundaries(con: duckdb.DuckDBPyConnection) -> Any:
+    """The first and last ``staged`` rows of every lagged series of a partition (Arrow)."""
+    return con.sql(LAG_BOUNDARIES_SQL).to_arrow_table()
+
+
+def boundary_samples(con: duckdb.DuckDBPyConnection, boundaries: str,
+                     combine_sum: Sequence[str]) -> None:
+    """The ``samples`` view of the derived rows partitions could not make on their own.
+
+    ``boundaries`` names a table of ``lag_boundaries`` rows of every partition. Over them,
+    ``_derive``'s lag from a partition's first row reaches the last row of the latest earlier
+    partition with that series: exactly its previous sample. Only those head rows are kept.
+    """
+    con.execute(f"""CREATE OR REPLACE VIEW raw_rows AS
+        SELECT DISTINCT ts, node, gpu_index, metric, value, '' AS series, 0 AS src
+        FROM {boundaries}""")
+    _derive(con, list(LAG_METRICS), list(combine_sum), ordered=False)
+    con.execute(f"""CREATE OR REPLACE TABLE derived AS
+        SELECT d.* FROM derived d SEMI JOIN (SELECT DISTINCT ts, node, gpu_index, metric
+                                             FROM {boundaries} WHERE head) h
+          ON d.ts = h.ts AND d.node = h.node
+         AND ((d.metric = 'gpu_energy_j' AND h.metric = 'gpu_energy_j'
+               AND d.gpu_index IS NOT DISTINCT FROM h.gpu_index)
+              OR (d.metric = 'node_cpu_util_pct' AND h.metric IN ({CPU_COUNTERS})))""")
+    _samples_view(con, [])
+
+
+def _stage_rows(con: duckdb.DuckDBPyConnection, staged: list[str], combine_sum: list[str]) -> None:
+    staged_in = ", ".join(_sql_str(m) for m in staged) or "NULL"
     sum_in = ", ".join(_sql_str(m) for m in combine_sum) or "NULL"
     # One value per series and instant (first file wins), then one per node/GPU and instant.
     con.execute(f"""
@@ -192,6 +293,12 @@ def _derive(con: duckdb.DuckDBPyConnection, staged: list[str], combine_sum: list
         SELECT ts, node, gpu_index, metric,
                CASE WHEN metric IN ({sum_in}) THEN sum(value) ELSE arg_min(value, series) END AS value
         FROM per_series GROUP BY ts, node, gpu_index, metric""")
+
+
+def _derive(con: duckdb.DuckDBPyConnection, staged: list[str], combine_sum: list[str],
+            ordered: bool = True) -> None:
+    """``staged``, then ``derived`` (in ts order when ``ordered``: the per-day filters prune)."""
+    _stage_rows(con, staged, combine_sum)
     con.execute("""
         CREATE OR REPLACE TABLE derived AS
         WITH energy AS (
@@ -227,4 +334,4 @@ def _derive(con: duckdb.DuckDBPyConnection, staged: list[str], combine_sum: list
         SELECT ts, node, gpu_index, metric, value, NULL FROM staged
         WHERE metric NOT IN ('gpu_energy_j', 'node_cpu_idle_s', 'node_cpu_total_s',
                              'node_mem_total_gib', 'node_mem_available_gib')
-        ORDER BY ts""")
+        """ + ("ORDER BY ts" if ordered else ""))
