@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SAMPLE := samples/aaic-sample.csv.gz
 
-.PHONY: demo test test-fast dev bench clean example-archive
+.PHONY: demo test test-fast dev bench clean example-archive screenshots
 
 $(BIN)/swftools: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,12 +17,20 @@ $(BIN)/swftools: pyproject.toml
 
 dev: $(BIN)/swftools
 
+# The maintainer's whole path on the bundled sample, offline: convert, validate, replay against the
+# recorded schedule, report (with the HTML page), release with the example key, verify.
 demo: $(BIN)/swftools
 	mkdir -p out
 	$(BIN)/swftools convert $(SAMPLE) --out out/aaic-sample --to package --force
 	$(BIN)/swftools convert $(SAMPLE) --out out/aaic-sample.swf --force
 	$(BIN)/swftools validate out/aaic-sample
-	@echo "wrote out/aaic-sample/ (data package) and out/aaic-sample.swf"
+	$(BIN)/swftools replay out/aaic-sample --compare --out out/replay --force
+	$(BIN)/swftools report out/aaic-sample --out out/report --html --force
+	$(BIN)/swftools release $(SAMPLE) --out out/archive --version 1.0.0 \
+	  --settings archive/release-settings.example.json --key-file archive/example-key.txt --force
+	$(BIN)/swftools verify out/archive
+	@echo "wrote out/aaic-sample/ (data package), out/aaic-sample.swf, out/replay/, out/report/"
+	@echo "the archive's page: $(CURDIR)/out/archive/index.html"
 
 test: $(BIN)/swftools
 	$(BIN)/python -m pytest -q
@@ -40,3 +48,7 @@ clean:
 example-archive: $(BIN)/swftools
 	$(BIN)/swftools release $(SAMPLE) --out archive/example --version 1.0.0 \
 	  --settings archive/release-settings.example.json --key-file archive/example-key.txt --force
+
+# Screenshots of the example archive's page at 1280 and 390 px (README shows one); needs Chromium.
+screenshots: $(BIN)/swftools
+	$(BIN)/python -m tests.browser_support archive/example/index.html archive/screenshots

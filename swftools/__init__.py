@@ -1,14 +1,6 @@
 """swftools: turn GPU-cluster batch-scheduler logs into open, validated workload archives."""
 
-from importlib.metadata import PackageNotFoundError, version as _version
-
-try:
-    __version__ = _version("swftools")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.1.0"
-
-from swftools.errors import InputError, UsageError  # noqa: E402
-from swftools.formats import convert, read, write  # noqa: E402
+from swftools.errors import InputError, UsageError
 
 __all__ = ["InputError", "UsageError", "__version__", "convert", "read", "write"]
 
@@ -21,11 +13,35 @@ _SUBMODULES = {
     "report": "swftools.report", "telemetry": "swftools.telemetry", "validate": "swftools.validate",
 }
 
+# Functions of the format registry, also loaded on first use: ``import swftools`` stays light
+# (no pyarrow) so that ``swftools --help`` starts fast.
+_FUNCTIONS = {"convert": "swftools.formats", "read": "swftools.formats", "write": "swftools.formats"}
+
+
+def _package_version() -> str:
+    """The installed distribution's version (importlib.metadata costs ~50 ms: loaded on use)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("swftools")
+    except PackageNotFoundError:  # running from a source tree without installation
+        return "0.1.0"
+
 
 def __getattr__(name: str):
-    """Lazy access to subpackages: ``swftools.validate(...)``, ``swftools.replay(...)``."""
+    """Lazy access to subpackages (``swftools.validate``, ``swftools.replay``), to ``convert``,
+    ``read`` and ``write``, and to ``__version__``."""
+    if name == "__version__":
+        value = globals()["__version__"] = _package_version()
+        return value
     if name in _SUBMODULES:
         import importlib
 
         return importlib.import_module(_SUBMODULES[name])
+    if name in _FUNCTIONS:
+        import importlib
+
+        value = getattr(importlib.import_module(_FUNCTIONS[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'swftools' has no attribute {name!r}")

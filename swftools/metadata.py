@@ -23,13 +23,15 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import jsonschema
 import pyarrow as pa
 
 from swftools.errors import InputError
 from swftools.resources import load_json
+
+if TYPE_CHECKING:
+    import jsonschema
 
 METADATA_KEY = b"swftools"  # the Arrow schema-metadata key holding the JSON object
 SCHEMA_FILE = "table-metadata.schema.json"
@@ -82,6 +84,9 @@ class TableMetadata:
     synth: dict[str, Any] | None = None
     #: On ``job_telemetry`` tables: interval, sources, metrics, sampling, description, ...
     telemetry: dict[str, Any] | None = None
+    #: Inline site settings (``schemas/site.schema.json``) of a site that is no preset, e.g. the
+    #: cluster of an Alibaba node list; ``swftools.site.resolve_site`` uses them.
+    site_settings: dict[str, Any] | None = None
     #: Keys this version does not know, kept verbatim and written back unchanged.
     extra: Mapping[str, Any] = field(default_factory=dict)
     #: Known keys that were read as JSON null (written back as null).
@@ -171,6 +176,8 @@ def _known_fields() -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema  # on first use: reading a table's metadata need not load it
+
     return jsonschema.Draft202012Validator(load_json(SCHEMA_FILE))
 
 

@@ -25,8 +25,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from swftools.errors import InputError
 from swftools.resources import load_json, schemas_dir
 
@@ -174,7 +172,7 @@ class Site:
         return None
 
 
-PRESETS = ("aaic", "aaic-v100-half")
+PRESETS = ("aaic", "aaic-v100-half", "abci")
 
 
 def _parse_instant(text: str, path: str) -> int:
@@ -204,6 +202,8 @@ def load_site(name_or_path: str | Path) -> Site:
 
 def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
     """Build a Site from a settings dict (as found in a site file)."""
+    import jsonschema  # on first use: keeps CLI start-up light
+
     validator = jsonschema.Draft202012Validator(load_json("site.schema.json"))
     errors = sorted(validator.iter_errors(settings), key=lambda e: list(e.absolute_path))
     if errors:
@@ -456,8 +456,9 @@ def resolve_site(site: Site | str | Path | None, table: Any = None, *,
     """The one rule for which site a command or format uses.
 
     An explicit ``site`` (a Site, a preset name or a site settings file) wins; else the preset
-    named in the trace's metadata (``table``: a job table or its metadata dict); else the AAIC
-    preset when the input is an NQSII log (``fmt="nqsii"``, its reader's default); else None.
+    named in the trace's metadata (``table``: a job table or its metadata dict), or the inline
+    ``site_settings`` it carries (a site that is no preset, e.g. an Alibaba node list's); else the
+    AAIC preset when the input is an NQSII log (``fmt="nqsii"``, its reader's default); else None.
     """
     if isinstance(site, Site):
         return site
@@ -465,13 +466,17 @@ def resolve_site(site: Site | str | Path | None, table: Any = None, *,
         return preset(str(site)) if str(site) in PRESETS else load_site(site)
     if table is not None:
         if isinstance(table, dict):
-            name = table.get("site")
+            meta = table
         else:
             from swftools.table import get_metadata
 
-            name = get_metadata(table).get("site")
+            meta = get_metadata(table)
+        name = meta.get("site")
         if name in PRESETS:
             return preset(name)
+        inline = meta.get("site_settings")
+        if isinstance(inline, dict):
+            return site_from_settings(inline, "table metadata site_settings")
     if fmt == "nqsii":
         return preset(DEFAULT_NQSII_SITE)
     return None

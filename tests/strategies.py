@@ -456,3 +456,374 @@ def whatif_placements(draw, site):
     gpus = [sorted(draw(st.lists(st.integers(0, g - 1), min_size=1, max_size=g, unique=True)))
             for _ in nodes]
     return nodes, gpus
+
+
+# --- telemetry on Dask (issue 15): counters across midnight, stray days, split exports ----------
+DASK_SPLITS = ("one", "day", "overlap")
+
+
+@st.composite
+def telemetry_dask_cases(draw, max_jobs: int = 5):
+    """``telemetry_cases`` plus node CPU-time counters (idle and total dropped independently, so
+    they do not always share an instant), node memory gauges, maybe stray samples days after the
+    jobs, and how to split the samples into Parquet files: ``one`` file, one per UTC ``day``, or
+    per day with each file repeating the previous day's last hour with other values
+    (``overlap``: duplicates the first file must win). Returns ``(jobs, alloc, cols, split)``.
+    """
+    import numpy as np
+
+    jobs, alloc, cols = draw(telemetry_cases(max_jobs=max_jobs))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    lo, hi = min(cols["ts"]), max(cols["ts"])
+    grid = np.arange(lo, hi + 1, 60.0)
+
+    def add(ts, node, metric, values):
+        cols["ts"].extend(ts.tolist())
+        cols["node"].extend([node] * len(ts))
+        cols["gpu_index"].extend([None] * len(ts))
+        cols["metric"].extend([metric] * len(ts))
+        cols["value"].extend(values.tolist())
+
+    with_mem = draw(st.booleans())
+    for node in sorted(set(cols["node"])):
+        idle = np.round(np.cumsum(rng.uniform(0, 240, len(grid))) + 1e5, 2)
+        total = 1e6 + 240.0 * np.arange(len(grid))
+        for metric, values in (("node_cpu_idle_s", idle), ("node_cpu_total_s", total)):
+            keep = rng.random(len(grid)) > 0.15
+            add(grid[keep], node, metric, values[keep])
+        keep = rng.random(len(grid)) > (0.5 if with_mem else 1.0)
+        add(grid[keep], node, "node_mem_total_gib", np.full(int(keep.sum()), 256.0))
+        add(grid[keep], node, "node_mem_available_gib",
+            np.round(rng.uniform(10, 250, int(keep.sum())), 3))
+    if draw(st.booleans()):  # a metric derived only on a day without jobs still counts as present
+        ts = TELEMETRY_T0 + 5 * 86400 + 60.0 * np.arange(draw(st.integers(1, 30)))
+        for metric in ("node_mem_total_gib", "node_mem_available_gib"):
+            add(ts, sorted(set(cols["node"]))[0], metric, np.round(rng.uniform(100, 200, len(ts)), 1))
+    return jobs, alloc, cols, draw(st.sampled_from(DASK_SPLITS))
+
+
+# --- streamed writing (issue 15) ---------------------------------------------------------------
+
+@st.composite
+def row_chunks(draw, table: pa.Table) -> list[pa.Table]:
+    """``table`` cut into consecutive row chunks at random places (empty chunks included);
+    concatenated they give back ``table``."""
+    n = table.num_rows
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=5)))
+    bounds = [0, *cuts, n]
+    return [table.slice(a, b - a) for a, b in zip(bounds, bounds[1:])]
+
+
+# --- Alibaba openb pod and node lists (issue 16) --------------------------------------------
+
+OPENB_PHASES = ("Pending", "Running", "Succeeded", "Failed")
+OPENB_POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+                    "creation_time,deletion_time,scheduled_time")
+
+
+@st.composite
+def openb_pod_rows(draw, min_size: int = 0, max_size: int = 20) -> list[list[str]]:
+    """Cells of an openb pod list: unique pod numbers (regular ``openb-pod-NNNN`` names and
+    irregular ones), CPU-only pods, GPU-sharing pods (num_gpu 1, gpu_milli < 1000), multi-GPU
+    pods, every phase, never-scheduled pods, unknown creation or deletion, model constraints with
+    ``|``, empty qos; times ordered creation <= scheduled <= deletion where known."""
+    n = draw(st.integers(min_size, max_size))
+    ids = draw(st.lists(st.integers(0, 99_999), min_size=n, max_size=n, unique=True))
+    rows = []
+    for i in ids:
+        name = draw(st.sampled_from((f"openb-pod-{i:04d}", f"openb-pod-{i:04d}",
+                                     f"job-x{i}", f"p{i}")))
+        num = draw(st.sampled_from((0, 1, 1, 1, 2, 4, 8)))
+        milli = 0 if num == 0 else (draw(st.sampled_from((1000, 1000, 50, 220, 460, 810, 999)))
+                                    if num == 1 else 1000)
+        phase = draw(st.sampled_from(OPENB_PHASES))
+        created = draw(st.none() | st.integers(0, 13_000_000))
+        scheduled = None if draw(st.booleans()) and phase in ("Pending", "Failed") else \
+            (created or 0) + draw(st.integers(0, 50_000))
+        if draw(st.integers(0, 9)) == 0:  # start unknown whatever the phase
+            scheduled = None
+        deleted = None if draw(st.integers(0, 9)) == 0 else \
+            max(t for t in (created, scheduled, 0) if t is not None) + draw(st.integers(0, 10**6))
+        rows.append([name, str(draw(st.integers(0, 96_000))), str(draw(st.integers(0, 786_432))),
+                     str(num), str(milli), draw(st.sampled_from(("", "", "T4", "V100M16|V100M32"))),
+                     draw(st.sampled_from(("LS", "BE", "Burstable", "Guaranteed", ""))), phase,
+                     "" if created is None else str(created), "" if deleted is None else str(deleted),
+                     "" if scheduled is None else str(scheduled)])
+    return rows
+
+
+@st.composite
+def openb_node_rows(draw, min_size: int = 1, max_size: int = 12) -> list[list[str]]:
+    """Cells of an openb node list: CPU-only nodes (empty model) and GPU nodes of 1-8 GPUs with
+    a model, runs of identical nodes, names numbered in order with gaps."""
+    n = draw(st.integers(min_size, max_size))
+    rows, number = [], draw(st.integers(0, 50))
+    for _ in range(n):
+        number += draw(st.sampled_from((1, 1, 1, 7)))
+        gpu = draw(st.sampled_from((0, 1, 2, 4, 8)))
+        model = draw(st.sampled_from(("G2", "T4", "V100M32", "A10"))) if gpu else ""
+        rows.append([f"openb-node-{number:04d}", str(draw(st.sampled_from((32_000, 96_000)))),
+                     str(draw(st.sampled_from((262_144, 786_432)))), str(gpu), model])
+    return rows
+
+
+def openb_csv(header: str, rows: list[list[str]]) -> str:
+    """CSV text of a header and cell rows (``\\n`` line ends, as the published files)."""
+    return "\n".join([header] + [",".join(r) for r in rows]) + "\n"
+
+
+# ---------------------------------------------------------------- Slurm sacct and PBS (issue 16)
+
+HOST_PREFIXES = ("node", "gpu", "cn-", "r1n")
+
+
+@st.composite
+def slurm_timelimit_texts(draw) -> tuple[str, int | None]:
+    """(a Slurm time limit in any of its forms, its seconds; None for no limit of its own)."""
+    form = draw(st.sampled_from(("UNLIMITED", "Partition_Limit", "MM", "MM:SS", "HH:MM:SS",
+                                 "D-HH", "D-HH:MM", "D-HH:MM:SS")))
+    d, h, m, s = (draw(st.integers(0, 30)), draw(st.integers(0, 23)), draw(st.integers(0, 59)),
+                  draw(st.integers(0, 59)))
+    big = draw(st.integers(0, 20_000))
+    return {
+        "UNLIMITED": ("UNLIMITED", None), "Partition_Limit": ("Partition_Limit", None),
+        "MM": (str(big), big * 60), "MM:SS": (f"{big}:{s:02d}", big * 60 + s),
+        "HH:MM:SS": (f"{big:02d}:{m:02d}:{s:02d}", big * 3600 + m * 60 + s),
+        "D-HH": (f"{d}-{h:02d}", (d * 24 + h) * 3600),
+        "D-HH:MM": (f"{d}-{h:02d}:{m:02d}", (d * 24 + h) * 3600 + m * 60),
+        "D-HH:MM:SS": (f"{d}-{h:02d}:{m:02d}:{s:02d}", (d * 24 + h) * 3600 + m * 60 + s),
+    }[form]
+
+
+@st.composite
+def slurm_tres(draw) -> dict[str, str]:
+    """A TRES mapping as sacct writes it: billing, cpu, plain and typed GPUs, mem, node, energy."""
+    out: dict[str, str] = {}
+    for key in ("billing", "cpu", "energy", "gres/gpu", "gres/gpu:v100", "gres/gpu:a100",
+                "mem", "node", "fs/disk"):
+        if draw(st.booleans()):
+            if key in ("mem", "fs/disk"):
+                out[key] = f"{draw(st.integers(0, 4096))}{draw(st.sampled_from(('', 'K', 'M', 'G', 'T')))}"
+            else:
+                out[key] = str(draw(st.integers(0, 512)))
+    return out
+
+
+@st.composite
+def hostlists(draw, max_size: int = 12) -> list[str]:
+    """Host names as Slurm node lists hold them: prefixed numbers of one width, some runs."""
+    hosts: list[str] = []
+    for _ in range(draw(st.integers(0, 4))):
+        prefix = draw(st.sampled_from(HOST_PREFIXES))
+        width = draw(st.integers(1, 4))
+        start = draw(st.integers(0, max(0, 10 ** width - 20)))
+        top = min(start + 19, 10 ** width - 1)
+        numbers = sorted(draw(st.sets(st.integers(start, top), min_size=1, max_size=6)))
+        hosts += [f"{prefix}{n:0{width}d}" for n in numbers]
+    if draw(st.booleans()):
+        hosts.append(draw(st.sampled_from(("login", "head-a", "gpu1-b"))))
+    return list(dict.fromkeys(hosts))[:max_size]
+
+
+SLURM_FINISHED = {"COMPLETED": (0, 1), "FAILED": (1, 0), "OUT_OF_MEMORY": (1, 0),
+                  "TIMEOUT": (2, 0), "CANCELLED by 1001": (3, 5), "CANCELLED": (3, 5),
+                  "CANCELLED by 0": (4, 5), "NODE_FAIL": (4, 5), "PREEMPTED": (4, 5),
+                  "REQUEUED": (4, 5)}
+
+
+@st.composite
+def sacct_files(draw, max_jobs: int = 12, zone: str = "Asia/Tokyo") -> tuple[str, list[dict]]:
+    """(sacct --parsable2 text, the jobs it holds as expected job-table values).
+
+    Job lines in every id form (plain, array task 123_4, heterogeneous 123+0, with a unique
+    JobIDRaw), their .batch/.extern/.0 steps, pending and running jobs (not jobs), never-started
+    cancelled jobs (Start None/Unknown), every time-limit form, plain and typed GPU TRES,
+    compressed node lists. Times are local in ``zone`` (a zone without daylight saving)."""
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    tzinfo = ZoneInfo(zone)
+
+    def local(t: int) -> str:
+        return datetime.fromtimestamp(t, tzinfo).strftime("%Y-%m-%dT%H:%M:%S")
+
+    header = ("JobID|JobIDRaw|User|Group|Partition|Submit|Eligible|Start|End|Elapsed|ElapsedRaw|"
+              "Timelimit|State|ExitCode|NNodes|NCPUS|ReqTRES|AllocTRES|NodeList")
+    lines, expected = [header], []
+    raw_ids = draw(st.lists(st.integers(1, 10 ** 7), min_size=1, max_size=max_jobs, unique=True))
+    t = EPOCH_2017 + draw(st.integers(0, 10 ** 7))
+    for raw in raw_ids:
+        t += draw(st.integers(0, 3600))
+        form = draw(st.sampled_from(("plain", "array", "het")))
+        shown = {"plain": str(raw), "array": f"{raw - 3}_{draw(st.integers(0, 99))}",
+                 "het": f"{raw}+{draw(st.integers(0, 2))}"}[form] if raw > 3 else str(raw)
+        state = draw(st.sampled_from(sorted(SLURM_FINISHED) + ["PENDING", "RUNNING"]))
+        never = state.startswith("CANCELLED") and draw(st.booleans()) or state == "PENDING"
+        wait, run = draw(st.integers(0, 10 ** 5)), draw(st.integers(0, 3 * 86400))
+        start = None if never else t + wait
+        end = None if state in ("PENDING", "RUNNING") else (t + wait + run if start else t + wait)
+        nodes = draw(st.integers(1, 4))
+        per_node = draw(st.sampled_from((0, 1, 2, 4, 8)))
+        typed = draw(st.booleans())
+        gpu_tres = f"gres/gpu:v100={nodes * per_node}" if typed else f"gres/gpu={nodes * per_node}"
+        mem_g = draw(st.integers(1, 64))
+        req = f"billing={nodes * 4},cpu={nodes * 4},{gpu_tres},mem={mem_g}G,node={nodes}"
+        alloc = req if start else ""
+        hosts = [f"gpu{n:02d}" for n in range(1, nodes + 1)]
+        limit_text, limit = draw(slurm_timelimit_texts())
+        user, group, part = draw(names), draw(names), draw(st.sampled_from(("gpu", "debug", "long")))
+        lines.append("|".join((
+            shown, str(raw), user, group, part, local(t), local(t) if draw(st.booleans()) else "Unknown",
+            local(start) if start else draw(st.sampled_from(("None", "Unknown"))),
+            local(end) if end else "Unknown", "00:00:00" if not start else
+            (f"{run // 86400}-" if run >= 86400 else "") + f"{run % 86400 // 3600:02d}:{run % 3600 // 60:02d}:{run % 60:02d}",
+            str(run if start else 0), limit_text, state,
+            draw(st.sampled_from(("0:0", "1:0", "0:15"))), str(nodes), str(nodes * 4), req, alloc,
+            ("gpu[01-%02d]" % nodes if nodes > 1 else "gpu01") if start else "None assigned")))
+        if start:
+            for step in draw(st.lists(st.sampled_from(("batch", "extern", "0", "1")), unique=True)):
+                lines.append("|".join((f"{shown}.{step}", f"{raw}.{step}", "", "", "", "",
+                                       local(start), local(start), local(end) if end else "Unknown",
+                                       "00:00:00", "0", "", "COMPLETED", "0:0", "1", "4", "",
+                                       f"cpu=4,{gpu_tres},node=1", hosts[0])))
+        if state in ("PENDING", "RUNNING"):
+            continue
+        termcode, status = SLURM_FINISHED[state]
+        expected.append({
+            "job_id": raw, "user": user, "group": group, "queue": part, "nodes": nodes,
+            "gpus": nodes * per_node, "gpus_per_node": per_node, "requested_walltime_s": limit,
+            "termcode": termcode, "swf_status": status, "submit_time": t, "start_time": start,
+            "finish_time": end, "wait_s": wait if start else None,
+            "walltime_s": run if start else None, "requested_procs": nodes * per_node,
+            "requested_memory_kb": (mem_g * 1024 ** 2 // (nodes * per_node)
+                                    if per_node and mem_g * 1024 ** 2 % (nodes * per_node) == 0
+                                    else None)})
+    return "\n".join(lines) + "\n", expected
+
+
+@st.composite
+def slurm_job_tables(draw, max_size: int = 20) -> pa.Table:
+    """GPU job tables holding only what sacct output carries, consistently (gpus known, GPUs per
+    node = gpus / nodes, wait = start - submit, SWF status from the termcode, no run time without
+    a start, memory per requested GPU), in UTC."""
+    status = {0: 1, 1: 0, 2: 0, 3: 5, 4: 5}
+    n = draw(st.integers(1, max_size))
+    ids = draw(st.lists(st.integers(0, 10 ** 9), min_size=n, max_size=n, unique=True))
+    rows = []
+    submit = EPOCH_2017
+    for job_id in ids:
+        submit += draw(st.integers(0, 10 ** 5))
+        started = draw(st.integers(0, 5)) > 0
+        wait, run = draw(st.integers(0, 10 ** 5)), draw(st.integers(0, 10 ** 6))
+        nodes = _maybe(draw, st.integers(1, 64))
+        gpus = draw(st.integers(0, 256))
+        req = _maybe(draw, st.integers(0, 256))
+        term = draw(st.integers(0, 4))
+        start = submit + wait if started else None
+        rows.append({
+            "job_id": job_id, "user": _maybe(draw, names), "group": _maybe(draw, names),
+            "queue": _maybe(draw, names), "nodes": nodes, "gpus": gpus,
+            "gpus_per_node": gpus // nodes if nodes and gpus % nodes == 0 else None,
+            "requested_walltime_s": _maybe(draw, st.integers(0, 10 ** 7)), "termcode": term,
+            "swf_status": status[term], "submit_time": submit, "start_time": start,
+            "finish_time": (start + run if started else _maybe(draw, st.just(submit + wait))),
+            "wait_s": wait if started else None, "walltime_s": run if started else None,
+            "requested_procs": req,
+            "requested_memory_kb": _maybe(draw, st.integers(0, 10 ** 8)) if req else None})
+    table = pa.Table.from_pylist(rows)
+    return jt.from_columns({c: table.column(c) for c in table.column_names},
+                           {"time_zone": "UTC", "processor_unit": "gpu"})
+
+
+@st.composite
+def pbs_select_chunks(draw) -> list[tuple[int, dict[str, str]]]:
+    """PBS Pro select chunks: ``N:ncpus=8:ngpus=4`` joined by ``+``."""
+    chunks = []
+    for _ in range(draw(st.integers(1, 3))):
+        res = {}
+        for key in ("ncpus", "ngpus", "mem", "host", "model"):
+            if draw(st.booleans()) or (key == "ncpus" and not res):
+                res[key] = {"mem": f"{draw(st.integers(1, 512))}gb", "host": f"node{draw(st.integers(1, 99))}",
+                            "model": draw(st.sampled_from(("v100", "a100")))}.get(
+                                key, str(draw(st.integers(0, 64))))
+        chunks.append((draw(st.integers(1, 16)), res))
+    return chunks
+
+
+@st.composite
+def pbs_logs(draw, max_jobs: int = 10, zone: str = "UTC") -> tuple[str, list[dict]]:
+    """(a PBS Pro / Torque accounting log, its jobs as expected job-table values).
+
+    Q, S, E, D, A and other records interleaved; select (``2:ncpus=8:ngpus=4``, several chunks)
+    and Torque nodes (``2:ppn=8:gpus=4``) specs; walltime-exceeded, failed, deleted (by the
+    user, by root) and aborted jobs; jobs deleted before they ran (D without E)."""
+    from datetime import datetime, timezone
+
+    def stamp(t: int) -> str:
+        return datetime.fromtimestamp(t, timezone.utc).strftime("%m/%d/%Y %H:%M:%S")
+
+    records: list[tuple[int, str]] = []
+    expected = []
+    ids = draw(st.lists(st.integers(1, 10 ** 7), min_size=1, max_size=max_jobs, unique=True))
+    t = EPOCH_2017
+    for job in ids:
+        t += draw(st.integers(0, 3600))
+        server = draw(st.sampled_from(("pbs01", "torque.example.org", "")))
+        jid = f"{job}.{server}" if server else str(job)
+        kind = draw(st.sampled_from(("ok", "fail", "walltime", "qdel", "qdel-root", "deleted-queued",
+                                     "aborted-queued", "signal")))
+        user, group, queue = draw(names), draw(names), draw(st.sampled_from(("gpu", "short")))
+        records.append((t, f"{stamp(t)};Q;{jid};queue={queue}"))
+        nodes, per_node, cpus = draw(st.integers(1, 4)), draw(st.integers(0, 8)), draw(st.integers(1, 32))
+        spec = (f"Resource_List.select={nodes}:ncpus={cpus}:ngpus={per_node}"
+                if draw(st.booleans()) else f"Resource_List.nodes={nodes}:ppn={cpus}:gpus={per_node}")
+        limit = draw(st.integers(60, 3 * 86400))
+        if kind in ("deleted-queued", "aborted-queued"):
+            when = t + draw(st.integers(1, 10 ** 4))
+            code = "D" if kind == "deleted-queued" else "A"
+            records.append((when, f"{stamp(when)};{code};{jid};requestor={user}@login"))
+            expected.append({"job_id": job, "user": None, "termcode": 3 if code == "D" else 4,
+                             "swf_status": 5, "submit_time": t, "start_time": None,
+                             "finish_time": when, "gpus": 0, "nodes": None})
+            continue
+        wait = draw(st.integers(0, 10 ** 4))
+        run = limit if kind == "walltime" else draw(st.integers(0, limit - 1))
+        start, end = t + wait, t + wait + run
+        records.append((start, f"{stamp(start)};S;{jid};user={user} group={group} start={start}"))
+        exit_status = {"ok": 0, "fail": draw(st.integers(1, 255)), "walltime": draw(st.sampled_from((-11, -29, 1, 271))),
+                       "qdel": 271, "qdel-root": 271, "signal": 265}[kind]
+        termcode = {"ok": 0, "fail": 1, "walltime": 2, "qdel": 3, "qdel-root": 4, "signal": 4}[kind]
+        if kind in ("qdel", "qdel-root"):
+            requestor = user if kind == "qdel" else "root"
+            records.append((end, f"{stamp(end)};D;{jid};requestor={requestor}@login"))
+        h, m, s = limit // 3600, limit % 3600 // 60, limit % 60
+        used = f"{run // 3600:02d}:{run % 3600 // 60:02d}:{run % 60:02d}"
+        records.append((end, f"{stamp(end)};E;{jid};user={user} group={group} jobname=my job "
+                              f"queue={queue} ctime={t} qtime={t} etime={t} start={start} "
+                              f"exec_host=node01/0*{cpus} {spec} Resource_List.walltime={h:02d}:{m:02d}:{s:02d} "
+                              f"session=42 end={end} Exit_status={exit_status} "
+                              f"resources_used.walltime={used} resources_used.cput=00:00:01"))
+        if draw(st.booleans()):
+            records.append((end, f"{stamp(end)};L;license;floating license hour:0/10"))
+        expected.append({"job_id": job, "user": user, "termcode": termcode,
+                         "swf_status": {0: 1, 1: 0, 2: 0, 3: 5, 4: 5}[termcode],
+                         "submit_time": t, "start_time": start, "finish_time": end,
+                         "gpus": nodes * per_node, "nodes": nodes})
+    records.sort(key=lambda r: r[0])  # stable: a job's records keep their order
+    return "".join(text + "\n" for _, text in records), expected
+
+
+@st.composite
+def download_lists(draw):
+    """Download rows of an archive page (issue 17): relative paths with awkward characters
+    (spaces, quotes, ampersands, angle brackets, non-ASCII), sizes and SHA-256 digests."""
+    from swftools.report.html import Download
+
+    name_chars = st.sampled_from(list("abcXYZ019 _-.&<>\"'é漢"))
+    parts = st.lists(st.text(name_chars, min_size=1, max_size=12)
+                     .filter(lambda p: p not in (".", "..") and p.strip() == p and p),
+                     min_size=1, max_size=3)
+    paths = draw(st.lists(parts.map("/".join), min_size=0, max_size=6, unique=True))
+    return [Download(path, draw(st.integers(0, 10 ** 12)),
+                     draw(st.text("0123456789abcdef", min_size=64, max_size=64)))
+            for path in paths]

@@ -38,3 +38,26 @@ def test_presets_are_loaded_once_and_the_format_copies_delegate():
     assert schema.resolve_site(None) is preset("aaic")
     assert not hasattr(package, "_resolve_site")
     assert isinstance(schema.resolve_site("aaic"), Site)
+
+
+def test_abci_preset_is_schema_valid_and_abci_sized():
+    # issue 15: 1,088 nodes x 4 V100, one queue per ABCI resource type, sources in the description
+    import json
+
+    import jsonschema
+
+    from swftools.resources import load_json, schemas_dir
+
+    settings = json.loads((schemas_dir() / "sites" / "abci.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(load_json("site.schema.json")).validate(settings)
+    site = preset("abci")
+    assert (site.max_nodes, site.gpus_per_node, site.gpu_model) == (1088, 4, "V100")
+    assert [q.name for q in site.queues] == ["rt_F", "rt_G.large", "rt_G.small", "rt_C.large",
+                                             "rt_C.small"]
+    full = site.queue("rt_F")
+    assert full.nodes_max > 1 and full.gpus_per_node_min == full.gpus_per_node_max == 4
+    assert site.queue("rt_G.small").gpus_per_node_max == 1
+    assert site.queue("rt_C.large").gpus_per_node_max == 0
+    assert all(q.walltime_max_s == 72 * 3600 for q in site.queues)
+    assert "docs.abci.ai" in settings["description"] and "168 h" in settings["description"]
+    assert resolve_site("abci") is site

@@ -138,3 +138,21 @@ def test_not_a_package(tmp_path):
     report = run(tmp_path)
     assert report.rule_counts() == {"package-descriptor": 1}
     assert_silent(report, "unreadable-input")
+
+
+def test_bad_cells_across_record_batches_keep_their_lines(package, monkeypatch):
+    # issue 15: the cell checks stream the CSV in record batches; lines count across batches
+    from swftools.validate import package_checks
+
+    monkeypatch.setattr(package_checks, "SCAN_BLOCK_BYTES", 600)  # a few rows per batch
+
+    def change(lines):
+        header = [h.strip("\"") for h in lines[0].split(",")]
+        for n, column in ((3, "gpus"), (17, "nodes"), (40, "gpus")):
+            cells = lines[n - 1].split(",")
+            cells[header.index(column)] = "x7"
+            lines[n - 1] = ",".join(cells)
+        return lines
+    rewrite_csv(package, change)
+    found = assert_fires(run(package), "schema-type", 3)
+    assert sorted((f.line, f.field) for f in found) == [(3, "gpus"), (17, "nodes"), (40, "gpus")]

@@ -12,8 +12,6 @@ import warnings
 
 import typer
 
-from swftools import __version__
-
 app = typer.Typer(
     name="swftools",
     help="Turn batch-scheduler job logs of GPU clusters into open, validated workload archives.",
@@ -29,6 +27,8 @@ COMMAND_MODULES = ("convert", "synth", "validate", "replay", "whatif", "anonymiz
 
 def _version(value: bool) -> None:
     if value:
+        from swftools import __version__
+
         typer.echo(f"swftools {__version__}")
         raise typer.Exit()
 

@@ -7,14 +7,14 @@ from typing import Optional
 
 import typer
 
-from swftools import formats
-from swftools.privacy.pseudonyms import DEFAULT_KEY_ENV, anonymize, load_key, write_mapping
-from swftools.atomic import check_writable
-from swftools.privacy.audit import audit, names_from_table, read_names_file
+from swftools import formats  # the registry only (FORMATS); the format modules load on use
 from swftools.cli.common import (EXIT_INVALID, JSON_HELP, OUT_OPTION, SITE_HELP, deprecated,
                                  handle_errors, output_path, print_json)
 from swftools.errors import UsageError
-from swftools.site import resolve_site
+
+# For the help text, without loading swftools.privacy (pyarrow) at start-up; equal to
+# swftools.privacy.pseudonyms.DEFAULT_KEY_ENV (tests/test_cli_startup.py).
+DEFAULT_KEY_ENV = "SWFTOOLS_ANON_KEY"
 
 
 def _note(message: str) -> None:
@@ -55,6 +55,10 @@ def anonymize_command(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Replace user and group names by keyed pseudonyms and drop free-text columns."""
+    from swftools.atomic import check_writable  # on use: keeps start-up light (issue 15)
+    from swftools.privacy.pseudonyms import anonymize, load_key, write_mapping
+    from swftools.site import resolve_site
+
     with handle_errors():
         output = output_path(out, old_out, "the positional OUT")
         key = load_key(key_file, ephemeral=ephemeral_key, warn=_note)
@@ -108,6 +112,10 @@ def audit_command(
                                  "(schemas/audit-report.schema.json)."),
 ) -> None:
     """Scan an archive for raw user/group names, host names and the key; exit 1 on any hit."""
+    from swftools.privacy.audit import audit, names_from_table, read_names_file  # on use
+    from swftools.privacy.pseudonyms import load_key
+    from swftools.site import resolve_site
+
     with handle_errors():
         if old_raw_format is not None:
             deprecated("--raw-format", "--from")

@@ -7,14 +7,15 @@ from typing import Optional
 
 import typer
 
-from swftools import formats
-from swftools.atomic import check_writable
 from swftools.cli.common import OUT_OPTION, SITE_HELP, handle_errors
 from swftools.errors import UsageError
-from swftools.replay import ALLOCATIONS, POLICIES, replay
-from swftools.replay.compare import DAY_S, compare, render_text
-from swftools.replay.result import summary_json
-from swftools.site import resolve_site
+
+# The help text needs these names before the replay library (numpy, pyarrow) is loaded, so they
+# are spelled here; tests/test_cli_startup.py checks that they equal swftools.replay.POLICIES,
+# swftools.replay.ALLOCATIONS and swftools.replay.compare.DAY_S.
+POLICIES = ("fcfs", "easy")
+ALLOCATIONS = ("first-fit", "best-fit")
+DAY_S = 86_400
 
 
 def render_summary(summary: dict) -> str:
@@ -69,6 +70,12 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Overwrite an existing --out directory."),
     ) -> None:
         """Replay a trace through FCFS or EASY backfilling on the declared resources."""
+        from swftools import formats  # on use: keeps start-up light (issue 15)
+        from swftools.atomic import check_writable
+        from swftools.replay import replay
+        from swftools.replay.result import summary_json
+        from swftools.site import resolve_site
+
         with handle_errors():
             if out is not None:
                 check_writable(out, force)
@@ -79,7 +86,11 @@ def register(app: typer.Typer) -> None:
             replay_site = resolve_site(site, table, fmt=fmt) if procs is None else None
             result = replay(table, site=replay_site, policy=policy, allocation=allocation,
                             kill_at_request=kill_at_request, procs=procs)
-            report = compare(table, result, bin_s=bin_s) if compare_flag else None
+            report = None
+            if compare_flag:
+                from swftools.replay.compare import compare, render_text
+
+                report = compare(table, result, bin_s=bin_s)
             if out is not None:
                 extra = {} if report is None else {"compare.json": summary_json(report),
                                                    "compare.txt": render_text(report)}

@@ -11,8 +11,11 @@ from swftools.cli.common import ALLOW_EMPTY_HELP, OUT_OPTION, SITE_HELP, handle_
 
 SRC_HELP = ("Trace: NQSII log (.csv[.gz]), SWF (.swf[.gz]) or data package (directory or "
             "datapackage.json).")
-OUT_HELP = ("Output directory (report.md, report.json, PNG figures); must not exist unless "
-            "--force.")
+OUT_HELP = ("Output directory (report.md, report.json, PNG figures; index.html with --html); must "
+            "not exist unless --force.")
+HTML_HELP = ("Also write index.html: the report as one self-contained page (figures inlined, no "
+             "script, no network), with the validation and replay consistency summaries.")
+WHATIF_HELP = "Add the comparison of a `swftools whatif --out DIR` folder to index.html."
 
 
 def register(app: typer.Typer) -> None:
@@ -29,6 +32,8 @@ def register(app: typer.Typer) -> None:
                                                   help="Input format: swf, nqsii, package."),
         force: bool = typer.Option(False, "--force", help="Replace an existing output directory."),
         allow_empty: bool = typer.Option(False, "--allow-empty", help=ALLOW_EMPTY_HELP),
+        html: bool = typer.Option(False, "--html", help=HTML_HELP),
+        whatif: Optional[Path] = typer.Option(None, "--whatif", help=WHATIF_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print report.json on stdout too."),
     ) -> None:
         """Workload report: parallelism, request accuracy, walltime, correlation, arrivals."""
@@ -37,10 +42,10 @@ def register(app: typer.Typer) -> None:
 
         with handle_errors():
             result = make_report(src, out, site=site, seed=seed, force=force, fmt=from_format,
-                                 allow_empty=allow_empty)
+                                 allow_empty=allow_empty, html=html, whatif=whatif)
         data = result.data
-        typer.echo(f"wrote {out}/report.md, report.json and {len(result.figures)} figures "
-                   f"({data['trace']['jobs']:,} jobs)", err=True)
+        typer.echo(f"wrote {out}/report.md, report.json{', index.html' if html else ''} and "
+                   f"{len(result.figures)} figures ({data['trace']['jobs']:,} jobs)", err=True)
         for section in ("analyses", "context"):
             for name, value in data[section].items():
                 if is_skipped(value):

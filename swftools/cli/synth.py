@@ -7,7 +7,6 @@ from typing import Optional
 
 import typer
 
-from swftools import formats
 from swftools.cli.common import JSON_HELP, OUT_OPTION, handle_errors, output_path, print_json
 from swftools.errors import UsageError
 
@@ -26,27 +25,38 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", min=0, help="Random seed (same seed, same log)."),
         form: str = typer.Option("raw", "--form",
                                  help="NQSII form: raw (names, queue names) or published."),
-        nodes: int = typer.Option(38, "--nodes", min=1, help="Nodes of 8 GPUs to schedule on."),
+        nodes: Optional[int] = typer.Option(
+            None, "--nodes", min=1,
+            help="Nodes to schedule on. Default: 38 (AAIC), else the site's node count."),
+        site: Optional[str] = typer.Option(
+            None, "--site",
+            help="Target site preset (aaic, abci) or site settings JSON file: its nodes, GPUs "
+                 "per node, time zone and queues. Default: aaic."),
         force: bool = typer.Option(False, "--force", help="Overwrite an existing output."),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
         """Write a synthetic AAIC-like job log calibrated on the AAIC workload paper.
 
         Deterministic and prefix-stable: the first N jobs of a seed never change with --jobs.
+        Generated and written in chunks, so memory does not grow with --jobs.
         """
-        from swftools.synth.jobs import generate  # keeps `swftools --help` fast
+        from swftools.synth.jobs import resolve_target, write_log  # keeps `swftools --help` fast
 
         with handle_errors():
             out = output_path(out, old_out, "the positional OUT")
             if form not in FORMS:
                 raise UsageError(f"--form: {form!r} is not one of {', '.join(FORMS)}")
-            table = generate(jobs, seed, nodes=nodes)
-            losses = formats.write(table, out, "nqsii", form=form, force=force)
+            target, nodes, _ = resolve_target(site, nodes, None)
+            try:
+                losses = write_log(out, jobs, seed, form=form, force=force, nodes=nodes,
+                                   site=target)
+            except ValueError as exc:  # a site the job model cannot target
+                raise UsageError(str(exc)) from None
         if as_json:
-            print_json({"jobs": table.num_rows, "seed": seed, "nodes": nodes, "out": str(out),
-                        "form": form, "losses": losses})
+            print_json({"jobs": jobs, "seed": seed, "nodes": nodes, "site": target.name,
+                        "out": str(out), "form": form, "losses": losses})
             return
-        typer.echo(f"wrote {table.num_rows} synthetic jobs (seed {seed}, {nodes} nodes) to {out} "
-                   f"(NQSII, {form} form)", err=True)
+        typer.echo(f"wrote {jobs} synthetic jobs (seed {seed}, {nodes} nodes of site "
+                   f"{target.name}) to {out} (NQSII, {form} form)", err=True)
         for loss in losses:
             typer.echo(f"  note: {loss}", err=True)

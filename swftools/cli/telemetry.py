@@ -10,7 +10,6 @@ import typer
 from swftools.cli.common import (JSON_HELP, OUT_OPTION, deprecated, handle_errors, output_path,
                                  print_json)
 from swftools.errors import UsageError
-from swftools.site import resolve_site
 
 telemetry_app = typer.Typer(name="telemetry", no_args_is_help=True, add_completion=False,
                             help="Attach per-job GPU/CPU/power aggregates from Prometheus-style "
@@ -48,6 +47,12 @@ def attach_command(
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit",
                                                help="DuckDB memory limit, e.g. 4GB (default 60 % of RAM)."),
     threads: Optional[int] = typer.Option(None, "--threads", help="DuckDB threads (default: all cores)."),
+    engine: str = typer.Option("duckdb", "--engine", help="duckdb (this machine) or dask (day "
+                               "partitions on a Dask cluster; Parquet long tables only)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address, "
+                                            "e.g. tcp://host:8786 (default: a local cluster)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes of the local "
+                                          "Dask cluster (default: one per core)."),
     out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Write job_telemetry alone to this "
                                        ".csv, .csv.gz or .parquet instead of into the package."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output/resource."),
@@ -56,6 +61,7 @@ def attach_command(
     """Compute per-job telemetry aggregates and add them to the data package."""
     from swftools import formats
     from swftools.telemetry import DEFAULT_MAPS, attach, attach_to_package, write_table
+    from swftools.site import resolve_site
 
     with handle_errors():
         if old_format is not None:
@@ -67,7 +73,8 @@ def attach_command(
                        allocations=allocations, site=site, gpus_per_node=gpus_per_node,
                        interval_s=interval_s, idle_threshold_pct=idle_threshold_pct,
                        input_format=input_format, sampling=sampling, partition=partition,
-                       memory_limit=memory_limit, threads=threads)
+                       memory_limit=memory_limit, threads=threads, engine=engine,
+                       scheduler=scheduler, workers=workers)
         if out is None:
             if formats.detect_format(jobs) != "package":
                 raise UsageError(f"{jobs}: not a data package; give --out to write the table alone")

@@ -12,7 +12,6 @@ from typer.core import TyperGroup
 
 from swftools.cli.common import JSON_HELP, OUT_OPTION, SITE_HELP, handle_errors, output_path, print_json
 from swftools.errors import UsageError
-from swftools.site import resolve_site
 
 class _RunByDefault(TyperGroup):
     """A group whose unknown first word is a trace: ``whatif TRACE`` runs ``whatif run TRACE``."""
@@ -73,6 +72,7 @@ def run_command(
     from swftools.atomic import check_writable
     from swftools.whatif.cluster import upgraded
     from swftools.whatif.run import parse_policies, whatif
+    from swftools.site import resolve_site
 
     with handle_errors():
         names = parse_policies(policies)
@@ -124,6 +124,7 @@ def profile_command(
 ) -> None:
     """Draw a per-GPU performance score profile and cluster it into classes."""
     from swftools.whatif.profile import generate_profile, write_profile  # keeps start-up fast
+    from swftools.site import resolve_site
 
     with handle_errors():
         out = output_path(out, None, "")

@@ -3,22 +3,69 @@
 The registry picks a reader/writer from a path or a ``--from/--to`` name, and ``convert`` goes
 through the canonical job table. Each format subpackage exposes ``read(path, **opts) -> Table``
 and ``write(table, path, *, force=False, **opts) -> list[str]`` (the loss report).
+
+Each format module also declares ``INFO = FormatInfo(...)`` (``swftools/formats/formatinfo.py``:
+name, read/write, extensions, the job-table columns it ``carries``, what it cannot carry), read by
+``info``/``formats_info`` for ``convert --list-formats`` and by ``tests/test_formats_cross.py``,
+which fails for a registered format without one. Loss lines name the job-table columns they
+concern; jobs left out are reported as ``"N jobs skipped: why"`` (see ``formatinfo``).
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from swftools.errors import UsageError
 
-FORMATS = ("swf", "nqsii", "package")
+if TYPE_CHECKING:  # pyarrow loads with the format modules, not with the registry (CLI start-up)
+    import pyarrow as pa
+
+FORMATS = ("swf", "nqsii", "package", "batsim", "tiresias", "slurm", "pbs", "alibaba")
 _MODULES = {"swf": "swftools.formats.swf", "nqsii": "swftools.formats.nqsii",
-            "package": "swftools.formats.datapackage"}
+            "package": "swftools.formats.datapackage",
+            "batsim": "swftools.formats.batsim", "tiresias": "swftools.formats.dlsim",
+            "slurm": "swftools.formats.slurm", "pbs": "swftools.formats.pbs",
+            "alibaba": "swftools.formats.alibaba", "openb": "swftools.formats.alibaba"}
+# First-line sniffing (cheap: 4 KiB, gzip by content): sacct --parsable2 and PBS accounting.
+_SACCT_HEAD = re.compile(r"^\ufeff?(?:[A-Za-z]+\|)*JobID(?:\|[A-Za-z]+)*\r?$", re.IGNORECASE)
+_PBS_RECORD = re.compile(r"^[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2};[A-Za-z];")
+
+
+def sniff_format(path: str | Path) -> str | None:
+    """``slurm`` or ``pbs`` when the first line of an existing file says so, else None."""
+    p = Path(path)
+    if not p.is_file():
+        return None
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4096)
+        if head.startswith(b"\x1f\x8b"):
+            import gzip
+
+            with gzip.open(p, "rb") as fh:
+                head = fh.read(4096)
+    except (OSError, EOFError):
+        return None
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
+    if "|" in first and _SACCT_HEAD.match(first):
+        return "slurm"
+    if _PBS_RECORD.match(first):
+        return "pbs"
+    if "pod_phase" in first and _is_openb_header(first):
+        return "alibaba"
+    return None
+
+
+def _is_openb_header(first: str) -> bool:
+    """Whether a first line is the Alibaba openb pod list header (columns in any order)."""
+    from swftools.resources import load_json
+
+    columns = {f["name"] for f in load_json("formats/alibaba-openb.schema.json")["pods"]["fields"]}
+    return set(first.strip().split(",")) == columns
 
 
 def detect_format(path: str | Path) -> str:
@@ -29,8 +76,17 @@ def detect_format(path: str | Path) -> str:
         name = name[:-3]
     if name == "datapackage.json" or p.is_dir() or (not p.suffix and not p.exists()):
         return "package"
+    if name.endswith(".sacct"):
+        return "slurm"
+    sniffed = sniff_format(p)
+    if sniffed:
+        return sniffed
     if name.endswith(".swf"):
         return "swf"
+    if name.endswith(".json"):
+        return "batsim"
+    if "pod_list" in name and name.endswith(".csv"):  # Alibaba openb: X_pod_list_Y.csv
+        return "alibaba"
     if name.endswith((".csv", ".log", ".txt", ".nqsii")):
         return "nqsii"
     raise UsageError(f"{path}: cannot tell the format from the name; use --from/--to "
@@ -74,3 +130,18 @@ def convert(src: str | Path, dst: str | Path, *, from_format: str | None = None,
     table = read(src, src_fmt, site=site, progress=progress, allow_empty=allow_empty)
     losses = write(table, dst, dst_fmt, site=site, force=force)
     return ConversionResult(table, src_fmt, dst_fmt, losses)
+
+
+def info(fmt: str) -> Any:
+    """The descriptor (``FormatInfo``) format ``fmt`` declares as ``INFO``; a format without
+    one is an error (every format must say what it carries)."""
+    module = module_for(fmt)
+    descriptor = getattr(module, "INFO", None)
+    if descriptor is None:
+        raise UsageError(f"format {fmt!r} ({module.__name__}) declares no INFO descriptor")
+    return descriptor
+
+
+def formats_info() -> list[Any]:
+    """Every registered format's descriptor, in registry order (``convert --list-formats``)."""
+    return [info(fmt) for fmt in FORMATS]

@@ -71,17 +71,30 @@ class Cluster:
 
     def _plan_one_node(self, per_node: int) -> tuple[int, list[tuple[int, int]]]:
         now, best, best_key = self.now, 0, None
-        for node, row in enumerate(self.free_at):
-            start = max(sorted(row)[per_node - 1], now)
-            key = (start, sum(1 for t in row if t <= start), node)
-            if best_key is None or key < best_key:
-                best, best_key = node, key
+        counts = self.free_count
+        for count in range(per_node, self.gpus_per_node + 1):
+            # a node with enough GPUs free now starts the job now; among those the key
+            # (start, GPUs free by then, node) is smallest for the fewest free, lowest index
+            if count in counts:
+                best = counts.index(count)
+                best_key = (now, count, best)
+                break
+        else:
+            for node, row in enumerate(self.free_at):
+                start = max(sorted(row)[per_node - 1], now)
+                key = (start, sum(1 for t in row if t <= start), node)
+                if best_key is None or key < best_key:
+                    best, best_key = node, key
         start, row = best_key[0], self.free_at[best]
         # take the free GPUs that freed last: earlier-freed ones stay usable for later jobs
         free = sorted((g for g in range(len(row)) if row[g] <= start), key=lambda g: (row[g], g))
         return start, [(best, g) for g in free[len(free) - per_node:]]
 
     def _plan_nodes(self, nodes: int) -> tuple[int, list[tuple[int, int]]]:
+        whole = self.gpus_per_node
+        free = [node for node, count in enumerate(self.free_count) if count == whole]
+        if len(free) >= nodes:  # enough whole nodes free now: the first ones (the key below)
+            return self.now, [(node, g) for node in free[:nodes] for g in range(whole)]
         ready = sorted((max(max(row), self.now), node) for node, row in enumerate(self.free_at))
         chosen = ready[:nodes]
         start = chosen[-1][0]
@@ -97,6 +110,46 @@ class Cluster:
             heapq.heappush(self.releases, (finish_s, node, gpu))
 
 
+class Scheduler:
+    """``schedule`` in pieces: jobs given chunk by chunk in submission order, one cluster state
+    kept between chunks, so the starts are those of one ``schedule`` call on all the jobs."""
+
+    def __init__(self, n_nodes: int, gpus_per_node: int) -> None:
+        self.n_nodes, self.gpus_per_node = n_nodes, gpus_per_node
+        self.cluster: Cluster | None = None
+
+    def place(self, submit_s: np.ndarray, nodes: np.ndarray, per_node: np.ndarray,
+              run_s: np.ndarray, cancel_at_s: np.ndarray,
+              placements: list[list[tuple[int, int]]] | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Start and finish instants of the next jobs (see ``schedule``)."""
+        n = len(submit_s)
+        start = np.empty(n, dtype=np.int64)
+        finish = np.empty(n, dtype=np.int64)
+        if n and self.cluster is None:
+            self.cluster = Cluster(self.n_nodes, self.gpus_per_node, int(submit_s[0]))
+        cluster = self.cluster
+        submit_l, nodes_l, per_l = submit_s.tolist(), nodes.tolist(), per_node.tolist()
+        run_l, cancel_l = run_s.tolist(), cancel_at_s.tolist()
+        for i in range(n):
+            cluster.advance(submit_l[i])
+            t, gpus = cluster.plan(nodes_l[i], per_l[i])
+            end = t + run_l[i]
+            cancel = cancel_l[i]
+            if cancel >= 0:
+                if t >= cancel:
+                    start[i] = finish[i] = cancel
+                    if placements is not None:
+                        placements.append([])
+                    continue
+                end = min(end, cancel)
+            cluster.occupy(gpus, end)
+            if placements is not None:
+                placements.append(gpus)
+            start[i], finish[i] = t, end
+        return start, finish
+
+
 def schedule(submit_s: np.ndarray, nodes: np.ndarray, per_node: np.ndarray, run_s: np.ndarray,
              cancel_at_s: np.ndarray, n_nodes: int, gpus_per_node: int,
              placements: list[list[tuple[int, int]]] | None = None
@@ -108,26 +161,5 @@ def schedule(submit_s: np.ndarray, nodes: np.ndarray, per_node: np.ndarray, run_
     one cancelled while running stops then. If ``placements`` is a list, the (node, gpu) pairs
     each job held are appended to it (empty for jobs that never ran).
     """
-    n = len(submit_s)
-    start = np.empty(n, dtype=np.int64)
-    finish = np.empty(n, dtype=np.int64)
-    cluster = Cluster(n_nodes, gpus_per_node, int(submit_s[0]) if n else 0)
-    submit_l, nodes_l, per_l = submit_s.tolist(), nodes.tolist(), per_node.tolist()
-    run_l, cancel_l = run_s.tolist(), cancel_at_s.tolist()
-    for i in range(n):
-        cluster.advance(submit_l[i])
-        t, gpus = cluster.plan(nodes_l[i], per_l[i])
-        end = t + run_l[i]
-        cancel = cancel_l[i]
-        if cancel >= 0:
-            if t >= cancel:
-                start[i] = finish[i] = cancel
-                if placements is not None:
-                    placements.append([])
-                continue
-            end = min(end, cancel)
-        cluster.occupy(gpus, end)
-        if placements is not None:
-            placements.append(gpus)
-        start[i], finish[i] = t, end
-    return start, finish
+    return Scheduler(n_nodes, gpus_per_node).place(submit_s, nodes, per_node, run_s,
+                                                   cancel_at_s, placements)

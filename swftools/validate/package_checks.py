@@ -1,8 +1,9 @@
 """Data-package checks run on the files before the table is read: descriptor, integrity, CSV cells.
 
 A broken descriptor (bad JSON, unsafe or missing paths, profile violations) is a finding, never a
-crash. CSV cells are type-checked as text, whole columns at a time (RE2 regexes in pyarrow), so
-every bad cell is reported with its line, not just the first.
+crash. CSV cells are type-checked as text, whole columns of one record batch at a time (RE2
+regexes in pyarrow, one streamed pass over the file, so a 10-million-row CSV is never held
+whole), and every bad cell is reported with its line, not just the first.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from swftools.validate.registry import NotApplicable, rule
 
 DESCRIPTOR = "datapackage.json"
 JOBS = "jobs"
+SCAN_BLOCK_BYTES = 1 << 24  # CSV bytes per record batch of the streamed cell scan
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # The cell grammar is the package reader's (one grammar: swftools.formats.datapackage.cells).
 TYPE_PATTERNS = cell_grammar.PATTERNS
@@ -109,6 +111,58 @@ class PackageInput:
                 self.csv_error = str(exc).split("\n")[0]
         self._raw["cells"] = cells
         return cells
+
+
+    def cell_scan(self, types: dict[str, str], missing: list[str]) -> CellScan | None:
+        """One streamed pass over the jobs CSV (record batches, never the whole file in memory):
+        its header, whether it parses, and the bad cells of the typed columns ``types`` (field
+        name -> Table Schema type) that are not one of ``missing``. None without a jobs CSV."""
+        key = ("scan", tuple(sorted(types.items())), tuple(missing))
+        if key in self._raw:
+            return self._raw[key]
+        res, scan = self.jobs_csv, None
+        if res is not None:
+            path = self.root / res["path"]
+            declared = res.get("compression") == "gz" or path.name.endswith(".gz")
+            scan = CellScan()
+            try:
+                compressed = detect_gzip(path, declared=declared)  # by content
+                scan.header = _header(path, compressed)
+                names = [f"c{i}" for i in range(len(scan.header))]
+                checked = {i: types[label] for i, label in enumerate(scan.header)
+                           if label in types and scan.header.index(label) == i}
+                stream = pa.input_stream(str(path), compression="gzip" if compressed else None)
+                with stream, pacsv.open_csv(stream, read_options=pacsv.ReadOptions(
+                        column_names=names, skip_rows=1, block_size=SCAN_BLOCK_BYTES),
+                        parse_options=pacsv.ParseOptions(newlines_in_values=True),
+                        convert_options=pacsv.ConvertOptions(
+                            column_types={n: pa.string() for n in names},
+                            strings_can_be_null=False, null_values=[])) as reader:
+                    for batch in reader:
+                        for i, kind in checked.items():
+                            col = batch.column(i)
+                            bad = bad_cells(col, kind, missing)
+                            if len(bad):
+                                rows, values = scan.bad.setdefault(scan.header[i], ([], []))
+                                rows.append(bad + scan.rows)
+                                values.append(col.take(pa.array(bad)))
+                        scan.rows += batch.num_rows
+            except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError, ValueError,
+                    InputError) as exc:
+                scan.error = str(exc).split("\n")[0]
+                self.csv_error = self.csv_error or scan.error
+        self._raw[key] = scan
+        return scan
+
+
+@dataclass
+class CellScan:
+    """What one streamed pass over the jobs CSV found (``PackageInput.cell_scan``)."""
+
+    header: list[str] = field(default_factory=list)
+    rows: int = 0
+    error: str | None = None  # the CSV does not parse (the first problem)
+    bad: dict[str, tuple[list[np.ndarray], list[pa.Array]]] = field(default_factory=dict)
 
 
 def _header(path: Path, compressed: bool) -> list[str]:
@@ -270,13 +324,13 @@ def schema_structure(ctx: Context) -> None:
     if res is None:
         raise NotApplicable("no readable jobs CSV resource")
     where = pkg.shown(res["path"])
-    cells = pkg.raw_cells()
-    if cells is None:
+    scan = pkg.cell_scan(*_typed_fields(pkg, res))
+    if scan is None or scan.error is not None:
         pkg.problems += 1
         ctx.note(f"the CSV cannot be parsed: {pkg.csv_error}", path=where,
                  expected="one cell per header column on every row")
         return
-    _, header = cells
+    header = scan.header
     names = [f["name"] for f in pkg.table_schema(res)["fields"]]
     for name in names:
         if name not in header:
@@ -301,32 +355,38 @@ def schema_structure(ctx: Context) -> None:
 def schema_type(ctx: Context) -> None:
     pkg = _package(ctx)
     res = pkg.jobs_csv
-    cells = pkg.raw_cells() if res is not None else None
-    if cells is None:
+    scan = pkg.cell_scan(*_typed_fields(pkg, res)) if res is not None else None
+    if scan is None or scan.error is not None:
         raise NotApplicable("no parseable jobs CSV resource")
-    table, header = cells
     schema = pkg.table_schema(res)
-    missing = [m if isinstance(m, str) else m.get("value", "") for m in schema.get("missingValues", [""])]
     where = pkg.shown(res["path"])
-    lines = np.arange(table.num_rows, dtype=np.int64) + 2
     for f in schema["fields"]:
         kind = f.get("type", "string")
-        if kind not in TYPE_PATTERNS or f["name"] not in header:
+        if kind not in TYPE_PATTERNS or f["name"] not in scan.bad:
             continue
-        col = table.column(header.index(f["name"])).combine_chunks()
-        bad = bad_cells(col, kind, missing)
-        if not len(bad):
-            continue
+        row_parts, value_parts = scan.bad[f["name"]]
+        bad = np.concatenate(row_parts)
         pkg.problems += len(bad)
 
-        def build(bad=bad, col=col, name=f["name"], kind=kind):
+        def build(bad=bad, values=value_parts, name=f["name"], kind=kind):
             from swftools.validate.report import Finding
-            for i in bad.tolist():
-                value = col[i].as_py()
-                yield Finding(where, int(lines[i]), None, name, "schema-type", "error",
-                              f"{value!r} is not {_EXPECTED[kind]}", value, _EXPECTED[kind])
+            rows = iter(bad.tolist())
+            for part in values:
+                for value in part.to_pylist():
+                    yield Finding(where, next(rows) + 2, None, name, "schema-type", "error",
+                                  f"{value!r} is not {_EXPECTED[kind]}", value, _EXPECTED[kind])
 
         ctx.report.extend("schema-type", "error", len(bad), build())
+
+
+def _typed_fields(pkg: PackageInput, res: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """The fields ``schema-type`` checks (name -> type) and the schema's missing values."""
+    schema = pkg.table_schema(res)
+    missing = [m if isinstance(m, str) else m.get("value", "")
+               for m in schema.get("missingValues", [""])]
+    types = {f["name"]: f.get("type", "string") for f in schema["fields"]
+             if f.get("type", "string") in TYPE_PATTERNS}
+    return types, missing
 
 
 def bad_cells(col: pa.Array, kind: str, missing: list[str]) -> np.ndarray:

@@ -87,7 +87,8 @@ def compare(runs: list[tuple[str, pa.Table, list[tuple[int, int]]]]) -> list[Pol
     return rows
 
 
-def _cell(value: float, fmt: str) -> str:
+def cell_text(value: float, fmt: str) -> str:
+    """One figure as the comparison table shows it (``fmt`` from ``COLUMNS``: h, d or a format)."""
     if fmt == "h":
         return f"{value / 3600:,.2f}"
     if fmt == "d":
@@ -99,7 +100,7 @@ def table_text(rows: list[PolicyFigures]) -> str:
     """The comparison as a fixed-width text table; below each figure, its ratio to the first
     policy's (``x0.92``)."""
     headings = ["policy"] + [h for _, h, _ in COLUMNS]
-    lines_value = [[r.policy] + [_cell(r.figures[k], f) for k, _, f in COLUMNS] for r in rows]
+    lines_value = [[r.policy] + [cell_text(r.figures[k], f) for k, _, f in COLUMNS] for r in rows]
     lines_ratio = [[""] + ["" if r.relative.get(k) is None or i == 0 else f"x{r.relative[k]:.3f}"
                            for k, _, _ in COLUMNS] for i, r in enumerate(rows)]
     body = []
@@ -144,5 +145,5 @@ def jct_cdf_figure(runs: list[tuple[str, pa.Table]], path: str | Path) -> Path:
     return path
 
 
-__all__ = ["COLUMNS", "FIGURES", "PolicyFigures", "compare", "figures", "jct_cdf_figure",
-           "table_text"]
+__all__ = ["COLUMNS", "FIGURES", "PolicyFigures", "cell_text", "compare", "figures",
+           "jct_cdf_figure", "table_text"]

@@ -6,6 +6,16 @@ columns), ``reader`` and ``writer``.
 """
 
 from swftools.formats.nqsii.reader import FORMS, read
-from swftools.formats.nqsii.writer import render, write
+from swftools.formats.nqsii.writer import render, write, write_chunks
+from swftools.formats.formatinfo import FormatInfo
 
-__all__ = ["FORMS", "read", "render", "write"]
+INFO = FormatInfo(
+    name="nqsii", title="NQSII job log (AAIC), raw or published form", read=True, write=True,
+    extensions=(".csv", ".csv.gz", ".log", ".txt", ".nqsii"),
+    carries=frozenset({"job_id", "user", "group", "queue", "nodes", "gpus_per_node", "gpus",
+                       "requested_walltime_s", "termcode", "submit_time", "start_time",
+                       "finish_time", "wait_s", "walltime_s"}), tables=("gpu",),
+    cannot_carry="SWF-only fields (CPU time, memory, executable, partition, preceding job, think "
+                 "time), the SWF header; GPU totals other than nodes x GPUs per node")
+
+__all__ = ["FORMS", "INFO", "read", "render", "write", "write_chunks"]

@@ -118,7 +118,7 @@ def _read(body: bytes, names: list[str], threads: bool, handler=None) -> pa.Tabl
     return pacsv.read_csv(
         io.BytesIO(body),
         read_options=pacsv.ReadOptions(column_names=names, use_threads=threads,
-                                       block_size=min(max(len(body) + 1, 1 << 20), 1 << 28)),
+                                       block_size=min(max(len(body) + 1, 1 << 20), 1 << 24)),
         parse_options=pacsv.ParseOptions(ignore_empty_lines=False, invalid_row_handler=handler),
         convert_options=pacsv.ConvertOptions(
             column_types={n: pa.string() for n in names}, strings_can_be_null=False,
@@ -143,4 +143,11 @@ def parse_body(log: RawLog, path: str) -> list[pa.Array]:
         what = "empty line" if not text.strip() else f"{count} field{'s' * (count != 1)}"
         raise InputError(path, f"{what}, expected {len(names)} (one per header column)",
                          line=line, value=text) from None
-    return [c.combine_chunks() if c.num_chunks != 1 else c.chunk(0) for c in table.columns]
+    columns = table.columns
+    del table
+    out = []
+    for i, column in enumerate(columns):  # one column's copy at a time (memory on large logs)
+        out.append(column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
+        columns[i] = None
+        del column
+    return out

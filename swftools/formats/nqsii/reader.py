@@ -68,9 +68,10 @@ def _choose_form(log: RawLog, form: str | None, path: str) -> tuple[FormSchema, 
     return form_schema(chosen), mapped[chosen], tokens
 
 
-def _empty_line_error(row: int, tokens: list[pa.Array], path: str) -> InputError | None:
-    """An empty line parses as a row of empty fields; name it for what it is."""
-    if all(t[row].as_py() == "" for t in tokens):
+def _empty_line_error(row: int, tokens: list[pa.Array | None], path: str) -> InputError | None:
+    """An empty line parses as a row of empty fields; name it for what it is (a column already
+    freed parsed without error, so it held no empty field: every column rejects one)."""
+    if all(t is not None and t[row].as_py() == "" for t in tokens):
         return InputError(path, f"empty line, expected {len(tokens)} (one per header column)",
                           line=row + 2, value="")
     return None
@@ -100,8 +101,26 @@ def _convert(f: NqsiiField, tokens: pa.Array, ref: FieldRef, site: Site, zone: s
     return parse_integers(tokens, ref)
 
 
-def _check_jobs(columns: dict[str, Any], tokens: dict[str, pa.Array], refs: dict[str, FieldRef]) -> None:
-    """Cross-column checks: finish not before start, job ids unique."""
+class _Texts:
+    """The log's column texts by column, parsed again on first use: only the messages of
+    ``_check_jobs`` need them, so a large log does not keep its text while it is converted."""
+
+    def __init__(self, path: str | Path, form: str, allow_empty: bool) -> None:
+        self.path, self.form, self.allow_empty = path, form, allow_empty
+        self.texts: dict[str, pa.Array] | None = None
+
+    def __getitem__(self, column: str) -> pa.Array:
+        if self.texts is None:
+            name = str(self.path)
+            log = split_log(read_bytes(self.path), name, self.allow_empty)
+            _, fields, tokens = _choose_form(log, self.form, name)
+            self.texts = {f.column: t for f, t in zip(fields, tokens)}
+        return self.texts[column]
+
+
+def _check_jobs(columns: dict[str, Any], tokens: Any, refs: dict[str, FieldRef]) -> None:
+    """Cross-column checks: finish not before start, job ids unique (``tokens``: the column
+    texts by column, for the messages)."""
     late = columns["finish_time"] < columns["start_time"]
     if late.any():
         row = int(np.argmax(late))
@@ -148,7 +167,6 @@ def read(path: str | Path, *, site: Site | str | Path | None = None, form: str |
     del data
     show = progress and progress_mod.large(log.estimated_lines)
     columns: dict[str, Any] = {}
-    by_column: dict[str, pa.Array] = {}
     refs: dict[str, FieldRef] = {}
     problems: list[tuple[int, int, InputError]] = []
     label = f"reading {Path(name).name}"
@@ -167,20 +185,23 @@ def read(path: str | Path, *, site: Site | str | Path | None = None, form: str |
             "gpus_column": "total" if gpus_total else "per_node", "formats": {},
             "queue_spelling": {},
         }
-        for position, (f, text, header) in enumerate(zip(fields, tokens, log.header)):
+        for position, (f, header) in enumerate(zip(fields, log.header)):
+            text = tokens[position]
             ref = refs[f.column] = FieldRef(name, header, f.title)
-            by_column[f.column] = text
             try:
                 columns[f.column] = _convert(f, text, ref, site_obj, zone, layout)
             except InputError as exc:
                 problems.append((exc.line or 0, position, exc))
+            if not problems:  # parsed: its text is no longer needed (memory on large logs)
+                tokens[position] = None
+            del text
             step(f.name)
         if problems:  # report the earliest line; on one line, the leftmost column
             line, _, first = min(problems, key=lambda p: p[:2])
             raise _empty_line_error(line - 2, tokens, name) or first
         gpu_column = columns.pop("gpus_per_node")
         columns.update(_gpu_columns(gpu_column, columns["nodes"], gpus_total))
-        _check_jobs(columns, by_column, refs)
+        _check_jobs(columns, _Texts(path, schema.form, allow_empty), refs)
         step("checks")
     metadata = TableMetadata(source_file=Path(name).name, source_format="nqsii",
                              site=site_obj.name, time_zone=zone, converter_version=_version(),

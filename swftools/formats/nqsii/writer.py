@@ -9,6 +9,8 @@ the site's zone and ``HH:MM:SS`` durations.
 from __future__ import annotations
 
 import io
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -90,11 +92,18 @@ def _quote(values: pa.Array) -> pa.Array:
     return pc.if_else(needs, quoted, values)
 
 
-def _dense_ids(values: pa.Array) -> pa.Array:
-    """Numbers 1..N by first appearance."""
+def _dense_ids(values: pa.Array, known: dict[str, int] | None = None) -> pa.Array:
+    """Numbers 1..N by first appearance; ``known`` (value -> number) carries the numbering
+    over from earlier chunks and is extended."""
     distinct = pc.unique(values)
+    if known is None:
+        position = np.asarray(pc.index_in(values, distinct).to_numpy(), dtype=np.int64)
+        return format_integers(position + 1)
+    for value in distinct.to_pylist():
+        known.setdefault(value, len(known) + 1)
+    numbers = np.array([known[v] for v in distinct.to_pylist()], dtype=np.int64)
     position = np.asarray(pc.index_in(values, distinct).to_numpy(), dtype=np.int64)
-    return format_integers(position + 1)
+    return format_integers(numbers[position])
 
 
 def _queue_text(job: _Job, schema: FormSchema, site: Site, layout: dict[str, Any]) -> pa.Array:
@@ -159,39 +168,54 @@ def _fill_resources(table: pa.Table, site: Site, total: bool, losses: list[str])
     return table
 
 
-def _losses_elsewhere(table: pa.Table, job: _Job, schema: FormSchema) -> list[str]:
-    """Sentences for what no NQSII column carries: SWF-only columns, the SWF header."""
+def _losses_elsewhere(table: pa.Table, job: _Job, schema: FormSchema,
+                      known_counts: dict[str, int], rows: int) -> list[str]:
+    """Sentences for what no NQSII column carries: SWF-only columns, the SWF header
+    (``known_counts``: known values per column, over ``rows`` rows in all)."""
     carried = {f.column for f in schema.fields} | {"gpus", "gpus_per_node"}
     losses = []
     for column in jt.column_names():
         if column in carried:
             continue
-        known = len(table) - table.column(column).null_count
+        known = known_counts.get(column, 0)
         if known:
             losses.append(f"{column} ({job.titles[column]}): {known} known value(s) dropped; "
                           "NQSII logs have no such column")
     header = TableMetadata.from_table(table).swf_header
     if header:
         losses.append(f"SWF header ({len(header)} entries) dropped; NQSII logs have no header comments")
-    if not len(table):
+    if not rows:
         losses.append("the table has no jobs: the file holds only a header, which read() "
                       "rejects as a log without job rows")
     return losses
 
 
 def _column_text(column: str, job: _Job, schema: FormSchema, site: Site, zone: str,
-                 layout: dict[str, Any], losses: list[str]) -> pa.Array:
+                 layout: dict[str, Any], losses: list[str],
+                 ids: dict[str, dict[str, int] | None] | None = None) -> pa.Array:
     f = schema.by_column(column)
     if column in ("user", "group"):
         values = job.strings(column)
         if schema.form == "raw":
             return _quote(values)
-        if not pc.all(pc.match_substring_regex(values, r"^[0-9]+$")).as_py():
-            count = len(pc.unique(values))
-            losses.append(f"{column}: the published form holds integer ids; the {count} "
-                          f"{column} names are numbered 1..{count} by first appearance")
-            return _dense_ids(values)
-        return values
+        digits = pc.all(pc.match_substring_regex(values, r"^[0-9]+$")).as_py() is not False
+        known = None
+        if ids is not None and len(values):  # chunks: the first non-empty one decides
+            if column not in ids:
+                ids[column] = None if digits else {}
+            elif ids[column] is None and not digits:
+                raise job.fail(column, "earlier chunks held integer ids and were written as "
+                                       "they are, this one holds names; write the whole table")
+            if ids[column] is None:
+                return values
+            known = ids[column]
+        elif digits:
+            return values
+        text = _dense_ids(values, known)
+        count = len(pc.unique(values)) if known is None else len(known)
+        losses.append(f"{column}: the published form holds integer ids; the {count} "
+                      f"{column} names are numbered 1..{count} by first appearance")
+        return text
     if column == "queue":
         return _quote(_queue_text(job, schema, site, layout))
     if column == "gpus_per_node":
@@ -213,27 +237,95 @@ def _column_text(column: str, job: _Job, schema: FormSchema, site: Site, zone: s
     return format_integers(values)
 
 
+class _Renderer:
+    """The text of one NQSII log, row chunk by row chunk: the layout, zone and site come from
+    the first chunk; published-form user and group numbering carries over between chunks."""
+
+    def __init__(self, first: pa.Table, form: str, site: Site | str | Path | None) -> None:
+        self.schema = form_schema(form)
+        first = jt.conform(first)
+        metadata = TableMetadata.from_table(first)
+        self.site = resolve_site(site)
+        self.zone = self.site.time_zone if site is not None else (
+            metadata.time_zone or resolve_site(DEFAULT_SITE).time_zone)
+        self.layout = _layout(first, self.schema)
+        self.where = metadata.source_file or "job table"
+        self.ids: dict[str, dict[str, int] | None] = {}  # column -> numbering (None: as is)
+        self.rows = 0
+        self.merged: dict[str, tuple[tuple[int, int], str]] = {}  # kind -> (rank, report)
+        self.counts: dict[str, int] = {}  # column -> known values dropped, over all chunks
+
+    def header(self) -> bytes:
+        """The BOM (if any) and the header line."""
+        layout = self.layout
+        header = layout["separator"].join(layout["header"]) + layout["line_ending"]
+        return (b"\xef\xbb\xbf" if layout["bom"] else b"") + header.encode("utf-8")
+
+    def body(self, table: pa.Table) -> bytes:
+        """The job lines of ``table`` (each ending with the line ending)."""
+        table = jt.conform(table)
+        schema, layout = self.schema, self.layout
+        job = _Job(table, self.where)
+        self.rows += len(table)
+        for column in jt.column_names():
+            self.counts[column] = (self.counts.get(column, 0) + len(table)
+                                   - table.column(column).null_count)
+        losses: list[str] = []
+        job.table = _fill_resources(table, self.site, layout["gpus_column"] == "total", losses)
+        for text in losses:
+            self._tally((0, next(i for i, p in enumerate(_FILL_ORDER) if text.startswith(p))),
+                        text)
+        texts = []
+        for position, name in enumerate(layout["fields"]):
+            losses = []
+            texts.append(_column_text(schema.field(name).column, job, schema, self.site,
+                                      self.zone, layout, losses, self.ids))
+            for text in losses:
+                self._tally((1, position), text)
+        return _join_lines(texts, layout["separator"], layout["line_ending"])
+
+    def _tally(self, rank: tuple[int, int], text: str) -> None:
+        """Keep one report per kind (its wording without numbers), the counts of jobs summed
+        over chunks; ``rank`` is its place in the report of a whole table."""
+        key = re.sub(r"[0-9]+", "#", text)
+        if key in self.merged:
+            text = _add_counts(self.merged[key][1], text)
+        self.merged[key] = (rank, text)
+
+    def report(self, table: pa.Table) -> list[str]:
+        """The loss report of all chunks (``table``: any chunk, for the metadata)."""
+        job = _Job(jt.conform(table), self.where)
+        losses = _losses_elsewhere(table, job, self.schema, self.counts, self.rows)
+        return losses + [text for _, text in sorted(self.merged.values(), key=lambda r: r[0])]
+
+    def end(self, text: bytes) -> bytes:
+        """``text`` (the last bytes of the log) without its final line ending when the layout
+        has none."""
+        ending = self.layout["line_ending"].encode()
+        if not self.layout["final_newline"] and text.endswith(ending):
+            return text[:-len(ending)]
+        return text
+
+
+# The reports of _fill_resources, in the order it makes them.
+_FILL_ORDER = ("nodes: unknown", "gpus: unknown", "gpus_per_node: unknown", "gpus: ")
+
+
+def _add_counts(first: str, second: str) -> str:
+    """Two reports of one kind from two chunks as one: the published numbering's later report
+    (it has the running total), else ``first`` with its job count (its first number) raised by
+    ``second``'s."""
+    if "numbered 1.." in first:
+        return second
+    a, b = re.search(r"[0-9]+", first), re.search(r"[0-9]+", second)
+    return f"{first[:a.start()]}{int(a.group()) + int(b.group())}{first[a.end():]}"
+
+
 def render(table: pa.Table, *, form: str = "raw", site: Site | str | Path | None = None) -> tuple[bytes, list[str]]:
     """The NQSII log text (uncompressed bytes) of ``table`` and the loss report."""
-    schema = form_schema(form)
-    table = jt.conform(table)
-    metadata = TableMetadata.from_table(table)
-    site_obj = resolve_site(site)
-    zone = site_obj.time_zone if site is not None else (
-        metadata.time_zone or resolve_site(DEFAULT_SITE).time_zone)
-    layout = _layout(table, schema)
-    job = _Job(table, metadata.source_file or "job table")
-    losses = _losses_elsewhere(table, job, schema)
-    job.table = _fill_resources(table, site_obj, layout["gpus_column"] == "total", losses)
-    texts = [_column_text(schema.field(name).column, job, schema, site_obj, zone, layout, losses)
-             for name in layout["fields"]]
-    separator, line_ending = layout["separator"], layout["line_ending"]
-    header = separator.join(layout["header"]) + line_ending
-    text = (b"\xef\xbb\xbf" if layout["bom"] else b"") + header.encode("utf-8")
-    text += _join_lines(texts, separator, line_ending)
-    if not layout["final_newline"] and text.endswith(line_ending.encode()):
-        text = text[:-len(line_ending)]
-    return text, losses
+    renderer = _Renderer(table, form, site)
+    text = renderer.end(renderer.header() + renderer.body(table))
+    return text, renderer.report(table)
 
 
 def _join_lines(texts: list[pa.Array], separator: str, line_ending: str) -> bytes:
@@ -260,11 +352,31 @@ def write(table: pa.Table, path: str | Path, *, form: str = "raw",
           site: Site | str | Path | None = None, force: bool = False) -> list[str]:
     """Write ``table`` as an NQSII log in ``form`` ("raw" or "published"); gzip when ``path``
     ends in ``.gz`` (deterministic: mtime 0, no file name). Returns the loss report."""
-    text, losses = render(table, form=form, site=site)
-    with atomic_file(path, force) as tmp:
-        if str(path).endswith(".gz"):
-            with open(tmp, "wb") as raw, gzip_writer(raw) as gz:
-                gz.write(text)
-        else:
-            tmp.write_bytes(text)
-    return losses
+    return write_chunks([table], path, form=form, site=site, force=force)
+
+
+def write_chunks(chunks: Iterable[pa.Table], path: str | Path, *, form: str = "raw",
+                 site: Site | str | Path | None = None, force: bool = False) -> list[str]:
+    """Write the row chunks of one job table (same metadata, in row order; at least one) as
+    one NQSII log, one chunk in memory at a time; the bytes and the loss report are those of
+    ``write`` on the concatenated table."""
+    iterator = iter(chunks)
+    first = next(iterator, None)
+    if first is None:
+        raise ValueError("write_chunks needs at least one table (an empty one for no jobs)")
+    renderer = _Renderer(first, form, site)
+    last = first
+    with atomic_file(path, force) as tmp, open(tmp, "wb") as raw:
+        gz = gzip_writer(raw) if str(path).endswith(".gz") else None
+        sink = gz or raw
+        pending = renderer.header() + renderer.body(first)
+        for chunk in iterator:
+            text = renderer.body(chunk)
+            if text:  # hold back the latest text: the last line ending may have to go
+                sink.write(pending)
+                pending = text
+            last = chunk
+        sink.write(renderer.end(pending))
+        if gz is not None:
+            gz.close()
+    return renderer.report(last)

@@ -6,8 +6,32 @@ Modules by role: ``fields`` (the 18 columns, named once), ``header`` (``; Key: v
 """
 
 from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
-from swftools.formats.swf.reader import read, read_bytes, row_line_numbers
-from swftools.formats.swf.writer import to_bytes, write
+from swftools.formats.formatinfo import FormatInfo
+from swftools.table import column_names
 
-__all__ = ["FIELDS", "PWA_WIDTHS", "SwfField", "read", "read_bytes", "row_line_numbers", "to_bytes",
-           "write"]
+INFO = FormatInfo(
+    name="swf", title="Standard Workload Format 2.2 (Parallel Workloads Archive)", read=True,
+    write=True, extensions=(".swf", ".swf.gz"),
+    carries=frozenset(column_names()) - {"nodes", "gpus_per_node", "termcode"}, tables=("swf",),
+    cannot_carry="nodes and GPUs per node (field 5 holds the total), termcode (mapped to SWF "
+                 "status), user/group/queue names (numbered)",
+    reference="https://www.cs.huji.ac.il/labs/parallel/workload/swf.html")
+
+__all__ = ["FIELDS", "INFO", "PWA_WIDTHS", "SwfField", "read", "read_bytes", "row_line_numbers",
+           "to_bytes", "write"]
+
+# The reader and writer load the compiled kernels (numba, ~0.5 s): on first use, so that the
+# modules beside them (``header``, ``fields``, ``mapping``) import without them (issue 15).
+_LAZY = {"read": "reader", "read_bytes": "reader", "row_line_numbers": "reader",
+         "to_bytes": "writer", "write": "writer"}
+
+
+def __getattr__(name: str):
+    """``read``, ``write``, ... loaded from ``reader``/``writer`` on first access."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

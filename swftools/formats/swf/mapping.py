@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -87,6 +89,14 @@ def _status(table: pa.Table, site: Site | None) -> pa.Array:
 
 def swf_field_values(table: pa.Table, site: Any = None) -> list[pa.Array]:
     """The 18 SWF columns of ``table`` (int64, field 6 float64) with -1 for unknown."""
+    return next(iter_field_values(table, site, max(table.num_rows, 1)))
+
+
+def iter_field_values(table: pa.Table, site: Any = None,
+                      rows_per_slice: int = 1 << 18) -> Iterator[list[pa.Array]]:
+    """``swf_field_values`` of consecutive row slices of ``table`` (at least one, empty for an
+    empty table): what needs whole columns (first-appearance numbering, the time origin) is
+    computed once, the casts and -1 fills slice by slice (memory on large tables)."""
     site = resolve_site(site, table)
     col = table.column
     origin = time_origin(table)
@@ -113,16 +123,20 @@ def swf_field_values(table: pa.Table, site: Any = None) -> list[pa.Array]:
         SwfField.PRECEDING_JOB_ID: col("preceding_job_id"),
         SwfField.THINK_TIME_FROM_PRECEDING_JOB: col("think_time_s"),
     }
-    out = []
     for field in FIELDS:
-        arr = values[field]
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks()
-        if field is SwfField.AVERAGE_CPU_TIME_USED:
-            out.append(pc.fill_null(pc.cast(arr, pa.float64()), -1.0))
-        else:
-            out.append(pc.fill_null(pc.cast(arr, pa.int64()), -1))
-    return out
+        if isinstance(values[field], pa.ChunkedArray):
+            values[field] = values[field].combine_chunks()
+    n_rows = table.num_rows
+    for begin in range(0, max(n_rows, 1), rows_per_slice):
+        count = min(rows_per_slice, n_rows - begin)
+        out = []
+        for field in FIELDS:
+            arr = values[field].slice(begin, count)
+            if field is SwfField.AVERAGE_CPU_TIME_USED:
+                out.append(pc.fill_null(pc.cast(arr, pa.float64()), -1.0))
+            else:
+                out.append(pc.fill_null(pc.cast(arr, pa.int64()), -1))
+        yield out
 
 
 def _date1(epoch: int, tz: str) -> str:

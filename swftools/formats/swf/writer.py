@@ -8,6 +8,7 @@ Archive layout and a generated SWF 2.2 header (see ``swftools.formats.swf.mappin
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,38 +21,59 @@ from swftools.formats.swf import kernels as swf_kernels
 from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
 from swftools.formats.swf.header import parse_header, render_header
 from swftools.formats.swf.layout import unpack_mask
-from swftools.formats.swf.mapping import build_header, describe_losses, swf_field_values
+from swftools.formats.swf.mapping import build_header, describe_losses, iter_field_values
 from swftools.metadata import TableMetadata
 
 
+ROWS_PER_SLICE = 1 << 18  # rows formatted at a time: memory stays bounded on 10M-job tables
+
+
 def _decimal_digits(values: np.ndarray, field: SwfField, decimals: dict[str, Any] | None,
-                    n_rows: int) -> np.ndarray:
-    """Per-row decimals to write for a float field (-1 = write as an integer)."""
+                    n_rows: int, rows: slice | None = None) -> np.ndarray:
+    """Per-row decimals to write for a float field (-1 = write as an integer); ``values`` are
+    the rows ``rows`` of an ``n_rows``-row table."""
     if decimals and str(field.value) in decimals:
         spec = decimals[str(field.value)]
-        return np.where(unpack_mask(spec["rows"], n_rows), int(spec["digits"]), -1).astype(np.int8)
+        mask = unpack_mask(spec["rows"], n_rows)[rows or slice(None)]
+        return np.where(mask, int(spec["digits"]), -1).astype(np.int8)
     return np.where(values != np.floor(values), 2, -1).astype(np.int8)
+
+
+def iter_chunks(table: pa.Table, widths: list[int] | tuple[int, ...] = PWA_WIDTHS,
+                decimals: dict[str, Any] | None = None, site: Any = None,
+                rows_per_slice: int = ROWS_PER_SLICE) -> Iterator[np.ndarray]:
+    """The job lines of ``table`` as SWF text, in consecutive byte chunks (uint8 arrays),
+    mapped and formatted ``rows_per_slice`` rows at a time."""
+    n_rows = table.num_rows
+    if n_rows == 0:
+        return
+    widths_np = np.asarray(widths, dtype=np.int64)
+    begin = 0
+    for values in iter_field_values(table, site, rows_per_slice):
+        count = len(values[0])
+        rows = slice(begin, begin + count)
+        begin += count
+        ints = np.empty((len(FIELDS), count), dtype=np.int64)
+        scaled = np.zeros((len(FIELDS), count), dtype=np.int64)
+        digits = np.full((len(FIELDS), count), -1, dtype=np.int8)
+        for k, (field, array) in enumerate(zip(FIELDS, values)):
+            column = array.to_numpy(zero_copy_only=False)
+            if column.dtype.kind == "f":
+                ints[k] = np.rint(column)
+                digits[k] = _decimal_digits(column, field, decimals, n_rows, rows)
+                if (digits[k] >= 0).any():
+                    scaled[k] = np.rint(column * 10.0 ** np.maximum(digits[k], 0))
+            else:
+                ints[k] = column
+        del values
+        yield from swf_kernels.format_lines(ints, scaled, digits, widths_np)
+        del ints, scaled, digits
 
 
 def format_chunks(table: pa.Table, widths: list[int] | tuple[int, ...] = PWA_WIDTHS,
                   decimals: dict[str, Any] | None = None, site: Any = None) -> list[np.ndarray]:
     """The job lines of ``table`` as SWF text, in consecutive byte chunks (uint8 arrays)."""
-    n_rows = table.num_rows
-    if n_rows == 0:
-        return []
-    ints = np.empty((len(FIELDS), n_rows), dtype=np.int64)
-    scaled = np.zeros((len(FIELDS), n_rows), dtype=np.int64)
-    digits = np.full((len(FIELDS), n_rows), -1, dtype=np.int8)
-    for k, (field, values) in enumerate(zip(FIELDS, swf_field_values(table, site))):
-        column = values.to_numpy(zero_copy_only=False)
-        if column.dtype.kind == "f":
-            ints[k] = np.rint(column)
-            digits[k] = _decimal_digits(column, field, decimals, n_rows)
-            if (digits[k] >= 0).any():
-                scaled[k] = np.rint(column * 10.0 ** np.maximum(digits[k], 0))
-        else:
-            ints[k] = column
-    return swf_kernels.format_lines(ints, scaled, digits, np.asarray(widths, dtype=np.int64))
+    return list(iter_chunks(table, widths, decimals, site))
 
 
 def format_lines(table: pa.Table, widths: list[int] | tuple[int, ...] = PWA_WIDTHS,
@@ -87,17 +109,18 @@ def _header_lines(table: pa.Table, site: Any) -> list[str]:
     return render_header(build_header(table, site))
 
 
-def _content(table: pa.Table, site: Any) -> list[bytes | np.ndarray]:
-    """Header bytes followed by the job-line chunks."""
+def _content(table: pa.Table, site: Any) -> Iterator[bytes | np.ndarray]:
+    """Header bytes followed by the job-line chunks (formatted as they are consumed)."""
     layout = TableMetadata.from_table(table).swf_layout or {}
     same_rows = layout.get("n_rows") == table.num_rows
     widths = layout.get("widths", PWA_WIDTHS) if same_rows else PWA_WIDTHS
     decimals = layout.get("decimals") if same_rows else None
-    header = "".join(f"{line}\n" for line in _header_lines(table, site)).encode("latin-1")
-    chunks: list[bytes | np.ndarray] = list(format_chunks(table, widths, decimals, site))
+    yield "".join(f"{line}\n" for line in _header_lines(table, site)).encode("latin-1")
+    chunks = iter_chunks(table, widths, decimals, site)
     if same_rows and layout.get("other_lines"):
-        chunks = [_insert_other_lines(b"".join(c.tobytes() for c in chunks), layout["other_lines"])]
-    return [header, *chunks]
+        yield _insert_other_lines(b"".join(c.tobytes() for c in chunks), layout["other_lines"])
+        return
+    yield from chunks
 
 
 def to_bytes(table: pa.Table, site: Any = None) -> bytes:
@@ -110,6 +133,7 @@ def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = 
           progress: bool = False) -> list[str]:
     """Write ``table`` as SWF (gzip when the path ends in .gz); returns the loss report."""
     del progress
+    losses = describe_losses(table, site)  # before writing: its errors leave nothing behind
     parts = _content(table, site)
     with atomic_file(path, force) as tmp:
         with open(tmp, "wb") as raw:
@@ -120,4 +144,4 @@ def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = 
             else:
                 for part in parts:
                     raw.write(part)
-    return describe_losses(table, site)
+    return losses

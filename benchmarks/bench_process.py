@@ -1,0 +1,277 @@
+"""Whole-process benchmarks (issue 15): each command as a user runs it, interpreter start included.
+
+Run: ``.venv/bin/python benchmarks/bench_process.py [--repeat 5] [--slow-repeat 3]
+[--only help,convert,validate,replay] [--setup-accasim]`` (``make bench`` runs it with the others)
+
+Every measurement is the wall time of a fresh subprocess (``swftools ...`` through the installed
+console script, and the peer as its own command), ours and the peer's run alternately, one
+untimed warm-up each first (file cache, numba's on-disk kernel cache; ours only for frictionless,
+which takes about 5 minutes of CPU a run and reads the same files); the figures are medians.
+
+* ``help``: ``swftools --help`` and ``swftools COMMAND --help`` for every command and
+  subcommand (target < 0.3 s each).
+* ``convert``: ``swftools convert RICC-2010-2.swf --out OUT.swf`` vs a naive pandas script,
+  ``pd.read_csv(sep=r"\\s+", comment=";", header=None)`` + ``to_csv(sep=" ")`` (target >= 3x).
+  Both read the same plain SWF, decompressed once from ../shared/traces/RICC-2010-2.swf.gz into
+  benchmarks/.cache/; with ``--gz`` both read the .gz itself (swftools by content, pandas by its
+  compression inference from the name).
+* ``validate``: ``swftools validate PKG --summary`` vs ``frictionless validate
+  PKG/datapackage.json`` on the 460,000-job synthetic package of bench_validate.py (built once,
+  cached; target >= 8x).
+* ``replay``: ``swftools replay SWF --procs 304 --policy easy`` on the 100,000-job synthetic SWF
+  of bench_replay.py vs AccaSim 1.1.3 ``EASYBackfilling(FirstFit())`` on the same file, 38 nodes x
+  8 cores, run as ``accasim_runner.py`` in AccaSim's own environment (see bench_replay.py;
+  ``--setup-accasim`` creates it; target >= 20x).
+
+Prints each pair's medians (wall and CPU time, user + system, of the process), the wall-time
+ratio with ``ok`` or ``MISSED`` against its target, and the CPU-time ratio: on a machine shared
+with other work the wall times stretch, the CPU times much less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _harness import CACHE  # noqa: E402
+
+ROOT = HERE.parent
+TRACES = Path(os.environ.get("SWFTOOLS_SHARED", ROOT.parent / "shared")) / "traces"
+BIN = Path(sys.executable).parent
+HELP_TARGET_S = 0.3
+TARGETS = {"convert": 3.0, "validate": 8.0, "replay": 20.0}
+REPLAY_JOBS = 100_000
+VALIDATE_JOBS, VALIDATE_SEED = 460_000, 1  # bench_validate.py's package
+
+PANDAS_PEER = """\
+import sys
+import pandas as pd
+df = pd.read_csv(sys.argv[1], sep=r"\\s+", comment=";", header=None)
+df.to_csv(sys.argv[2], sep=" ", header=False, index=False)
+"""
+
+
+def swftools_cmd(*args: str) -> list[str]:
+    """The console script of this environment (``python -m swftools`` without one)."""
+    exe = BIN / "swftools"
+    return [str(exe), *args] if exe.exists() else [sys.executable, "-m", "swftools", *args]
+
+
+def run_once(command: list[str], ok_codes: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of one run of ``command``, output discarded;
+    fails loudly on an unexpected exit code. CPU time is the load-robust figure on a busy
+    machine; wall time is what a user waits (with threads, CPU can exceed it)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=tempfile.gettempdir())
+    err = proc.stderr.read() if proc.stderr else b""  # drain before waiting (no pipe stall)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.stderr:
+        proc.stderr.close()
+    if proc.returncode not in ok_codes:
+        raise SystemExit(f"{' '.join(command)} exited {proc.returncode}:\n"
+                         f"{err.decode(errors='replace')[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def alternate(ours: list[str], peer: list[str], repeat: int, ours_ok=(0,), peer_ok=(0,),
+              peer_warmup: bool = True,
+              ) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """``repeat`` alternating timed runs of each, after one untimed warm-up of each (of ours
+    only with ``peer_warmup=False``: for a peer that takes minutes and reads the same input)."""
+    run_once(ours, ours_ok)
+    if peer_warmup:
+        run_once(peer, peer_ok)
+    mine, theirs = [], []
+    for _ in range(repeat):
+        mine.append(run_once(ours, ours_ok))
+        theirs.append(run_once(peer, peer_ok))
+    return mine, theirs
+
+
+def verdict(ratio: float, target: float) -> str:
+    return "ok" if ratio >= target else "MISSED"
+
+
+def report_pair(name: str, ours_label: str, peer_label: str, mine: list[tuple[float, float]],
+                theirs: list[tuple[float, float]]) -> dict:
+    ours_s, peer_s = (statistics.median(w for w, _ in runs) for runs in (mine, theirs))
+    ours_cpu, peer_cpu = (statistics.median(c for _, c in runs) for runs in (mine, theirs))
+    ratio, cpu_ratio = peer_s / ours_s, peer_cpu / ours_cpu
+    target = TARGETS[name]
+
+    def runs(values):
+        return ", ".join(f"{w:.2f}" for w, _ in values)
+
+    print(f"{name}:\n  swftools  {ours_label}: median {ours_s:6.2f} s wall, {ours_cpu:6.2f} s CPU"
+          f"  (wall runs: {runs(mine)})\n  peer      {peer_label}: median {peer_s:6.2f} s wall, "
+          f"{peer_cpu:6.2f} s CPU  (wall runs: {runs(theirs)})\n"
+          f"  ratio: swftools is {ratio:.2f}x faster in wall time (target >= {target:g}x: "
+          f"{verdict(ratio, target)}); {cpu_ratio:.2f}x in CPU time", flush=True)
+    return {"name": name, "ours_s": ours_s, "peer_s": peer_s, "ratio": ratio,
+            "ours_cpu_s": ours_cpu, "peer_cpu_s": peer_cpu, "cpu_ratio": cpu_ratio,
+            "target": target, "ok": ratio >= target}
+
+
+def help_paths() -> list[list[str]]:
+    """Every visible command path of the CLI (``[]`` for the top level)."""
+    import typer
+
+    from swftools.cli import app
+
+    def walk(group, path):
+        yield path
+        for name, command in sorted(getattr(group, "commands", {}).items()):
+            if not command.hidden:
+                yield from walk(command, [*path, name])
+
+    return list(walk(typer.main.get_command(app), []))
+
+
+def bench_help(repeat: int) -> None:
+    print(f"start-up: `swftools [COMMAND] --help`, median of {repeat} (target < "
+          f"{HELP_TARGET_S} s each)", flush=True)
+    worst = 0.0
+    for path in help_paths():
+        command = swftools_cmd(*path, "--help")
+        run_once(command)
+        timings = [run_once(command) for _ in range(repeat)]
+        median = statistics.median(w for w, _ in timings)
+        cpu = statistics.median(c for _, c in timings)
+        worst = max(worst, median)
+        label = " ".join(["swftools", *path, "--help"])
+        print(f"  {label:<38} {median:5.3f} s wall ({cpu:5.3f} s CPU)  "
+              f"{'ok' if median < HELP_TARGET_S else 'MISSED'}", flush=True)
+    print(f"  slowest: {worst:.3f} s ({'ok' if worst < HELP_TARGET_S else 'MISSED'})", flush=True)
+
+
+def ricc_plain() -> Path | None:
+    """RICC-2010-2 decompressed once into the cache (None if ../shared is absent)."""
+    gz = TRACES / "RICC-2010-2.swf.gz"
+    plain = CACHE / "RICC-2010-2.swf"
+    if plain.exists():
+        return plain
+    if not gz.is_file():
+        return None
+    import gzip
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = plain.with_suffix(".swf.part")
+    with gzip.open(gz, "rb") as src, open(tmp, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    tmp.replace(plain)
+    return plain
+
+
+def bench_convert(repeat: int, work: Path, gz: bool = False) -> dict | None:
+    gz_src = TRACES / "RICC-2010-2.swf.gz"
+    src = (gz_src if gz_src.is_file() else None) if gz else ricc_plain()
+    if src is None:
+        print(f"convert: skipped, {TRACES / 'RICC-2010-2.swf.gz'} is absent", flush=True)
+        return None
+    peer_script = work / "pandas_swf_roundtrip.py"
+    peer_script.write_text(PANDAS_PEER, encoding="utf-8")
+    ours = swftools_cmd("convert", str(src), "--out", str(work / "ours.swf"), "--force")
+    peer = [sys.executable, str(peer_script), str(src), str(work / "pandas.swf")]
+    mine, theirs = alternate(ours, peer, repeat)
+    return report_pair("convert", f"convert {src.name} --out OUT.swf",
+                       "pandas read_csv + to_csv", mine, theirs)
+
+
+def bench_validate(repeat: int) -> dict | None:
+    from bench_validate import build_package, frictionless_cmd
+
+    if not (BIN / "frictionless").exists() and shutil.which("frictionless") is None:
+        print("validate: skipped, the frictionless command is not installed", flush=True)
+        return None
+    package = build_package(VALIDATE_JOBS, VALIDATE_SEED)
+    ours = swftools_cmd("validate", str(package), "--summary")
+    peer = frictionless_cmd(package)
+    # exit 1 = an invalid package (the figure is still the time to find out)
+    mine, theirs = alternate(ours, peer, repeat, ours_ok=(0, 1), peer_ok=(0, 1),
+                             peer_warmup=False)  # frictionless: ~5 min of CPU a run
+    return report_pair("validate", f"validate ({VALIDATE_JOBS:,}-job package)",
+                       "frictionless validate", mine, theirs)
+
+
+def bench_replay(repeat: int, work: Path, accasim_venv: Path) -> dict | None:
+    from bench_replay import patch_accasim, synthetic_inputs
+
+    _, swf = synthetic_inputs(REPLAY_JOBS)
+    python = accasim_venv / "bin" / "python"
+    if not python.exists() or not patch_accasim(accasim_venv):
+        print(f"replay: AccaSim skipped: no AccaSim environment at {accasim_venv} (create it with "
+              "--setup-accasim)", flush=True)
+        ours = swftools_cmd("replay", str(swf), "--procs", "304", "--policy", "easy")
+        print(f"  swftools replay ({REPLAY_JOBS:,} jobs): median "
+              f"{statistics.median(run_once(ours)[0] for _ in range(repeat)):.2f} s", flush=True)
+        return None
+    acc_work = work / "accasim"
+    acc_work.mkdir(exist_ok=True)
+    ours = swftools_cmd("replay", str(swf), "--procs", "304", "--policy", "easy")
+    peer = [str(python), str(HERE / "accasim_runner.py"), str(swf), "38", "8", str(acc_work)]
+    mine, theirs = alternate(ours, peer, repeat)
+    return report_pair("replay", f"replay EASY ({REPLAY_JOBS:,} jobs, 304 processors)",
+                       "AccaSim 1.1.3 EASYBackfilling(FirstFit())", mine, theirs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs of each (medians)")
+    parser.add_argument("--slow-repeat", type=int, default=3,
+                        help="timed runs for the validate and replay pairs (frictionless takes "
+                             "~5 min of CPU a run, AccaSim ~10 s)")
+    parser.add_argument("--only", default="help,convert,validate,replay",
+                        help="comma-separated subset of help, convert, validate, replay")
+    parser.add_argument("--accasim-venv", type=Path,
+                        default=Path(tempfile.gettempdir()) / "accasim-venv")
+    parser.add_argument("--setup-accasim", action="store_true",
+                        help="create AccaSim's environment first (see bench_replay.py)")
+    parser.add_argument("--gz", action="store_true",
+                        help="convert: both read RICC-2010-2.swf.gz (gzip included) instead of "
+                             "the plain file")
+    parser.add_argument("--json", action="store_true", help="also print the ratios as JSON")
+    args = parser.parse_args()
+    wanted = {w.strip() for w in args.only.split(",") if w.strip()}
+    unknown = wanted - {"help", "convert", "validate", "replay"}
+    if unknown:
+        parser.error(f"--only: unknown {', '.join(sorted(unknown))}")
+    if args.setup_accasim:
+        from bench_replay import setup_accasim
+
+        setup_accasim(args.accasim_venv)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="swftools-bench-process-") as tmp:
+        work = Path(tmp)
+        if "help" in wanted:
+            bench_help(args.repeat)
+        if "convert" in wanted:
+            results.append(bench_convert(args.repeat, work, gz=args.gz))
+        if "validate" in wanted:
+            results.append(bench_validate(args.slow_repeat))
+        if "replay" in wanted:
+            results.append(bench_replay(args.slow_repeat, work, args.accasim_venv))
+    results = [r for r in results if r]
+    if results:
+        print("summary: " + "; ".join(f"{r['name']} {r['ratio']:.2f}x wall, {r['cpu_ratio']:.2f}x "
+                                      f"CPU (target >= {r['target']:g}x: "
+                                      f"{verdict(r['ratio'], r['target'])})" for r in results))
+    if args.json:
+        print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()

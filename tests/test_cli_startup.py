@@ -1,0 +1,112 @@
+"""Lean start-up (issue 15): the CLI and ``--help`` load no heavy library.
+
+Each check runs a fresh interpreter (``sys.modules`` of this test process is full of everything
+the other tests imported) and lists the modules it ended up with. Timings are not asserted here:
+they are figures of ``benchmarks/bench_process.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Loaded only by the commands that use them, when they run.
+HEAVY = ("scipy", "matplotlib", "duckdb", "frictionless", "numba", "pandas", "pyarrow",
+         "jsonschema", "numpy", "dask")
+
+_DUMP = "import sys, json; print(json.dumps(sorted(sys.modules)))"
+
+# Runs the console entry point on each argv in turn (catching the help's SystemExit), in one
+# interpreter, then prints the modules loaded.
+_HELP_SCRIPT = """
+import contextlib, io, json, sys
+import swftools.cli as cli
+codes = []
+for argv in json.loads(sys.argv[1]):
+    sys.argv = ["swftools", *argv]
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            cli.main()
+        except SystemExit as exc:
+            codes.append(exc.code)
+print(json.dumps({"codes": codes, "modules": sorted(sys.modules)}))
+"""
+
+
+def _fresh(code: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def _help_paths() -> list[list[str]]:
+    import typer
+
+    from swftools.cli import app
+
+    def walk(group, path):
+        yield path
+        for name, command in sorted(getattr(group, "commands", {}).items()):
+            if not command.hidden:
+                yield from walk(command, [*path, name])
+
+    return list(walk(typer.main.get_command(app), []))
+
+
+def test_import_cli_loads_no_heavy_module():
+    modules = json.loads(_fresh("import swftools.cli; " + _DUMP))
+    assert "swftools.cli.convert" in modules  # the commands are registered ...
+    assert _heavy(modules) == []  # ... without their libraries
+
+
+def test_import_swftools_loads_no_heavy_module():
+    """``import swftools`` keeps ``convert/read/write`` and the subpackages lazy."""
+    modules = json.loads(_fresh("import swftools; " + _DUMP))
+    assert _heavy(modules) == []
+    assert "swftools.formats.swf" not in modules
+
+
+def test_every_help_loads_no_heavy_module():
+    """``swftools --help`` and ``swftools COMMAND [SUBCOMMAND] --help``, all in one process."""
+    paths = _help_paths()
+    assert len(paths) > 10 and ["convert"] in paths and ["whatif", "run"] in paths
+    result = json.loads(_fresh(_HELP_SCRIPT, json.dumps([[*p, "--help"] for p in paths])))
+    assert result["codes"] == [0] * len(paths)
+    assert _heavy(result["modules"]) == []
+
+
+def test_lazy_attributes_still_work():
+    """What ``swftools/__init__.py`` loads on first use is what it loaded eagerly before."""
+    modules = json.loads(_fresh(
+        "import swftools, swftools.formats as f; "
+        "assert swftools.read is f.read and swftools.write is f.write "
+        "and swftools.convert is f.convert; "
+        "from swftools import __version__; assert __version__ == swftools.__version__; "
+        + _DUMP))
+    assert "swftools.formats" in modules
+    with pytest.raises(AttributeError):
+        import swftools
+
+        swftools.no_such_thing  # noqa: B018
+
+
+def test_help_constants_equal_the_library():
+    """The CLI spells a few names for its help text instead of importing their (heavy) modules."""
+    from swftools.cli import anonymize as cli_anonymize
+    from swftools.cli import replay as cli_replay
+    from swftools.privacy.pseudonyms import DEFAULT_KEY_ENV
+    from swftools.replay import ALLOCATIONS, POLICIES
+    from swftools.replay.compare import DAY_S
+
+    assert cli_replay.POLICIES == POLICIES
+    assert cli_replay.ALLOCATIONS == ALLOCATIONS
+    assert cli_replay.DAY_S == DAY_S
+    assert cli_anonymize.DEFAULT_KEY_ENV == DEFAULT_KEY_ENV
