@@ -81,7 +81,8 @@ def _per_quarter_axes(ax: Any, names: list[str], ylabel: str, title: str | None 
     ax.set_ylabel(ylabel)
     if title is not None:
         _title(ax, title)
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:  # an empty trace draws no series
+        ax.legend(fontsize=7)
 
 
 def _parallelism(data: dict[str, Any], fig: Figure) -> None:
