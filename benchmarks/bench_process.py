@@ -128,17 +128,9 @@ def report_pair(name: str, ours_label: str, peer_label: str, mine: list[tuple[fl
 
 def help_paths() -> list[list[str]]:
     """Every visible command path of the CLI (``[]`` for the top level)."""
-    import typer
+    from swftools.cli import command_paths
 
-    from swftools.cli import app
-
-    def walk(group, path):
-        yield path
-        for name, command in sorted(getattr(group, "commands", {}).items()):
-            if not command.hidden:
-                yield from walk(command, [*path, name])
-
-    return list(walk(typer.main.get_command(app), []))
+    return [list(p) for p in command_paths()]
 
 
 def bench_help(repeat: int) -> None:

@@ -12,25 +12,16 @@ import os
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from swftools.cli import app
+from swftools.cli import app, command_paths
 
 GOLDEN = Path(__file__).parent / "golden" / "cli"
 ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "TERM": "dumb", "NO_COLOR": "1",
        "FORCE_COLOR": None, "_TYPER_FORCE_DISABLE_TERMINAL": "1"}
 
 
-def _commands(group, path=()):
-    """Every visible command path below ``group``: ``()`` is the top level."""
-    yield path
-    for name, command in sorted(getattr(group, "commands", {}).items()):
-        if not command.hidden:
-            yield from _commands(command, (*path, name))
-
-
-COMMANDS = list(_commands(typer.main.get_command(app)))
+COMMANDS = command_paths()
 
 
 def _golden(path: tuple[str, ...]) -> Path:

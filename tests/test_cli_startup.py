@@ -48,17 +48,9 @@ def _heavy(modules: list[str]) -> list[str]:
 
 
 def _help_paths() -> list[list[str]]:
-    import typer
+    from swftools.cli import command_paths
 
-    from swftools.cli import app
-
-    def walk(group, path):
-        yield path
-        for name, command in sorted(getattr(group, "commands", {}).items()):
-            if not command.hidden:
-                yield from walk(command, [*path, name])
-
-    return list(walk(typer.main.get_command(app), []))
+    return [list(p) for p in command_paths()]
 
 
 def test_import_cli_loads_no_heavy_module():

@@ -54,6 +54,18 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
         _show_python_warning(message, category, filename, lineno, file, line)
 
 
+def command_paths() -> list[tuple[str, ...]]:
+    """Every visible command path of the CLI, ``()`` for the top level, in help order of names
+    (the golden help tests, the start-up test and the start-up benchmark walk these)."""
+    def walk(group, path):
+        yield path
+        for name, command in sorted(getattr(group, "commands", {}).items()):
+            if not command.hidden:
+                yield from walk(command, (*path, name))
+
+    return list(walk(typer.main.get_command(app), ()))
+
+
 def main() -> None:
     """Console-script entry point; usage errors exit 2, bad input 1."""
     warnings.showwarning = _show_warning
