@@ -73,21 +73,23 @@ class Sweep:
     last: np.ndarray  # event index (in sorted order) closing each distinct instant
     instants: np.ndarray  # the distinct instants
 
-    def running(self, deltas: np.ndarray) -> np.ndarray:
-        """Cumulative per-instant total of a per-job quantity over running jobs."""
-        return self.running_many(deltas[:, None])[:, 0]
+    def running(self, deltas: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+        """Cumulative per-instant total of a per-job quantity over running jobs (int32 sums:
+        counts and GPU totals of one trace stay far below 2**31), at every instant or at the
+        instant indices ``at``. One quantity at a time keeps a 10-million-job sweep's memory to a
+        few arrays of its events."""
+        deltas = np.asarray(deltas, dtype=np.int32)  # booleans count as 0/1
+        k = len(deltas)
+        events = np.zeros(len(self.order), np.int32)
+        events[:k] = -deltas
+        events[k:2 * k] = deltas
+        totals = np.cumsum(events[self.order], dtype=np.int32)
+        del events
+        return totals[self.last if at is None else self.last[at]].astype(np.int64)
 
-    def running_many(self, deltas: np.ndarray) -> np.ndarray:
-        """``running`` for each column of a (jobs x quantities) matrix (int32 sums: counts and
-        GPU totals of one trace stay far below 2**31)."""
-        k, q = deltas.shape
-        events = np.zeros((q, len(self.order)), np.int32)
-        events[:, :k] = -deltas.T
-        events[:, k:2 * k] = deltas.T
-        out = np.empty((len(self.last), q), np.int64)
-        for j in range(q):  # row by row: contiguous gathers and sums
-            out[:, j] = np.cumsum(events[j, self.order], dtype=np.int32)[self.last]
-        return out
+    def running_each(self, columns: list[np.ndarray]) -> list[np.ndarray]:
+        """``running`` of each per-job quantity."""
+        return [self.running(c) for c in columns]
 
     def jobs_at(self, t: int) -> np.ndarray:
         """Table rows of jobs running at instant ``t`` (start <= t < finish), by start time."""
@@ -246,10 +248,9 @@ def capacity_nodes(ctx: Context) -> None:
     big = s > G / 2
     half = s * 2 == G
     in_chain = np.isin(s, _chain(G))
-    m, n_big, free_big, small_sum, n_half, n_other, chain_sum = sw.running_many(np.stack([
-        m_nodes, big.astype(np.int64), np.where(big, np.maximum(G - s, 0), 0),
-        np.where(big, 0, s), half.astype(np.int64), (~in_chain & (s > 0)).astype(np.int64),
-        np.where(in_chain, s, 0)], axis=1)).T
+    m, n_big, free_big, small_sum, n_half, n_other, chain_sum = sw.running_each([
+        m_nodes, big, np.where(big, np.maximum(G - s, 0), 0),
+        np.where(big, 0, s), half, ~in_chain & (s > 0), np.where(in_chain, s, 0)])
     lower = m + n_big + np.maximum(-(-np.maximum(small_sum - free_big, 0) // G), -(-n_half // 2))
     upper = m + n_other + -(-chain_sum // G)
     available = np.array([site.nodes_at(int(t)) for t in since], np.int64)
@@ -262,8 +263,8 @@ def capacity_nodes(ctx: Context) -> None:
     idx = np.flatnonzero(undecided)
     if len(idx):
         counts = np.empty((len(idx), G + 2), np.int64)
-        per_size = (s[:, None] == np.arange(1, G + 2)[None, :]).astype(np.int64)
-        counts[:, 1:] = sw.running_many(per_size)[idx]
+        for v in range(1, G + 2):  # running jobs of each size, at the undecided instants
+            counts[:, v] = sw.running(s == v, at=idx)
         counts[:, 0] = have[idx] - m[idx]
         cases, inverse = np.unique(counts, axis=0, return_inverse=True)
         needed = np.array([ffd_nodes(np.r_[0, c[1:]], G) if i < FFD_MAX_CASES else UNSOLVED
