@@ -165,9 +165,11 @@ class Placement:
         self._sid1: dict[tuple[int, int], int] = {}  # single-node (node, gpus) -> signature id
         self._by_set: dict[tuple, float] = {}  # (job key, node, gpus) -> factor (one node)
         self._sig1: dict[tuple[int, int], tuple] = {}  # single-node (node, gpus) -> signature
-        by_model = m.group_masks(lambda k: m.model[k])
-        self._model_masks = [(1 << m.model[mask.bit_length() - 1], mask) for mask in by_model]
-        self._rack_masks = m.group_masks(lambda k: m.rack[k])
+        # node sets per GPU model and per rack, ascending (policies read them too)
+        self.model_masks = m.group_masks(lambda k: m.model[k])
+        self.rack_masks = m.group_masks(lambda k: m.rack[k])
+        self._model_masks = [(1 << m.model[mask.bit_length() - 1], mask)
+                             for mask in self.model_masks]
         self._node_min = [min(row) if row else 1.0 for row in m.score]
 
     def choice_group(self) -> Callable[[int], object] | None:
@@ -220,7 +222,7 @@ class Placement:
             if node_set & mask:
                 models |= b
         racks = 0
-        for mask in self._rack_masks:
+        for mask in self.rack_masks:
             if node_set & mask:
                 racks += 1
         ks = bits(node_set)

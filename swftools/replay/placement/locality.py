@@ -28,14 +28,9 @@ class LocalityFirst(BestFit):
     state_only = True  # the choice depends on the state and the job's shape only
     name = "locality-first"
 
-    def start(self, state: GpuState, runtime_factor: RuntimeFactor | None) -> None:
-        super().start(state, runtime_factor)
-        m = self.machine
-        self.racks = m.group_masks(lambda k: m.rack[k])
-
     def choose(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
         if nodes > 1:
-            return fewest_racks(state.exact[state.g], self.racks, nodes), state.full_gpus
+            return fewest_racks(state.exact[state.g], self.rack_masks, nodes), state.full_gpus
         return BestFit.choose(self, state, j, nodes, per_node)
 
 
@@ -119,7 +114,7 @@ class Lxv(LocalityFirst):
         if nodes > 1:
             seen = set()
             whole_all = exact[g]
-            rack_masks = self.racks
+            rack_masks = self.rack_masks
             for t in range(len(self.classes)):
                 whole = whole_all & self.node_ok[t]
                 if whole.bit_count() < nodes:
@@ -203,7 +198,7 @@ class Lxv(LocalityFirst):
             whole = state.exact[state.g] & self.node_ok[t]
             if whole.bit_count() < nodes:
                 return 0, 0
-            return fewest_racks(whole, self.racks, nodes), state.full_gpus
+            return fewest_racks(whole, self.rack_masks, nodes), state.full_gpus
         ok = self.gpu_ok[t]
         gpu_free = state.gpu_free
         # best fit: fewest usable GPUs (class <= threshold), then fewest free, then lowest node

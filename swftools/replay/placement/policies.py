@@ -134,8 +134,6 @@ class Even(Placement):
 
     def start(self, state: GpuState, runtime_factor: RuntimeFactor | None) -> None:
         super().start(state, runtime_factor)
-        m = self.machine
-        self.models = m.group_masks(lambda k: m.model[k])
         # choices by shape while the state is unchanged (the choice does not depend on the job)
         self._gen = -1
         self._chosen: dict[tuple[int, int], tuple[int, int]] = {}
@@ -155,14 +153,14 @@ class Even(Placement):
     def scan(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
         """The choice computed from the state (``choose`` caches it while the state is
         unchanged)."""
-        if len(self.models) == 1:
+        if len(self.model_masks) == 1:
             return Placement.choose(self, state, j, nodes, per_node)
         cands = node_candidates(state, nodes, per_node)
         exact = state.exact
         g = state.g
         if nodes == 1:
             best, best_share = 0, -1.0
-            for mask in self.models:
+            for mask in self.model_masks:
                 c = cands & mask
                 if not c:
                     continue
@@ -174,8 +172,8 @@ class Even(Placement):
             k = best.bit_length() - 1
             return best, lowest_bits(state.gpu_free[k], per_node)
         chosen = 0
-        left = [cands & mask for mask in self.models]
-        sizes = [max(1, (mask & state.managed).bit_count()) for mask in self.models]
+        left = [cands & mask for mask in self.model_masks]
+        sizes = [max(1, (mask & state.managed).bit_count()) for mask in self.model_masks]
         for _ in range(nodes):
             i = max(range(len(left)), key=lambda i: (left[i].bit_count() / sizes[i], -i))
             low = left[i] & -left[i]
