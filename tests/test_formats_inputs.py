@@ -8,7 +8,9 @@ import warnings
 from pathlib import Path
 
 import pytest
+import numpy as np
 from hypothesis import given
+from hypothesis import strategies as st
 
 from swftools import progress
 from swftools import table as jt
@@ -267,3 +269,17 @@ def test_cli_prints_the_warning_as_one_line(tmp_path):
     assert done.stderr.startswith(f"swftools: warning: {misnamed}: named .gz but the content "
                                   "is not gzip; reading it as plain text\n")
     assert "MisnamedGzipWarning" not in done.stderr
+
+
+@given(st.lists(st.integers(-5, 5), max_size=30))
+def test_first_repeat_is_the_earliest_row_seen_before(values):
+    from swftools.formats.inputs import first_repeat
+
+    seen: dict[int, int] = {}
+    expected = None
+    for row, value in enumerate(values):
+        if value in seen:
+            expected = (row, seen[value])
+            break
+        seen[value] = row
+    assert first_repeat(np.array(values, dtype=np.int64)) == expected

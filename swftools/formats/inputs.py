@@ -17,6 +17,8 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+import numpy as np
+
 from swftools.errors import InputError
 from swftools.fileio import GZIP_MAGIC, is_gzip
 
@@ -139,3 +141,17 @@ def read_text(path: str | os.PathLike, *, encoding: str = "utf-8", newline: str 
 
 __all__ = ["MisnamedGzipWarning", "detect_gzip", "gzip_error", "how_far", "is_gzip", "open_binary",
            "open_text", "read_bytes", "read_text"]
+
+
+def first_repeat(values: np.ndarray) -> tuple[int, int] | None:
+    """(row, earlier row) of the first row whose value an earlier row already has (the rows of
+    one trace's job ids, say), or None when every value is distinct."""
+    if (np.diff(values) > 0).all():  # ascending, the usual case: no sort needed
+        return None
+    order = np.argsort(values, kind="stable")
+    repeated = values[order[1:]] == values[order[:-1]]
+    if not repeated.any():
+        return None
+    later, earlier = order[1:][repeated], order[:-1][repeated]
+    i = int(np.argmin(later))
+    return int(later[i]), int(earlier[i])

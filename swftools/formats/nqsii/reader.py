@@ -18,7 +18,7 @@ import pyarrow as pa
 from swftools import progress as progress_mod
 from swftools import table as jt
 from swftools.errors import InputError
-from swftools.formats.inputs import read_bytes
+from swftools.formats.inputs import first_repeat, read_bytes
 from swftools.formats.nqsii.columns import (
     FieldRef,
     parse_durations,
@@ -128,15 +128,9 @@ def _check_jobs(columns: dict[str, Any], tokens: Any, refs: dict[str, FieldRef])
         raise refs["finish_time"].error(row, tokens["finish_time"][row].as_py(),
                                         f"is before the start time {start!r}",
                                         "a finish time at or after the start time")
-    ids = columns["job_id"]
-    if (np.diff(ids) > 0).all():  # ascending ids, the usual case: no sort needed
-        return
-    order = np.argsort(ids, kind="stable")
-    repeated = ids[order[1:]] == ids[order[:-1]]
-    if repeated.any():
-        later, earlier = order[1:][repeated], order[:-1][repeated]
-        i = int(np.argmin(later))
-        row, first_row = int(later[i]), int(earlier[i])
+    repeat = first_repeat(columns["job_id"])
+    if repeat is not None:
+        row, first_row = repeat
         raise refs["job_id"].error(row, tokens["job_id"][row].as_py(),
                                    f"repeats the job id on line {first_row + 2}",
                                    "job ids unique within the file")

@@ -20,7 +20,7 @@ import pyarrow.csv as pacsv
 
 from swftools import table as jt
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
-from swftools.formats.inputs import read_bytes
+from swftools.formats.inputs import first_repeat, read_bytes
 from swftools.formats.localtime import time_zone_of
 from swftools.formats.skipping import read_skipping
 from swftools.formats.slurm import fields as fx
@@ -175,15 +175,10 @@ def _job_ids(cells: dict[str, pa.Array], ref: dict[str, Column]) -> pa.Array:
 
 
 def _check_unique(ids: pa.Array, col: Column) -> None:
-    values = np.asarray(ids.to_numpy(zero_copy_only=False), dtype=np.int64)
-    if len(values) < 2 or (np.diff(values) > 0).all():
-        return
-    order = np.argsort(values, kind="stable")
-    repeated = values[order[1:]] == values[order[:-1]]
-    if repeated.any():
-        later, earlier = order[1:][repeated], order[:-1][repeated]
-        i = int(np.argmin(later))
-        raise col.error(int(later[i]), f"repeats the job id of line {int(col.lines[earlier[i]])}",
+    repeat = first_repeat(np.asarray(ids.to_numpy(zero_copy_only=False), dtype=np.int64))
+    if repeat is not None:
+        row, earlier = repeat
+        raise col.error(row, f"repeats the job id of line {int(col.lines[earlier])}",
                         "each job once (sacct without --duplicates)")
 
 
