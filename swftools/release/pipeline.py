@@ -100,9 +100,10 @@ def _change_steps(settings: dict[str, Any], table: pa.Table, anonymized: bool) -
 
 def _landing_page(root: Path, report_data: dict[str, Any], settings: dict[str, Any], version: str,
                   lic: Any, cff: dict[str, Any], steps: list[str], validation: Any,
-                  replay_findings: list[str], time_zone: str) -> None:
+                  replay_findings: list[str], time_zone: str) -> dict[str, str]:
     """Write index.html: the report page with the download list (file, size, SHA-256 of every
-    file written so far), how to cite, the licence and the anonymization statement."""
+    file written so far), how to cite, the licence and the anonymization statement. Returns
+    those digests (``SHA256SUMS`` reuses them)."""
     from swftools.report import html
 
     downloads = [html.Download(rel, (root / rel).stat().st_size, sha256_file(root / rel))
@@ -116,6 +117,7 @@ def _landing_page(root: Path, report_data: dict[str, Any], settings: dict[str, A
         anonymization=steps, source=_source(settings), time_zone=time_zone)
     page = html.page(report_data, validation=validation, consistency=replay_findings, release=info)
     (root / html.INDEX_HTML).write_text(page, encoding="utf-8")
+    return {d.path: d.sha256 for d in downloads}
 
 
 def _source(settings: dict[str, Any]) -> str:
@@ -125,7 +127,9 @@ def _source(settings: dict[str, Any]) -> str:
 
 def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dict[str, Any],
                    version: str, validation: Any, replay_findings: list[str], anonymized: bool,
-                   telemetry_table: pa.Table | None) -> None:
+                   telemetry_table: pa.Table | None) -> dict[str, str]:
+    """Write every file of the archive but SHA256SUMS and the tarball; returns the SHA-256 of
+    the files the landing page lists."""
     lic = license_of(settings)
     props = {"name": settings["name"], "title": settings["title"], "version": version,
              "description": settings["description"],
@@ -171,8 +175,8 @@ def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dic
         "source": _source(settings),
     }
     (root / "README.md").write_text(readme.render_readme(values))
-    _landing_page(root, report_result.data, settings, version, lic, cff, steps, validation,
-                  replay_findings, tz)
+    return _landing_page(root, report_result.data, settings, version, lic, cff, steps,
+                         validation, replay_findings, tz)
 
 
 def release(source: str | Path, out_dir: str | Path, *, version: str, settings: str | Path | dict,
@@ -238,8 +242,8 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
     tarball_name = f"{name}-{version}.tar.gz"
     with atomic_dir(out, force=force) as tmp:
         on_stage("write")
-        _write_archive(tmp, table, site_obj, settings, version, validation, replay_findings,
-                       anonymized, telemetry_table)
+        digests = _write_archive(tmp, table, site_obj, settings, version, validation, replay_findings,
+                                 anonymized, telemetry_table)
         on_stage("audit")
         notes: list[str] = []
         if raw_names:
@@ -250,7 +254,7 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
                 raise InputError(str(source), "the archive leaks raw names:\n" + audit_report.render())
             notes.append(f"audit: no raw user or group name, nor the key, in {len(archive_files(tmp))} files")
         on_stage("checksums")
-        write_checksums(tmp, exclude=(tarball_name,))
+        write_checksums(tmp, exclude=(tarball_name,), known=digests)
         files = archive_files(tmp)
         write_tarball(tmp, tmp / tarball_name, f"{name}-{version}", files)
     tarball = out / tarball_name

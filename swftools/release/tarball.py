@@ -18,9 +18,12 @@ def archive_files(root: Path, exclude: tuple[str, ...] = ()) -> list[str]:
                   if p.is_file() and p.relative_to(root).as_posix() not in exclude)
 
 
-def write_checksums(root: Path, exclude: tuple[str, ...] = ()) -> str:
-    """Write ``SHA256SUMS`` (``sha256sum -c`` format) covering every file; returns its text."""
-    lines = [f"{sha256_file(root / rel)}  {rel}\n"
+def write_checksums(root: Path, exclude: tuple[str, ...] = (),
+                    known: dict[str, str] | None = None) -> str:
+    """Write ``SHA256SUMS`` (``sha256sum -c`` format) covering every file; returns its text.
+    ``known``: digests already computed for some of the files (not read again)."""
+    known = known or {}
+    lines = [f"{known.get(rel) or sha256_file(root / rel)}  {rel}\n"
              for rel in archive_files(root, exclude + (CHECKSUMS,))]
     text = "".join(lines)
     (root / CHECKSUMS).write_text(text, encoding="utf-8")
