@@ -242,8 +242,8 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
     tarball_name = f"{name}-{version}.tar.gz"
     with atomic_dir(out, force=force) as tmp:
         on_stage("write")
-        digests = _write_archive(tmp, table, site_obj, settings, version, validation, replay_findings,
-                                 anonymized, telemetry_table)
+        digests = _write_archive(tmp, table, site_obj, settings, version, validation,
+                                 replay_findings, anonymized, telemetry_table)
         on_stage("audit")
         notes: list[str] = []
         if raw_names:
