@@ -1,7 +1,7 @@
 """Whole-process benchmarks (issue 15): each command as a user runs it, interpreter start included.
 
 Run: ``.venv/bin/python benchmarks/bench_process.py [--repeat 5] [--slow-repeat 3]
-[--only help,convert,validate,replay] [--setup-accasim]`` (``make bench`` runs it with the others)
+[--only help,convert,validate,replay,replay-gpu] [--setup-accasim]`` (``make bench`` runs it with the others)
 
 Every measurement is the wall time of a fresh subprocess (``swftools ...`` through the installed
 console script, and the peer as its own command), ours and the peer's run alternately, one
@@ -18,6 +18,9 @@ which takes about 5 minutes of CPU a run and reads the same files); the figures 
 * ``validate``: ``swftools validate PKG --summary`` vs ``frictionless validate
   PKG/datapackage.json`` on the 460,000-job synthetic package of bench_validate.py (built once,
   cached; target >= 8x).
+* ``replay-gpu``: the same with swftools' GPU node model, ``swftools replay SWF --site aaic
+  --policy easy`` (32 to 40 nodes x 8 GPUs over time; multi-node jobs on whole nodes), against
+  the same AccaSim run (38 nodes x 8 cores; target >= 20x).
 * ``replay``: ``swftools replay SWF --procs 304 --policy easy`` on the 100,000-job synthetic SWF
   of bench_replay.py vs AccaSim 1.1.3 ``EASYBackfilling(FirstFit())`` on the same file, 38 nodes x
   8 cores, run as ``accasim_runner.py`` in AccaSim's own environment (see bench_replay.py;
@@ -50,7 +53,7 @@ ROOT = HERE.parent
 TRACES = Path(os.environ.get("SWFTOOLS_SHARED", ROOT.parent / "shared")) / "traces"
 BIN = Path(sys.executable).parent
 HELP_TARGET_S = 0.3
-TARGETS = {"convert": 3.0, "validate": 8.0, "replay": 20.0}
+TARGETS = {"convert": 3.0, "validate": 8.0, "replay": 20.0, "replay-gpu": 20.0}
 REPLAY_JOBS = 100_000
 VALIDATE_JOBS, VALIDATE_SEED = 460_000, 1  # bench_validate.py's package
 
@@ -220,14 +223,34 @@ def bench_replay(repeat: int, work: Path, accasim_venv: Path) -> dict | None:
                        "AccaSim 1.1.3 EASYBackfilling(FirstFit())", mine, theirs)
 
 
+def bench_replay_gpu(repeat: int, work: Path, accasim_venv: Path) -> dict | None:
+    """The same pair on nodes: swftools' GPU node model (the AAIC preset, 32 to 40 nodes x 8
+    GPUs over time, its compiled fast path) against AccaSim's 38 nodes x 8 cores."""
+    from bench_replay import patch_accasim, synthetic_inputs
+
+    _, swf = synthetic_inputs(REPLAY_JOBS)
+    python = accasim_venv / "bin" / "python"
+    ours = swftools_cmd("replay", str(swf), "--site", "aaic", "--policy", "easy")
+    if not python.exists() or not patch_accasim(accasim_venv):
+        print(f"replay-gpu: AccaSim skipped: no AccaSim environment at {accasim_venv}", flush=True)
+        return None
+    acc_work = work / "accasim-gpu"
+    acc_work.mkdir(exist_ok=True)
+    peer = [str(python), str(HERE / "accasim_runner.py"), str(swf), "38", "8", str(acc_work)]
+    mine, theirs = alternate(ours, peer, repeat)
+    return report_pair("replay-gpu", f"replay EASY ({REPLAY_JOBS:,} jobs, --site aaic)",
+                       "AccaSim 1.1.3 EASYBackfilling(FirstFit()), 38 x 8", mine, theirs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="timed runs of each (medians)")
     parser.add_argument("--slow-repeat", type=int, default=3,
                         help="timed runs for the validate and replay pairs (frictionless takes "
                              "~5 min of CPU a run, AccaSim ~10 s)")
-    parser.add_argument("--only", default="help,convert,validate,replay",
-                        help="comma-separated subset of help, convert, validate, replay")
+    parser.add_argument("--only", default="help,convert,validate,replay,replay-gpu",
+                        help="comma-separated subset of help, convert, validate, replay, "
+                             "replay-gpu")
     parser.add_argument("--accasim-venv", type=Path,
                         default=Path(tempfile.gettempdir()) / "accasim-venv")
     parser.add_argument("--setup-accasim", action="store_true",
@@ -238,7 +261,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="also print the ratios as JSON")
     args = parser.parse_args()
     wanted = {w.strip() for w in args.only.split(",") if w.strip()}
-    unknown = wanted - {"help", "convert", "validate", "replay"}
+    unknown = wanted - {"help", "convert", "validate", "replay", "replay-gpu"}
     if unknown:
         parser.error(f"--only: unknown {', '.join(sorted(unknown))}")
     if args.setup_accasim:
@@ -256,6 +279,8 @@ def main() -> None:
             results.append(bench_validate(args.slow_repeat))
         if "replay" in wanted:
             results.append(bench_replay(args.slow_repeat, work, args.accasim_venv))
+        if "replay-gpu" in wanted:
+            results.append(bench_replay_gpu(args.slow_repeat, work, args.accasim_venv))
     results = [r for r in results if r]
     if results:
         print("summary: " + "; ".join(f"{r['name']} {r['ratio']:.2f}x wall, {r['cpu_ratio']:.2f}x "

@@ -16,7 +16,7 @@ too), then each step runs in a fresh process (so its peak resident memory, VmHWM
 Each line gives the step's work time (in the child, interpreter start and imports excluded),
 its CPU time (every thread; less sensitive than wall time to other work on the machine), the
 child's whole wall time and its peak memory. The last table prints the growth of each
-step's time from 1M to 3M to 10M next to n log n's (3.24 and 3.49): O(n log n) or better shows
+step's time from 1M to 3M to 10M next to n log n's (3.24 and 3.60): O(n log n) or better shows
 as ratios at or below those. Goal on a 2-core machine: each step < 60 s, peak < 4 GiB. Timings
 taken while other work shares the machine are noisy (the load average is printed).
 """

@@ -11,6 +11,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,6 +23,73 @@ from swftools.resources import load_json
 # seconds never overflows and nulls (unknown, SWF -1) are representable.
 ARROW_TYPES = {"integer": pa.int64(), "number": pa.float64(), "string": pa.string(),
                "boolean": pa.bool_()}
+
+
+# -- numpy <-> Arrow without pandas -------------------------------------------------------------
+# pyarrow imports pandas (0.15-0.25 s) the first time it converts a Python or numpy value:
+# ``pa.array``, ``pa.scalar``, ``Array.to_numpy``, a Python number given to a compute function.
+# The hot paths (SWF read and write, replay) build and read arrays through their buffers instead.
+
+def from_numpy(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
+    """A numeric 1-D numpy array as an Arrow array over the same memory; ``null`` (bool, same
+    length) marks nulls. Equal to ``pa.array(values, mask=null)``, without importing pandas."""
+    values = np.ascontiguousarray(values)
+    if values.ndim != 1 or values.dtype.kind not in "iuf":
+        raise TypeError(f"from_numpy: a 1-D integer or float array, not {values.dtype} "
+                        f"with {values.ndim} dimensions")
+    validity, nulls = None, 0
+    if null is not None:
+        nulls = int(np.count_nonzero(null))
+        if nulls:
+            validity = pa.py_buffer(np.packbits(~np.asarray(null, dtype=bool), bitorder="little"))
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
+                                 [validity, pa.py_buffer(values)], null_count=nulls)
+
+
+def scalar(value: int | float, type_: pa.DataType = pa.int64()) -> pa.Scalar:
+    """An Arrow scalar of a number (``pa.scalar(value, type_)``, without importing pandas)."""
+    return from_numpy(np.array([value], dtype=type_.to_pandas_dtype()))[0]
+
+
+def strings(values: list[str]) -> pa.Array:
+    """A list of str as an Arrow string array (``pa.array(values, pa.string())``, without
+    importing pandas)."""
+    encoded = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(encoded),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+
+
+def to_numpy(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A numeric or boolean Arrow array without nulls as numpy (read-only; zero copy for numbers
+    in one chunk). Equal to ``array.to_numpy()``, without importing pandas."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+    if array.null_count:
+        raise ValueError("to_numpy: the array has nulls (fill them first)")
+    kind = array.type
+    if pa.types.is_boolean(kind):
+        bits = array.buffers()[1]
+        if bits is None:
+            return np.zeros(0, dtype=bool)
+        unpacked = np.unpackbits(np.frombuffer(bits, dtype=np.uint8), bitorder="little",
+                                 count=array.offset + len(array))
+        return unpacked[array.offset:].view(bool)
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        raise TypeError(f"to_numpy: a numeric or boolean array, not {kind}")
+    dtype = np.dtype(kind.to_pandas_dtype())
+    data = array.buffers()[1]
+    if data is None:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(data, dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
+
+
+def filled(array: pa.Array | pa.ChunkedArray, value: int | float) -> np.ndarray:
+    """``to_numpy`` of ``array`` with its nulls replaced by ``value``."""
+    if array.null_count:
+        array = pc.fill_null(array, scalar(value, array.type))
+    return to_numpy(array)
 
 
 def table_schema() -> dict[str, Any]:

@@ -283,25 +283,29 @@ def replay_swf_jobs(draw, max_jobs: int = 40, min_run_s: int = 0) -> tuple[pa.Ta
 
 
 @st.composite
-def replay_sites(draw):
-    """Small GPU sites: 1, 2 or 4 GPUs per node; a capacity timeline of 1-3 entries of 1-5 nodes."""
+def replay_sites(draw, max_nodes: int = 5):
+    """Small GPU sites: 1, 2 or 4 GPUs per node; a capacity timeline of 1-3 entries of
+    1-``max_nodes`` nodes."""
     g = draw(st.sampled_from([1, 2, 4]))
     entries = draw(st.integers(1, 3))
     since = sorted(draw(st.lists(st.integers(1, 3000), min_size=entries - 1,
                                  max_size=entries - 1, unique=True)))
     timeline = [{"since": datetime.fromtimestamp(s, timezone.utc).isoformat(),
-                 "nodes": draw(st.integers(1, 5))} for s in [0] + since]
-    queue = {"name": "q", "number": 1, "nodes_min": 1, "nodes_max": 5, "gpus_per_node_min": 1,
+                 "nodes": draw(st.integers(1, max_nodes))} for s in [0] + since]
+    queue = {"name": "q", "number": 1, "nodes_min": 1, "nodes_max": max_nodes,
+             "gpus_per_node_min": 1,
              "gpus_per_node_max": g, "walltime_default_s": 60, "walltime_max_s": 600}
     return site_from_settings({"name": "test", "time_zone": "UTC", "gpus_per_node": g,
                                "capacity_timeline": timeline, "queues": [queue]})
 
 
 @st.composite
-def replay_gpu_jobs(draw, max_jobs: int = 30):
+def replay_gpu_jobs(draw, max_jobs: int = 30, max_nodes: int = 5):
     """(table, site) for a GPU-node replay: explicit shapes or sizes only, multi-node jobs,
-    jobs wider than the site, capacity changes while jobs wait."""
-    site = draw(replay_sites())
+    jobs wider than the site, capacity changes while jobs wait (sites of up to ``max_nodes``
+    nodes; wide sites get wide jobs too)."""
+    site = draw(replay_sites(max_nodes))
+    widths = [1, 1, 1, 2, 3, 6] + ([max_nodes // 2, max_nodes] if max_nodes > 6 else [])
     g = site.gpus_per_node
     n = draw(st.integers(0, max_jobs))
     t = draw(st.integers(0, 2000))
@@ -310,7 +314,7 @@ def replay_gpu_jobs(draw, max_jobs: int = 30):
     for job_id in range(1, n + 1):
         t += draw(st.sampled_from([0, 0, 1, 5, 20, 100]))
         run = draw(st.sampled_from([0, 10, 50, 200]) | st.integers(0, 500))
-        nodes = draw(st.sampled_from([1, 1, 1, 2, 3, 6]))
+        nodes = draw(st.sampled_from(widths))
         per_node = g if nodes > 1 else draw(st.integers(1, g))
         explicit = draw(st.booleans())
         cols["job_id"].append(job_id)
@@ -827,3 +831,109 @@ def download_lists(draw):
     return [Download(path, draw(st.integers(0, 10 ** 12)),
                      draw(st.text("0123456789abcdef", min_size=64, max_size=64)))
             for path in paths]
+
+
+@st.composite
+def numeric_columns(draw):
+    """(values, null mask) of a numeric numpy column for ``swftools.table.from_numpy`` (issue
+    15): int64, int32, uint8 or float64 (with NaN, infinities and -0.0), any nulls, length 0-300."""
+    import numpy as np
+    from hypothesis.extra import numpy as hnp
+
+    dtype = draw(st.sampled_from([np.int64, np.int32, np.uint8, np.float64]))
+    n = draw(st.integers(0, 300))
+    elements = (st.floats(allow_nan=True, allow_infinity=True) if dtype is np.float64 else None)
+    values = draw(hnp.arrays(dtype, n, elements=elements))
+    null = draw(hnp.arrays(np.bool_, n))
+    return values, null
+
+
+# --- lean reading and validation at scale (issue 15) -------------------------------------------
+
+@st.composite
+def sparse_job_tables(draw, max_size: int = 30) -> pa.Table:
+    """An AAIC job table (at least one row) in which some nullable columns are nulled entirely,
+    some in part, and whose columns are cut into random chunks: the layouts a Parquet reader
+    that skips all-null columns, and validation's per-column arrays, must treat alike."""
+    import numpy as np
+
+    from swftools import table as jt
+
+    table = draw(aaic_jobs(min_size=1, max_size=max_size))
+    n = table.num_rows
+    nullable = [f.name for f in table.schema if f.nullable]
+    for name in draw(st.lists(st.sampled_from(nullable), unique=True, max_size=6)):
+        i = table.schema.get_field_index(name)
+        mask = np.ones(n, bool) if draw(st.booleans()) else draw(
+            st.lists(st.booleans(), min_size=n, max_size=n).map(np.array))
+        column = pa.array(table.column(i).to_pylist(), table.schema.field(i).type,
+                          mask=np.asarray(mask, bool))
+        table = table.set_column(i, table.schema.field(i), column)
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=4)))
+    bounds = [0, *cuts, n]
+    chunked = pa.Table.from_batches(
+        [b for a, z in zip(bounds, bounds[1:]) for b in table.slice(a, z - a).to_batches()] or
+        table.to_batches(), schema=table.schema)
+    return jt.with_metadata(chunked, jt.get_metadata(table))
+
+
+integer_cell_columns = st.lists(
+    st.one_of(st.from_regex(r"\A[+-]?[0-9]{1,25}\Z"), st.sampled_from(["", "1.5", "x", " 7"])),
+    min_size=1, max_size=12)
+"""Columns of integer-like CSV cells, short and long mixed (the 64-bit range check of a column)."""
+
+
+@st.composite
+def swf_job_bodies(draw) -> bytes:
+    """Newline-terminated SWF job lines for the tokenizer kernels (issue 15): 18 numbers a line
+    (sometimes fewer or more), integers and decimals, -1, separated by runs of spaces, tabs and
+    carriage returns, with trailing blanks; now and then a bad token (a letter, 25 digits)."""
+    number = st.one_of(
+        st.integers(-1, 10 ** 12).map(str),
+        st.tuples(st.integers(0, 10 ** 6), st.integers(0, 10 ** 4), st.integers(0, 3)).map(
+            lambda t: f"{t[0]}.{str(t[1]).zfill(t[2]) if t[2] else ''}"),
+        st.sampled_from(["-0.5", "007", "-1", "0", "1.", "25x", "1" * 25, "-", "."]))
+    gap = st.text(" \t\r", min_size=1, max_size=4).filter(lambda g: " " in g or len(g) > 1)
+    lines = []
+    for _ in range(draw(st.integers(0, 12))):
+        count = draw(st.sampled_from([18] * 8 + [17, 19, 20]))
+        tokens = draw(st.lists(number, min_size=count, max_size=count))
+        seps = draw(st.lists(st.one_of(st.just(" "), gap), min_size=count, max_size=count))
+        lead, tail = draw(st.sampled_from(["", " ", "   "])), draw(st.sampled_from(["", "", " "]))
+        lines.append(lead + "".join(s + t for s, t in zip(seps, tokens))[1:] + tail)
+    return "".join(line + "\n" for line in lines).encode("ascii")
+
+
+@st.composite
+def sacct_split_texts(draw) -> tuple[bytes, int, int]:
+    """(sacct-like bytes after the header, fields per line, JobID position) for the compiled
+    splitter: job ids and their ``.batch``/``.0`` steps (sometimes after another job, or of no
+    job), cells with the separators' neighbours (``.``, spaces, digits, non-ASCII), line breaks
+    ``\\n``, ``\\r\\n`` or ``\\r``, with or without a last one; now and then an empty line or one
+    with a field too few or too many."""
+    width = draw(st.integers(1, 6))
+    id_pos = draw(st.integers(0, width - 1))
+    cell = st.text(st.sampled_from(list("09az.-_=, [],/:") + ["é"]), max_size=6)
+    ids: list[str] = []
+    lines = []
+    for _ in range(draw(st.integers(0, 14))):
+        kind = draw(st.sampled_from(["job"] * 3 + ["step"] * 4 + ["odd", "empty", "count"]))
+        if kind == "empty":
+            lines.append("")
+            continue
+        cells = draw(st.lists(cell, min_size=width, max_size=width))
+        if kind == "job":
+            ids.append(str(draw(st.integers(0, 10 ** 4))))
+            cells[id_pos] = ids[-1]
+        elif kind == "step":
+            parent = draw(st.sampled_from(ids[-2:])) if ids else str(draw(st.integers(0, 99)))
+            cells[id_pos] = f"{parent}.{draw(st.sampled_from(['batch', 'extern', '0', '1.2']))}"
+        elif kind == "count":
+            cells = cells[:-1] if draw(st.booleans()) else cells + ["x"]
+        lines.append("|".join(cells))
+    breaks = draw(st.lists(st.sampled_from(["\n", "\n", "\r\n", "\r"]), min_size=len(lines),
+                           max_size=len(lines)))
+    text = "".join(line + brk for line, brk in zip(lines, breaks))
+    if lines and draw(st.booleans()):
+        text = text[:-len(breaks[-1])]  # no line break after the last line
+    return text.encode("utf-8"), width, id_pos

@@ -15,8 +15,9 @@ import pytest
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / "swftools"
 
 # The core at the package root: shared by everything, importing no subpackage.
-CORE = {"swftools.atomic", "swftools.errors", "swftools.fileio", "swftools.metadata",
-        "swftools.progress", "swftools.resources", "swftools.site", "swftools.table"}
+CORE = {"swftools.aot", "swftools.atomic", "swftools.errors", "swftools.fileio",
+        "swftools.metadata", "swftools.progress", "swftools.resources", "swftools.site",
+        "swftools.table"}
 
 # Subpackage -> the subpackages it may import at module level (the core is always allowed).
 ALLOWED = {

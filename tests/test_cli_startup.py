@@ -102,3 +102,35 @@ def test_help_constants_equal_the_library():
     assert cli_replay.ALLOCATIONS == ALLOCATIONS
     assert cli_replay.DAY_S == DAY_S
     assert cli_anonymize.DEFAULT_KEY_ENV == DEFAULT_KEY_ENV
+
+
+# The SWF path of convert and the flat-pool replay run on numpy, pyarrow and numba only: pyarrow
+# would import pandas on its first Python/numpy conversion (0.15-0.25 s) and numba scipy.linalg
+# when its CPU target loads (0.15-0.2 s; see swftools.formats.swf.kernels.load_numba_target).
+_SWF_RUN_SCRIPT = """
+import json, sys
+import swftools.cli as cli
+for argv in json.loads(sys.argv[1]):
+    sys.argv = ["swftools", *argv]
+    try:
+        cli.main()
+    except SystemExit as exc:
+        assert not exc.code, (argv, exc.code)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("command", ["convert", "replay"])
+def test_swf_convert_and_flat_replay_load_no_pandas_or_scipy(tmp_path, command):
+    src = tmp_path / "in.swf"
+    src.write_text("; Version: 2.2\n; MaxProcs: 8\n; UnixStartTime: 1000\n" + "".join(
+        f"{j} {10 * j} {j % 3} {50 + j} {1 + j % 4} 1.5 -1 {1 + j % 4} 100 -1 1 {j % 2} 1 -1 "
+        f"{1 + j % 2} 1 -1 -1\n" for j in range(1, 40)), encoding="ascii")
+    argv = (["convert", str(src), "--out", str(tmp_path / "out.swf")] if command == "convert"
+            else ["replay", str(src), "--procs", "8", "--out", str(tmp_path / "replay")])
+    modules = json.loads(_fresh(_SWF_RUN_SCRIPT, json.dumps([argv])).splitlines()[-1])
+    # the command did run its kernels: numba's, or the same compiled ahead of time (swftools.aot)
+    assert "pyarrow" in modules and ("numba" in modules or "swftools_swf_kernels" in modules)
+    unwanted = ("pandas", "scipy.linalg", "numpy.f2py", "matplotlib", "duckdb", "frictionless",
+                "dask")  # (``import numba`` loads scipy's top package only, for its version)
+    assert [m for m in modules if m.startswith(unwanted)] == []

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from swftools.formats import datapackage as dp
@@ -20,6 +20,8 @@ from swftools.formats.datapackage.files import read_csv_gz, write_csv_gz
 from swftools.formats.inputs import MisnamedGzipWarning
 from swftools.table import arrow_schema_of, table_schema
 from swftools.errors import InputError, UsageError
+
+from .strategies import sparse_job_tables
 
 from .test_formats_datapackage import (  # noqa: F401 (pkg: a fixture)
     csv_only, csv_text, pkg, read_error, replace_csv, set_descriptor)
@@ -197,3 +199,43 @@ def test_a_bad_token_in_any_integer_cell_names_line_and_field(column, row, data)
     assert err.value.path == str(csv_path)
     assert err.value.line == row + 2
     assert column in (err.value.field or "")
+
+
+@given(sparse_job_tables(), st.integers(1, 8), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_parquet_reads_back_whatever_its_row_groups_nulls_and_statistics(
+        tmp_path_factory, table, group_rows, statistics):
+    """Columns are read one at a time, numeric ones into one chunk; a column that statistics
+    show all null in every row group is not read (null in some groups only, or no statistics:
+    read)."""
+    import pyarrow.parquet as pq
+
+    from swftools.formats.datapackage.files import read_parquet
+    from swftools.table import arrow_schema
+
+    path = tmp_path_factory.mktemp("parquet") / "jobs.parquet"
+    pq.write_table(table, path, row_group_size=group_rows, write_statistics=statistics)
+    back = read_parquet(path, arrow_schema())
+    assert back.equals(table.cast(arrow_schema()))
+    assert all(back.column(f.name).num_chunks == 1 for f in back.schema
+               if pa.types.is_integer(f.type) or pa.types.is_floating(f.type))
+
+
+def test_parquet_without_a_column_or_of_a_wrong_type_is_refused(tmp_path):
+    import pyarrow.parquet as pq
+
+    from swftools.formats.datapackage.files import read_parquet
+    from swftools.table import arrow_schema
+
+    schema = arrow_schema()
+    path = tmp_path / "jobs.parquet"
+    pq.write_table(pa.table({"job_id": [1, 2]}), path)
+    with pytest.raises(InputError, match="column 'user' missing"):
+        read_parquet(path, schema)
+    table = pa.table({f.name: pa.nulls(2, f.type) for f in schema})
+    pq.write_table(table.set_column(0, "job_id", pa.array(["a", "b"])), path)
+    with pytest.raises(InputError, match="wrong type"):
+        read_parquet(path, schema)
+    path.write_bytes(b"not parquet")
+    with pytest.raises(InputError, match="not a readable Parquet file"):
+        read_parquet(path, schema)

@@ -157,3 +157,27 @@ def test_conversions_on_daylight_saving_days_match_zoneinfo(case, seconds_of_day
     test_local_to_utc_matches_zoneinfo.hypothesis.inner_test(naive, zone)
     utc = [n - 3 * 3600 for n in naive] + [n + 3 * 3600 for n in naive]
     test_utc_offsets_match_zoneinfo.hypothesis.inner_test(utc, zone)
+
+
+@given(st.lists(st.integers(0, 2_200_000_000), min_size=1, max_size=40),
+       st.lists(st.from_regex(r"\A[0-9]{0,3}:?[0-9]{1,2}:[0-9]{1,2}\Z"), min_size=1, max_size=20),
+       st.sampled_from(ZONES), st.integers(1, 7))
+def test_row_chunks_give_the_same_results(values, hms_texts, zone, chunk):
+    """The row-wise parsers work CHUNK_ROWS rows at a time (memory on 10-million-row logs):
+    any chunk size gives what one pass gives, valid rows and rejected rows alike."""
+    import pyarrow as pa
+    import pytest
+
+    from swftools.formats.nqsii import timefmt
+
+    matrix = string_matrix(matrix_strings(format_datetime_matrix(np.array(values))), 19).copy()
+    matrix[::3, 5] = ord("x")  # some rows are not date-times
+    whole = (parse_datetime_matrix(matrix), local_to_utc(np.array(values), zone),
+             parse_hms(pa.array(hms_texts)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(timefmt, "CHUNK_ROWS", chunk)
+        parts = (parse_datetime_matrix(matrix), local_to_utc(np.array(values), zone),
+                 parse_hms(pa.array(hms_texts)))
+    for one, chunked in zip(whole, parts):
+        for a, b in zip(one, chunked):
+            assert a.dtype == b.dtype and a.tolist() == b.tolist()

@@ -34,7 +34,7 @@ from swftools import table as jt
 from swftools.errors import UsageError
 from swftools.replay.engine_flat import run_flat
 from swftools.replay.engine_gpu import run_gpu
-from swftools.replay.model import ALLOCATIONS, FlatNodes, FlatPool, GpuNodes, bits
+from swftools.replay.model import ALLOCATIONS, FlatNodes, FlatPool, GpuNodes
 from swftools.replay.placement import (PLACEMENTS, Placement, PlacementInputs, RuntimeFactor,
                                        make_placement)
 from swftools.replay.result import (JOBS_SCHEMA, SCALED_JOBS_SCHEMA, SKIPPED_SCHEMA, ReplayResult,
@@ -97,8 +97,8 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
             model, work, placement, placement_inputs, runtime_factor, min_factor, seed)
         run = run_gpu(work, model, policy, chosen, factor, bound)
         start = run.start
-        node_ids = _format_sets(run.node_sets)
-        gpu_ids = _format_sets(run.gpu_sets) if isinstance(model, GpuNodes) else None
+        node_ids = run.node_ids()
+        gpu_ids = run.gpu_ids() if isinstance(model, GpuNodes) else None
         if runtime_factor is not None:
             scaled = (run.runtime, run.estimate)
         for j, reason in run.dropped:
@@ -121,12 +121,13 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
     if isinstance(model, GpuNodes):
         run = run_gpu(work, model, policy)
         start = run.start
-        node_ids = _format_sets(run.node_sets)
-        gpu_ids = _format_sets(run.gpu_sets)
+        node_ids = run.node_ids()
+        gpu_ids = run.gpu_ids()
         for j, reason in run.dropped:
             keep[j] = False
             skipped_rows.append(work.row[j])
             skipped_reasons.append(reason)
+        del run  # its node lists are in node_ids now (10 million jobs: 0.3 GB)
         capacity = [(t, nodes * model.gpus_per_node) for t, nodes in model.capacity_changes()]
         unit, allocation_used = "GPUs", allocation
     else:
@@ -175,26 +176,14 @@ def _general_inputs(model, work, placement, inputs, runtime_factor, min_factor, 
     return model, work, chosen, factor, bound
 
 
-def _format_sets(masks: list[int]) -> list[str]:
-    """Bit sets as comma-separated indices ("0,1,5"); sets repeat a lot, so format each once."""
-    text: dict[int, str] = {}
-    out = []
-    for m in masks:
-        t = text.get(m)
-        if t is None:
-            t = text[m] = ",".join(map(str, bits(m)))
-        out.append(t)
-    return out
-
-
 def _jobs_table(table: pa.Table, work: Workload, start: np.ndarray, keep: np.ndarray,
-                node_ids: list[str] | None, gpu_ids: list[str] | None, gpu: bool,
+                node_ids: pa.Array | None, gpu_ids: pa.Array | None, gpu: bool,
                 scaled: tuple[np.ndarray, np.ndarray] | None = None,
                 flat_nodes: bool = False) -> pa.Table:
     idx = np.flatnonzero(keep)
     start = start[idx]
-    queue = table.column("queue").take(pa.array(work.row[idx])) if table.num_rows else pa.array(
-        [], pa.string())
+    queue = (table.column("queue").take(jt.from_numpy(work.row[idx])) if table.num_rows
+             else pa.nulls(0, pa.string()))
     run = work.runtime[idx] if scaled is None else scaled[0][idx]
     columns: dict[str, Any] = {
         "job_id": work.job_id[idx],
@@ -207,22 +196,36 @@ def _jobs_table(table: pa.Table, work: Workload, start: np.ndarray, keep: np.nda
         "estimate_s": work.estimate[idx] if scaled is None else scaled[1][idx],
         "size": work.size[idx],
         "nodes": work.nodes[idx] if gpu else pa.nulls(len(idx), pa.int64()),
-        "node_ids": ([node_ids[i] for i in idx] if gpu or flat_nodes
+        "node_ids": (node_ids.take(jt.from_numpy(idx)) if gpu or flat_nodes
                      else pa.nulls(len(idx), pa.string())),
-        "gpu_ids": [gpu_ids[i] for i in idx] if gpu else pa.nulls(len(idx), pa.string()),
+        "gpu_ids": gpu_ids.take(jt.from_numpy(idx)) if gpu else pa.nulls(len(idx), pa.string()),
     }
     if scaled is None:
-        return pa.table(columns, schema=JOBS_SCHEMA)
+        return _arrow_table(columns, JOBS_SCHEMA)
     columns["recorded_run_s"] = work.runtime[idx]
     columns["recorded_estimate_s"] = work.estimate[idx]
-    return pa.table(columns, schema=SCALED_JOBS_SCHEMA)
+    return _arrow_table(columns, SCALED_JOBS_SCHEMA)
+
+
+def _arrow_table(columns: dict[str, Any], schema: pa.Schema) -> pa.Table:
+    """``pa.table(columns, schema=schema)`` for numpy, list-of-str and Arrow columns, built
+    through buffers (``pa.array`` on numpy or Python values imports pandas, 0.15-0.25 s)."""
+    arrays = []
+    for field in schema:
+        values = columns[field.name]
+        if isinstance(values, np.ndarray):
+            values = jt.from_numpy(values.astype(field.type.to_pandas_dtype(), copy=False))
+        elif isinstance(values, list):
+            values = jt.strings(values)
+        arrays.append(values)
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _skipped_table(table: pa.Table, rows: list[int], reasons: list[str]) -> pa.Table:
-    ids = table.column("job_id").to_numpy()[np.asarray(rows, dtype=np.int64)] if rows else []
-    order = np.lexsort((np.arange(len(rows)), np.asarray(ids, dtype=np.int64))) if rows else []
-    return pa.table({"job_id": [int(ids[i]) for i in order],
-                     "reason": [reasons[i] for i in order]}, schema=SKIPPED_SCHEMA)
+    ids = jt.to_numpy(table.column("job_id"))[np.asarray(rows, dtype=np.int64)]
+    order = np.lexsort((np.arange(len(rows)), np.asarray(ids, dtype=np.int64)))
+    return _arrow_table({"job_id": ids[order], "reason": [reasons[i] for i in order]},
+                        SKIPPED_SCHEMA)
 
 
 class _CallableModule(types.ModuleType):

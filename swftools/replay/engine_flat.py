@@ -53,8 +53,9 @@ def run_flat(work: Workload, procs: int, policy: str, compiled: bool | None = No
     if compiled is None:
         compiled = n >= COMPILED_MIN_JOBS
     if compiled and _fits_int64_keys(work):
-        from swftools.replay.engine_flat_jit import run_flat_compiled
+        from swftools.replay.kernels import kernel
 
+        run_flat_compiled = kernel("run_flat_compiled")  # ahead-of-time built, else numba
         as64 = [np.ascontiguousarray(a, dtype=np.int64)
                 for a in (work.submit, work.runtime, work.size, work.estimate)]
         return run_flat_compiled(*as64, np.int64(procs), policy == "easy")

@@ -18,7 +18,9 @@ whole runs of jobs that cannot start.
 One event loop, two paths (chosen once, at the top of ``run_gpu``):
 
 * the fast path (no placement, no run-time factor): the model's first-fit / best-fit inlined
-  as before, recorded run times; its speed is unchanged by the general path;
+  as before, recorded run times; its speed is unchanged by the general path. From
+  ``COMPILED_MIN_JOBS`` jobs on it runs as its numba twin (``engine_gpu_jit``: node sets as
+  arrays of words, so any site width; the same schedule job for job, tested);
 * the general path (a ``placement.Placement`` and/or a ``runtime_factor(j, nodes, gpus)``
   callback): the placement chooses the nodes and GPUs; the job then runs
   ``round(recorded run time x f)`` with ``f`` the factor of that placement, and EASY estimates
@@ -58,7 +60,9 @@ from heapq import heappop, heappush
 from typing import Sequence
 
 import numpy as np
+import pyarrow as pa
 
+from swftools import table as jt
 from swftools.errors import UsageError
 from swftools.replay.model import (FlatNodes, GpuNodes, GpuState, TrackedGpuState, bits,
                                    gpu_reservation)
@@ -68,18 +72,143 @@ from swftools.replay.workload import Workload
 INFINITY = 1 << 62
 FLOAT_INF = float("inf")
 MAX_COMBOS = 1024  # (size, choice group, factor bound) combinations with their own queue bit
+COMPILED_MIN_JOBS = 20_000  # below this, loading the compiled twin costs more than it saves
+COMPILED_MAX_BITS = 62  # the compiled twin's shape and GPU bit sets are int64 words
+KEY_BITS = 62  # ``time << shift | job`` keys must stay below 2**62 for the compiled twin
 
 
 @dataclass
 class GpuRun:
-    """Engine output in queue order: start, node set and GPU set per job; dropped jobs."""
+    """Engine output in queue order: start, node set and GPU set per job; dropped jobs.
+
+    The Python engine gives node and GPU sets as bit sets (``node_sets``, ``gpu_sets``); the
+    compiled twin as arrays (a job's nodes ``node_list[node_off[j]:node_off[j + 1]]``, its GPUs
+    on each the bit set ``gpu_mask[j]``). ``node_masks``, ``gpu_masks``, ``node_ids`` and
+    ``gpu_ids`` read either.
+    """
 
     start: np.ndarray
-    node_sets: list[int]
-    gpu_sets: list[int]
+    node_sets: list[int] | None
+    gpu_sets: list[int] | None
     dropped: list[tuple[int, str]]  # (queue index, reason)
     runtime: np.ndarray | None = None  # general path: the replayed (scaled) run times
     estimate: np.ndarray | None = None  # general path: the scaled estimates EASY used
+    node_off: np.ndarray | None = None
+    node_list: np.ndarray | None = None
+    gpu_mask: np.ndarray | None = None
+
+    def node_masks(self) -> list[int]:
+        """Each job's node set as a bit set (bit ``k`` = node ``k``)."""
+        if self.node_sets is not None:
+            return self.node_sets
+        out = [0] * len(self.start)
+        off, nodes = self.node_off.tolist(), self.node_list.tolist()
+        for j in range(len(out)):
+            m = 0
+            for k in nodes[off[j]:off[j + 1]]:
+                if k >= 0:  # -1: a dropped job's (none)
+                    m |= 1 << k
+            out[j] = m
+        return out
+
+    def gpu_masks(self) -> list[int]:
+        """Each job's GPU set on each of its nodes as a bit set (bit ``i`` = GPU ``i``)."""
+        return self.gpu_sets if self.gpu_sets is not None else self.gpu_mask.tolist()
+
+    def node_ids(self) -> pa.Array:
+        """Each job's nodes as text ("0,1,5"), a string array in queue order."""
+        if self.node_sets is not None:
+            return jt.strings(_format_sets(self.node_sets))
+        off, nodes = self.node_off, self.node_list
+        count = np.diff(off)
+        width = int(nodes.max()) + 1 if len(nodes) else 1
+        index = np.zeros(len(count), dtype=np.int64)
+        single = count == 1
+        index[single] = nodes[off[:-1][single]]
+        words = [str(k) for k in range(width)] + [""]  # "": dropped jobs (node -1)
+        index[index < 0] = width
+        multi: dict[tuple[int, ...], int] = {}
+        node_py, off_py = nodes.tolist(), off.tolist()
+        for j in np.flatnonzero(~single).tolist():
+            key = tuple(k for k in node_py[off_py[j]:off_py[j + 1]] if k >= 0)
+            at = multi.get(key)
+            if at is None:
+                at = multi[key] = len(words)
+                words.append(",".join(map(str, key)))
+            index[j] = at
+        return pa.DictionaryArray.from_arrays(jt.from_numpy(index), jt.strings(words)
+                                              ).dictionary_decode()
+
+    def gpu_ids(self) -> pa.Array:
+        """Each job's GPUs on each of its nodes as text ("0,1"), a string array in queue order."""
+        if self.gpu_sets is not None:
+            return jt.strings(_format_sets(self.gpu_sets))
+        masks, index = np.unique(self.gpu_mask, return_inverse=True)
+        words = [",".join(map(str, bits(m))) for m in masks.tolist()]
+        return pa.DictionaryArray.from_arrays(jt.from_numpy(index.astype(np.int64)),
+                                              jt.strings(words)).dictionary_decode()
+
+
+def _format_sets(masks: list[int]) -> list[str]:
+    """Bit sets as comma-separated indices ("0,1,5"); sets repeat a lot, so format each once."""
+    text: dict[int, str] = {}
+    out = []
+    for m in masks:
+        t = text.get(m)
+        if t is None:
+            t = text[m] = ",".join(map(str, bits(m)))
+        out.append(t)
+    return out
+
+
+def compiled_fits(work: Workload, model: GpuNodes | FlatNodes) -> bool:
+    """Whether the compiled twin can replay ``work``: at most 62 distinct job sizes and GPUs per
+    node (its bit sets are int64 words), and every ``time << shift | job`` key within int64."""
+    n = len(work)
+    if not n or model.gpus_per_node > COMPILED_MAX_BITS:
+        return False
+    if len(np.unique(work.size)) > COMPILED_MAX_BITS:
+        return False
+    shift = max(1, n.bit_length())
+    # every start is at most the last submission or capacity change plus all run times (the
+    # engine never leaves a job waiting on an idle machine that could host it)
+    last_change = max(t for t, _ in model.capacity_changes())
+    latest = (max(int(work.submit.max()), int(last_change)) + int(work.runtime.sum())
+              + int(work.estimate.max()))
+    limit = 1 << (KEY_BITS - shift)
+    return -limit < int(work.submit.min()) and latest < limit
+
+
+def _run_gpu_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: str) -> GpuRun:
+    """The fast path through ``engine_gpu_jit.run_gpu_compiled`` (same schedule)."""
+    from swftools.replay.kernels import kernel
+
+    run_gpu_compiled = kernel("run_gpu_compiled")  # ahead-of-time built, else numba
+
+    def as64(a) -> np.ndarray:
+        return np.ascontiguousarray(a, dtype=np.int64)
+
+    size = as64(work.size)
+    distinct, first, inverse = np.unique(size, return_index=True, return_inverse=True)
+    shape_bit = np.left_shift(np.int64(1), inverse.astype(np.int64))
+    fit_masks = np.left_shift(np.int64(1), np.arange(len(distinct) + 1, dtype=np.int64)) - 1
+    nodes, per_node = as64(work.nodes), as64(work.gpus_per_node)
+    changes = model.capacity_changes()
+    cap_t = as64([t for t, _ in changes])
+    cap_n = as64([c for _, c in changes])
+    submit = as64(work.submit)
+    start, node_off, node_list, gpu_mask, dropped_j, dropped_reach, dropped_at = \
+        run_gpu_compiled(submit, as64(work.runtime), size, as64(work.estimate), nodes, per_node,
+                         shape_bit, as64(distinct), fit_masks, nodes[first], per_node[first],
+                         np.int64(model.gpus_per_node), np.int64(model.max_nodes),
+                         model.allocation == "best-fit", policy == "easy", cap_t, cap_n,
+                         np.int64(model.nodes_at(int(submit[0]))))
+    for j in dropped_j.tolist():  # never started: no nodes
+        node_list[node_off[j]:node_off[j + 1]] = -1
+    dropped = [(j, never_fits_again(r, t)) for j, r, t in
+               zip(dropped_j.tolist(), dropped_reach.tolist(), dropped_at.tolist())]
+    return GpuRun(start, None, None, dropped, node_off=node_off, node_list=node_list,
+                  gpu_mask=gpu_mask)
 
 
 def never_fits_again(nodes: int, now: int) -> str:
@@ -89,7 +218,8 @@ def never_fits_again(nodes: int, now: int) -> str:
 
 def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
             placement: Placement | None = None, runtime_factor: RuntimeFactor | None = None,
-            min_factor: float | Sequence[float] | None = None) -> GpuRun:
+            min_factor: float | Sequence[float] | None = None,
+            compiled: bool | None = None) -> GpuRun:
     """Replay ``work`` on the site's GPU nodes (or a flat pool seen as 1-GPU nodes).
 
     With neither ``placement`` nor ``runtime_factor`` this is the fast path (the allocation rule
@@ -102,9 +232,18 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
     window filter uses ``round(estimate x min_factor)`` and the chosen placement is then checked
     against the reservation with its real factor (default: 1.0 without a callback, else 0,
     which is always correct but searches more).
+
+    ``compiled``: run the fast path's numba twin (``engine_gpu_jit``, the same schedule job for
+    job); None decides by size (``COMPILED_MIN_JOBS``). The twin is used only on the fast path
+    and when the workload fits its words (``compiled_fits``); otherwise this runs in Python.
     """
     n = len(work)
     general = placement is not None or runtime_factor is not None
+    if not general and n:
+        if compiled is None:
+            compiled = n >= COMPILED_MIN_JOBS
+        if compiled and compiled_fits(work, model):
+            return _run_gpu_compiled(work, model, policy)
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return GpuRun(empty, [], [], [], empty if general else None,

@@ -133,21 +133,43 @@ class Context:
 
     # -- columns -------------------------------------------------------------------------------
     def values(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """(values, known) of a numeric column; unknown entries hold 0 in ``values``."""
+        """(values, known) of a numeric column; unknown entries hold 0 in ``values``.
+
+        Shared by every rule, so kept lean: a contiguous column without nulls is a view of its
+        Arrow buffer, an all-null column is lazily zeroed memory, and every column without nulls
+        shares one read-only ``known`` array.
+        """
         if name not in self._cache:
-            col = self.table.column(name)
-            known = np.ones(self.n, bool) if col.null_count == 0 else np.asarray(
-                pc.is_valid(col).combine_chunks() if isinstance(col, pa.ChunkedArray) else pc.is_valid(col),
-                dtype=bool)
+            col = self.column(name)
+            if col.null_count == 0:
+                known = self._all_known
+            elif col.null_count == self.n and _numeric(col.type):
+                zeros = np.zeros(self.n, col.type.to_pandas_dtype())  # untouched pages
+                self._cache[name] = (zeros, np.zeros(self.n, bool))
+                return self._cache[name]
+            else:
+                known = np.asarray(pc.is_valid(col), dtype=bool)
             filled = col if col.null_count == 0 else pc.fill_null(col, 0)
             arr = filled.to_numpy() if isinstance(filled, pa.ChunkedArray) else filled.to_numpy(
                 zero_copy_only=False)
             self._cache[name] = (np.ascontiguousarray(arr), known)
         return self._cache[name]
 
-    def strings(self, name: str) -> pa.Array:
+    @cached_property
+    def _all_known(self) -> np.ndarray:
+        known = np.ones(self.n, bool)
+        known.setflags(write=False)
+        return known
+
+    def column(self, name: str) -> pa.Array:
+        """Column ``name`` as one Array (no copy when the table holds it in one chunk)."""
         col = self.table.column(name)
-        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        if isinstance(col, pa.ChunkedArray):
+            return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+        return col
+
+    def strings(self, name: str) -> pa.Array:
+        return self.column(name)
 
     @cached_property
     def job_ids(self) -> np.ndarray:
@@ -207,6 +229,10 @@ class Context:
         k = self.options.max_listed_jobs
         ids = ", ".join(str(int(j)) for j in self.job_ids[rows[:k]])
         return ids + (f", ... (+{len(rows) - k} more)" if len(rows) > k else "")
+
+
+def _numeric(kind: pa.DataType) -> bool:
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind)
 
 
 def distinct(values: np.ndarray) -> np.ndarray:

@@ -63,13 +63,15 @@ def when(ctx: Context, t: int) -> str:
 
 @dataclass
 class Sweep:
-    """Start/end events of jobs that held resources, sorted (ends before starts at one instant)."""
+    """Start/end events of jobs that held resources, sorted (ends before starts at one instant).
+
+    Index arrays are int32 when the events allow (a 10-million-job sweep has 2 x 10^7 events:
+    each array kept here is a few tens of MB, and every rule of the sweep keeps them all)."""
 
     rows: np.ndarray  # table rows of the jobs swept
     start: np.ndarray
     finish: np.ndarray
     order: np.ndarray  # event order; events 0..k-1 are ends, k..2k-1 starts, then extra instants
-    times: np.ndarray  # sorted event times
     last: np.ndarray  # event index (in sorted order) closing each distinct instant
     instants: np.ndarray  # the distinct instants
 
@@ -77,24 +79,25 @@ class Sweep:
         """Cumulative per-instant total of a per-job quantity over running jobs (int32 sums:
         counts and GPU totals of one trace stay far below 2**31), at every instant or at the
         instant indices ``at``. One quantity at a time keeps a 10-million-job sweep's memory to a
-        few arrays of its events."""
+        few arrays of its events; the totals are int32."""
         deltas = np.asarray(deltas, dtype=np.int32)  # booleans count as 0/1
         k = len(deltas)
         events = np.zeros(len(self.order), np.int32)
         events[:k] = -deltas
         events[k:2 * k] = deltas
-        totals = np.cumsum(events[self.order], dtype=np.int32)
-        del events
-        return totals[self.last if at is None else self.last[at]].astype(np.int64)
-
-    def running_each(self, columns: list[np.ndarray]) -> list[np.ndarray]:
-        """``running`` of each per-job quantity."""
-        return [self.running(c) for c in columns]
+        events = events[self.order]
+        np.cumsum(events, out=events)
+        return events[self.last if at is None else self.last[at]]
 
     def jobs_at(self, t: int) -> np.ndarray:
         """Table rows of jobs running at instant ``t`` (start <= t < finish), by start time."""
         sel = np.flatnonzero((self.start <= t) & (self.finish > t))
         return self.rows[sel[np.argsort(self.start[sel], kind="stable")]]
+
+
+def _index(values: np.ndarray) -> np.ndarray:
+    """An index array as int32 when its values allow (half the memory of int64)."""
+    return values.astype(np.int32) if len(values) < 2**31 - 1 else values
 
 
 def sweep(ctx: Context, size: np.ndarray, size_known: np.ndarray, extra: np.ndarray) -> Sweep:
@@ -103,13 +106,12 @@ def sweep(ctx: Context, size: np.ndarray, size_known: np.ndarray, extra: np.ndar
     sel = np.flatnonzero(sk & fk & size_known & (finish > start) & (size > 0))
     s, f = start[sel], finish[sel]
     times = np.concatenate((f, s, extra))
-    kind = np.concatenate((np.zeros(len(sel), np.int8), np.ones(len(sel), np.int8),
-                           np.full(len(extra), 2, np.int8)))
-    order = np.lexsort((kind, times))
-    sorted_times = times[order]
-    last = np.flatnonzero(np.r_[sorted_times[1:] != sorted_times[:-1], True]) if len(order) else \
-        np.zeros(0, np.int64)
-    return Sweep(sel, s, f, order, sorted_times, last, sorted_times[last])
+    # A stable sort by time keeps the concatenation order at one instant: ends, starts, extras.
+    order = _index(np.argsort(times, kind="stable"))
+    times = times[order]
+    last = _index(np.flatnonzero(np.r_[times[1:] != times[:-1], True])) if len(order) else \
+        np.zeros(0, np.int32)
+    return Sweep(sel, s, f, order, last, times[last])
 
 
 def runs(flags: np.ndarray) -> list[tuple[int, int]]:
@@ -248,11 +250,14 @@ def capacity_nodes(ctx: Context) -> None:
     big = s > G / 2
     half = s * 2 == G
     in_chain = np.isin(s, _chain(G))
-    m, n_big, free_big, small_sum, n_half, n_other, chain_sum = sw.running_each([
-        m_nodes, big, np.where(big, np.maximum(G - s, 0), 0),
-        np.where(big, 0, s), half, ~in_chain & (s > 0), np.where(in_chain, s, 0)])
-    lower = m + n_big + np.maximum(-(-np.maximum(small_sum - free_big, 0) // G), -(-n_half // 2))
-    upper = m + n_other + -(-chain_sum // G)
+    # The bounds are summed one running total at a time (each is an array over the instants).
+    m = sw.running(m_nodes)
+    del m_nodes
+    loose = sw.running(np.where(big, 0, s)) - sw.running(np.where(big, np.maximum(G - s, 0), 0))
+    np.maximum(-(-np.maximum(loose, 0) // G), -(-sw.running(half) // 2), out=loose)
+    lower = m + sw.running(big) + loose  # m + #big + max(ceil(small - free / G), ceil(half / 2))
+    del loose
+    upper = m + sw.running(~in_chain & (s > 0)) + -(-sw.running(np.where(in_chain, s, 0)) // G)
     available = np.array([site.nodes_at(int(t)) for t in since], np.int64)
     have = available[np.clip(np.searchsorted(since, sw.instants, side="right") - 1, 0,
                              len(since) - 1)]

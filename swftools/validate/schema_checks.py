@@ -34,8 +34,7 @@ def _fields(ctx: Context, constraint: str) -> list[dict[str, Any]]:
 
 
 def _column(ctx: Context, name: str) -> pa.Array:
-    col = ctx.table.column(name)
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    return ctx.column(name)
 
 
 @rule("schema-required", "error", "schema",

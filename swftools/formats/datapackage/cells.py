@@ -70,6 +70,8 @@ def valid_mask(kind: str, column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.C
     if kind not in PATTERNS:
         return pc.is_valid(column)
     ok = pc.match_substring_regex(column, PATTERNS[kind])
+    if kind == "integer" and pc.all(pc.less(pc.binary_length(column), 19)).as_py() is not False:
+        return ok  # fewer than 19 characters: fewer than 19 digits, always within 64 bits
     if kind == "integer":  # the same range as in_range, on the text: digits without sign and zeros
         digits = pc.replace_substring_regex(column, r"^[+-]?0*", "")
         length = pc.utf8_length(digits)

@@ -63,20 +63,79 @@ def empty_string_counts(table: pa.Table) -> dict[str, int]:
 # ---------------------------------------------------------------------------------------- read
 
 def read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
-    """Read a Parquet file and cast it to ``schema`` (same columns, by name)."""
+    """Read a Parquet file and cast it to ``schema`` (same columns, by name).
+
+    Column by column, numeric columns each as one contiguous array (so that numpy views of them
+    need no copy; text columns keep the reader's chunks, which whole-column casts that fail on
+    names stop at early); a column whose statistics say it holds only nulls is not read: the
+    columns of one type share one all-null array (an SWF-only column of a 10-million-job NQSII
+    table costs nothing).
+    """
     try:
-        table = pq.read_table(path)
+        with pq.ParquetFile(path) as parquet:
+            missing = [n for n in schema.names if n not in parquet.schema_arrow.names]
+            if missing:
+                raise InputError(str(path), f"column {missing[0]!r} missing",
+                                 expected=f"the columns {', '.join(schema.names)}")
+            empty = _all_null_columns(parquet, schema.names)
+            shared: dict[pa.DataType, pa.Array] = {}
+            columns = []
+            for name in schema.names:
+                target = schema.field(name).type
+                if name in empty:
+                    if target not in shared:
+                        shared[target] = pa.nulls(parquet.metadata.num_rows, target)
+                    columns.append(shared[target])
+                    continue
+                if _numeric(target):  # one piece per row group
+                    column = parquet.read(columns=[name], use_threads=False).column(0)
+                else:  # record batches
+                    column = pq.read_table(path, columns=[name], use_threads=False).column(0)
+                try:
+                    column = column.cast(target)
+                except pa.ArrowException as exc:
+                    raise InputError(str(path), f"a column has the wrong type: {exc}") from None
+                columns.append(_contiguous(column))
+                del column
     except (pa.ArrowException, OSError) as exc:
         raise InputError(str(path), f"not a readable Parquet file: {exc}") from None
-    missing = [n for n in schema.names if n not in table.column_names]
-    if missing:
-        raise InputError(str(path), f"column {missing[0]!r} missing",
-                         expected=f"the columns {', '.join(schema.names)}")
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _all_null_columns(parquet: pq.ParquetFile, names: list[str]) -> set[str]:
+    """The top-level columns whose statistics show only nulls in every row group."""
+    meta = parquet.metadata
+    if meta.num_rows == 0 or meta.num_row_groups == 0:
+        return set()
+    index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
+    out = set()
+    for name in names:
+        i = index.get(name)
+        if i is None:
+            continue
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            stats = group.column(i).statistics
+            if stats is None or not stats.has_null_count or stats.null_count != group.num_rows:
+                break
+        else:
+            out.add(name)
+    return out
+
+
+def _numeric(kind: pa.DataType) -> bool:
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind)
+
+
+def _contiguous(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A numeric ``column`` as a single chunk (other columns, and columns already in one chunk,
+    unchanged)."""
+    if column.num_chunks == 1 or not _numeric(column.type):
+        return column
     try:
-        return pa.Table.from_arrays([table.column(n).cast(schema.field(n).type)
-                                     for n in schema.names], schema=schema)
-    except pa.ArrowException as exc:
-        raise InputError(str(path), f"a column has the wrong type: {exc}") from None
+        return pa.chunked_array([column.combine_chunks()], column.type)
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):
+        return column
 
 
 def read_csv_gz(path: Path, table_schema: dict[str, Any], compressed: bool) -> pa.Table:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 from dataclasses import dataclass
 
@@ -15,13 +16,24 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
+from swftools.fileio import is_gzip
+from swftools.formats.inputs import detect_gzip, read_bytes
 
 _BOM = b"\xef\xbb\xbf"
 
 
+# Plain (not gzip) logs from this size on are parsed from the file, never held whole in memory.
+STREAM_MIN_BYTES = 64 << 20
+_HEAD_BYTES = 1 << 22  # read to split the header from a streamed log
+_SCAN_BYTES = 1 << 24  # block of the streamed checks
+
+
 @dataclass
 class RawLog:
-    """An NQSII log split into header and body, with the text layout needed to write it back."""
+    """An NQSII log split into header and body, with the text layout needed to write it back.
+
+    A large plain log is not loaded: ``body`` stays empty and ``source`` is (path, offset of the
+    first job line); :func:`parse_body` reads the job lines from the file."""
 
     header: list[str]
     body: bytes  # job lines, separators normalized to a bare comma
@@ -30,6 +42,16 @@ class RawLog:
     final_newline: bool
     bom: bool
     estimated_lines: int
+    source: tuple[str, int] | None = None
+
+    def load_body(self) -> bytes:
+        """The job lines in memory (read from the file when streamed)."""
+        if self.source is not None:
+            path, offset = self.source
+            with open(path, "rb") as fh:
+                fh.seek(offset)
+                self.body, self.source = fh.read(), None
+        return self.body
 
 
 def _line_of(data: bytes, position: int) -> int:
@@ -99,6 +121,54 @@ def split_log(data: bytes, path: str, allow_empty: bool = False) -> RawLog:
                   estimated_lines=len(body) // (len(first_job_line) + 1))
 
 
+def load_log(path: str | os.PathLike, allow_empty: bool = False) -> RawLog:
+    """:func:`split_log` of the file at ``path``: a plain log of ``STREAM_MIN_BYTES`` or more is
+    checked block by block (the same checks) and left on disk for :func:`parse_body`; anything
+    else (gzip, small, a separator followed by spaces, a NUL byte: what needs the whole text, or
+    an error) is read whole."""
+    name = str(path)
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = 0
+    if size < STREAM_MIN_BYTES or is_gzip(path):
+        return split_log(read_bytes(path), name, allow_empty)
+    detect_gzip(path)  # the warning for a plain file named .gz
+    with open(path, "rb") as fh:
+        head = fh.read(_HEAD_BYTES)
+    end = head.find(b"\n")
+    first_jobs = head[end + 1:] if end >= 0 else b""
+    # split_log looks at the first job line, or at most 64 KiB of it
+    if not (b"\n" in first_jobs[:1 << 16] or len(first_jobs) >= 1 << 16) or \
+            not re.search(rb"\S", first_jobs) or not _plain_body(path, end + 1):
+        return split_log(read_bytes(path), name, allow_empty)
+    # the header and the first job lines give the layout exactly as the whole text would
+    log = split_log(head[:end + 1 + len(first_jobs)], name, allow_empty)
+    with open(path, "rb") as fh:
+        fh.seek(size - 1)
+        log.final_newline = fh.read(1) == b"\n"
+    line = first_jobs.find(b"\n", 0, 1 << 16)
+    log.estimated_lines = (size - end - 1) // ((line if line >= 0 else 1 << 16) + 1)
+    log.body, log.source = b"", (name, end + 1)
+    return log
+
+
+def _plain_body(path: str | os.PathLike, offset: int) -> bool:
+    """Whether the job lines from ``offset`` hold some text, no NUL byte and no separator
+    followed by a space (which :func:`split_log` rewrites in memory)."""
+    text = False
+    previous = b""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        while block := fh.read(_SCAN_BYTES):
+            joined = previous + block
+            if b"\x00" in block or b", " in joined:
+                return False
+            text = text or re.search(rb"\S", block) is not None
+            previous = block[-1:]
+    return text
+
+
 def _first_invalid_row(body: bytes, names: list[str]) -> tuple[int, int, str] | None:
     """(line, field count, text) of the first row whose field count is wrong, or None."""
     found: list[tuple[int, int, str]] = []
@@ -115,26 +185,42 @@ def _first_invalid_row(body: bytes, names: list[str]) -> tuple[int, int, str] | 
 
 
 def _read(body: bytes, names: list[str], threads: bool, handler=None) -> pa.Table:
-    return pacsv.read_csv(
-        io.BytesIO(body),
-        read_options=pacsv.ReadOptions(column_names=names, use_threads=threads,
-                                       block_size=min(max(len(body) + 1, 1 << 20), 1 << 24)),
-        parse_options=pacsv.ParseOptions(ignore_empty_lines=False, invalid_row_handler=handler),
-        convert_options=pacsv.ConvertOptions(
+    return pacsv.read_csv(io.BytesIO(body), **_csv_options(
+        names, threads, min(max(len(body) + 1, 1 << 20), 1 << 24), handler))
+
+
+def _read_file(source: tuple[str, int], names: list[str]) -> pa.Table:
+    """:func:`_read` of the job lines of a streamed log, from the file."""
+    path, offset = source
+    with pa.OSFile(path, "rb") as fh:
+        fh.seek(offset)
+        return pacsv.read_csv(fh, **_csv_options(names, False, 1 << 24))
+
+
+def _csv_options(names: list[str], threads: bool, block_size: int, handler=None) -> dict:
+    """pyarrow's CSV options for job lines: every cell as text, empty lines kept as rows."""
+    return {
+        "read_options": pacsv.ReadOptions(column_names=names, use_threads=threads,
+                                          block_size=block_size),
+        "parse_options": pacsv.ParseOptions(ignore_empty_lines=False,
+                                            invalid_row_handler=handler),
+        "convert_options": pacsv.ConvertOptions(
             column_types={n: pa.string() for n in names}, strings_can_be_null=False,
             quoted_strings_can_be_null=False, null_values=[]),
-    )
+    }
 
 
 def parse_body(log: RawLog, path: str) -> list[pa.Array]:
     """The body's text tokens, one string array per header column; InputError on a wrong
     field count."""
     names = [f"c{i}" for i in range(len(log.header))]
-    if not re.search(rb"\S", log.body):  # a header only (allow_empty)
+    if log.source is None and not re.search(rb"\S", log.body):  # a header only (allow_empty)
         return [pa.array([], pa.string()) for _ in names]
     try:
-        table = _read(log.body, names, threads=False)
+        table = _read(log.body, names, threads=False) if log.source is None else \
+            _read_file(log.source, names)
     except pa.ArrowInvalid as exc:
+        log.load_body()
         check_utf8(log.body, path, line_offset=1)
         bad = _first_invalid_row(log.body, names)
         if bad is None:

@@ -18,7 +18,7 @@ import pyarrow as pa
 from swftools import progress as progress_mod
 from swftools import table as jt
 from swftools.errors import InputError
-from swftools.formats.inputs import first_repeat, read_bytes
+from swftools.formats.inputs import first_repeat
 from swftools.formats.nqsii.columns import (
     FieldRef,
     parse_durations,
@@ -29,7 +29,7 @@ from swftools.formats.nqsii.columns import (
     parse_queue_numbers,
     parse_timestamps,
 )
-from swftools.formats.nqsii.logfile import RawLog, parse_body, split_log
+from swftools.formats.nqsii.logfile import RawLog, load_log, parse_body
 from swftools.formats.nqsii.schema import FORMS, FormSchema, NqsiiField, form_schema, map_header, resolve_site
 from swftools.formats.nqsii.timefmt import TIMESTAMP_FORMATS
 from swftools.metadata import TableMetadata
@@ -112,7 +112,7 @@ class _Texts:
     def __getitem__(self, column: str) -> pa.Array:
         if self.texts is None:
             name = str(self.path)
-            log = split_log(read_bytes(self.path), name, self.allow_empty)
+            log = load_log(self.path, self.allow_empty)
             _, fields, tokens = _choose_form(log, self.form, name)
             self.texts = {f.column: t for f, t in zip(fields, tokens)}
         return self.texts[column]
@@ -156,9 +156,7 @@ def read(path: str | Path, *, site: Site | str | Path | None = None, form: str |
     name = str(path)
     site_obj = resolve_site(site)
     zone = site_obj.time_zone
-    data = read_bytes(path)
-    log = split_log(data, name, allow_empty)
-    del data
+    log = load_log(path, allow_empty)  # a large plain log stays on disk until parsed
     show = progress and progress_mod.large(log.estimated_lines)
     columns: dict[str, Any] = {}
     refs: dict[str, FieldRef] = {}

@@ -20,6 +20,9 @@ DATETIME_WIDTH = 19  # YYYY-MM-DD HH:MM:SS
 _DIGIT_POSITIONS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
 _EPOCH = datetime(1970, 1, 1)
 _DAY_S = 86_400
+# Rows converted per step by the row-wise parsers: their temporaries (tens of bytes a row) stay
+# bounded on a 10-million-job log; the results are the same for any chunk size.
+CHUNK_ROWS = 1 << 18
 
 # How each text format is named in error messages, in the order messages list them.
 FORMAT_LABELS = {
@@ -103,6 +106,16 @@ def parse_datetime_matrix(matrix: np.ndarray, separators: bytes = b" ") -> tuple
     Returns ``(seconds, ok)``; ``ok`` is False where a row is not a real calendar date-time
     (month 13, 30 February, hour 24, second 60, a non-digit, a wrong separator).
     """
+    if len(matrix) <= CHUNK_ROWS:
+        return _parse_datetime_rows(matrix, separators)
+    seconds, ok = np.empty(len(matrix), np.int64), np.empty(len(matrix), bool)
+    for i in range(0, len(matrix), CHUNK_ROWS):
+        seconds[i:i + CHUNK_ROWS], ok[i:i + CHUNK_ROWS] = _parse_datetime_rows(
+            matrix[i:i + CHUNK_ROWS], separators)
+    return seconds, ok
+
+
+def _parse_datetime_rows(matrix: np.ndarray, separators: bytes) -> tuple[np.ndarray, np.ndarray]:
     digits = matrix[:, _DIGIT_POSITIONS].astype(np.int32) - 48
     ok = ((digits >= 0) & (digits <= 9)).all(axis=1)
     ok &= (matrix[:, 4] == ord("-")) & (matrix[:, 7] == ord("-"))
@@ -186,8 +199,18 @@ def local_to_utc(naive_s: np.ndarray, zone_name: str) -> tuple[np.ndarray, np.nd
     Returns ``(utc_s, ok)``; ``ok`` is False for local times that are ambiguous or do not exist
     (a daylight-saving change).
     """
-    zone = _zone(zone_name)
     naive_s = np.asarray(naive_s, dtype=np.int64)
+    if len(naive_s) <= CHUNK_ROWS:
+        return _local_to_utc_rows(naive_s, zone_name)
+    utc, ok = np.empty(len(naive_s), np.int64), np.empty(len(naive_s), bool)
+    for i in range(0, len(naive_s), CHUNK_ROWS):
+        utc[i:i + CHUNK_ROWS], ok[i:i + CHUNK_ROWS] = _local_to_utc_rows(
+            naive_s[i:i + CHUNK_ROWS], zone_name)
+    return utc, ok
+
+
+def _local_to_utc_rows(naive_s: np.ndarray, zone_name: str) -> tuple[np.ndarray, np.ndarray]:
+    zone = _zone(zone_name)
     ok = np.ones(len(naive_s), dtype=bool)
     if not len(naive_s):
         return naive_s.copy(), ok
@@ -264,6 +287,16 @@ _TWO_DIGITS = pa.array([f"{i:02d}" for i in range(60)])
 def parse_hms(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Parse ``H+:MM:SS`` strings. Returns ``(seconds, ok, hour_digits)`` per value."""
     arr = _plain_string_array(arr)
+    if len(arr) <= CHUNK_ROWS:
+        return _parse_hms_rows(arr)
+    out = (np.empty(len(arr), np.int64), np.empty(len(arr), bool), np.empty(len(arr), np.int64))
+    for i in range(0, len(arr), CHUNK_ROWS):
+        for whole, part in zip(out, _parse_hms_rows(arr.slice(i, CHUNK_ROWS))):
+            whole[i:i + CHUNK_ROWS] = part
+    return out
+
+
+def _parse_hms_rows(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ok = np.asarray(pc.match_substring_regex(arr, HMS_PATTERN).to_numpy(zero_copy_only=False),
                     dtype=bool)
     seconds = np.zeros(len(arr), dtype=np.int64)

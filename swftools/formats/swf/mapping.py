@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -49,32 +50,45 @@ def _as_ids(col: pa.ChunkedArray) -> pa.Array | None:
     return ids
 
 
-def _numeric_ids(col: pa.ChunkedArray) -> bool:
-    return _as_ids(col) is not None
+_UNKNOWN: Any = object()  # "not computed yet" for the ``ids`` arguments below
+ID_COLUMNS = ("user", "group", "queue")
 
 
-def dense_ids(col: pa.ChunkedArray) -> pa.Array:
-    """Numbers 1..N by first appearance (null stays null); numeric ids are kept as they are."""
-    ids = _as_ids(col)
+def id_columns(table: pa.Table) -> dict[str, pa.Array | None]:
+    """``_as_ids`` of the user, group and queue columns: one parse per write, shared by the
+    loss report and the values (each costs three whole-column casts)."""
+    return {name: _as_ids(table.column(name)) for name in ID_COLUMNS}
+
+
+def _numeric_ids(col: pa.ChunkedArray, ids: Any = _UNKNOWN) -> bool:
+    return (_as_ids(col) if ids is _UNKNOWN else ids) is not None
+
+
+def dense_ids(col: pa.ChunkedArray, ids: Any = _UNKNOWN) -> pa.Array:
+    """Numbers 1..N by first appearance (null stays null); numeric ids are kept as they are.
+    ``ids``: ``_as_ids(col)`` when already known."""
+    ids = _as_ids(col) if ids is _UNKNOWN else ids
     if ids is not None:
         return ids
     distinct = pc.unique(col.drop_null())
-    return pc.add(pc.cast(pc.index_in(col, value_set=distinct), pa.int64()), 1)
+    return pc.add(pc.cast(pc.index_in(col, value_set=distinct), pa.int64()), jt.scalar(1))
 
 
-def queue_numbers(col: pa.ChunkedArray, site: Site | None) -> pa.Array:
-    """SWF queue numbers: numeric queues kept, site queue names by the site's numbering."""
-    if _numeric_ids(col) or site is None:
-        return dense_ids(col)
+def queue_numbers(col: pa.ChunkedArray, site: Site | None, ids: Any = _UNKNOWN) -> pa.Array:
+    """SWF queue numbers: numeric queues kept, site queue names by the site's numbering.
+    ``ids``: ``_as_ids(col)`` when already known."""
+    ids = _as_ids(col) if ids is _UNKNOWN else ids
+    if ids is not None or site is None:
+        return dense_ids(col, ids)
     names = [q.name.lower() for q in site.queues]
-    numbers = pa.array([q.number for q in site.queues], pa.int64())
-    idx = pc.index_in(pc.utf8_lower(col), value_set=pa.array(names))
+    numbers = jt.from_numpy(np.array([q.number for q in site.queues], dtype=np.int64))
+    idx = pc.index_in(pc.utf8_lower(col), value_set=jt.strings(names))
     known = pc.take(numbers, idx)
     if known.null_count == col.null_count:
         return known
     # names the site does not know: number them after the site's queues, by first appearance
-    unknown = pc.if_else(pc.is_null(idx), col, pa.scalar(None, pa.string()))
-    extra = pc.add(dense_ids(unknown), max(q.number for q in site.queues))
+    unknown = pc.if_else(pc.is_null(idx), col, pa.nulls(1, pa.string())[0])
+    extra = pc.add(dense_ids(unknown), jt.scalar(max(q.number for q in site.queues)))
     return pc.coalesce(known, extra)
 
 
@@ -82,8 +96,9 @@ def _status(table: pa.Table, site: Site | None) -> pa.Array:
     status = table.column("swf_status")
     mapping = site.termcode_to_swf_status if site and site.termcode_to_swf_status else DEFAULT_STATUS
     codes = sorted(mapping)
-    mapped = pc.take(pa.array([mapping[c] for c in codes], pa.int64()),
-                     pc.index_in(table.column("termcode"), value_set=pa.array(codes, pa.int64())))
+    mapped = pc.take(jt.from_numpy(np.array([mapping[c] for c in codes], dtype=np.int64)),
+                     pc.index_in(table.column("termcode"),
+                                 value_set=jt.from_numpy(np.array(codes, dtype=np.int64))))
     return pc.coalesce(status, mapped)
 
 
@@ -92,18 +107,20 @@ def swf_field_values(table: pa.Table, site: Any = None) -> list[pa.Array]:
     return next(iter_field_values(table, site, max(table.num_rows, 1)))
 
 
-def iter_field_values(table: pa.Table, site: Any = None,
-                      rows_per_slice: int = 1 << 18) -> Iterator[list[pa.Array]]:
+def iter_field_values(table: pa.Table, site: Any = None, rows_per_slice: int = 1 << 18, *,
+                      ids: dict[str, pa.Array | None] | None = None) -> Iterator[list[pa.Array]]:
     """``swf_field_values`` of consecutive row slices of ``table`` (at least one, empty for an
     empty table): what needs whole columns (first-appearance numbering, the time origin) is
-    computed once, the casts and -1 fills slice by slice (memory on large tables)."""
+    computed once, the casts and -1 fills slice by slice (memory on large tables). ``ids``:
+    ``id_columns(table)`` when already known."""
     site = resolve_site(site, table)
+    ids = id_columns(table) if ids is None else ids
     col = table.column
     origin = time_origin(table)
     derived = not _is_swf(table)
     values: dict[SwfField, Any] = {
         SwfField.JOB_ID: col("job_id"),
-        SwfField.SUBMIT_TIME: pc.subtract(col("submit_time"), origin),
+        SwfField.SUBMIT_TIME: pc.subtract(col("submit_time"), jt.scalar(origin)),
         SwfField.WAIT_TIME: pc.coalesce(col("wait_s"), pc.subtract(col("start_time"), col("submit_time"))),
         SwfField.RUN_TIME: pc.coalesce(col("walltime_s"), pc.subtract(col("finish_time"), col("start_time"))),
         SwfField.ALLOCATED_PROCESSOR_COUNT: col("gpus"),
@@ -114,12 +131,12 @@ def iter_field_values(table: pa.Table, site: Any = None,
         SwfField.REQUESTED_TIME: col("requested_walltime_s"),
         SwfField.REQUESTED_MEMORY: col("requested_memory_kb"),
         SwfField.STATUS: _status(table, site),
-        SwfField.USER_ID: dense_ids(col("user")),
-        SwfField.GROUP_ID: dense_ids(col("group")),
+        SwfField.USER_ID: dense_ids(col("user"), ids["user"]),
+        SwfField.GROUP_ID: dense_ids(col("group"), ids["group"]),
         SwfField.EXECUTABLE_ID: col("executable"),
-        SwfField.QUEUE_ID: queue_numbers(col("queue"), site),
+        SwfField.QUEUE_ID: queue_numbers(col("queue"), site, ids["queue"]),
         SwfField.PARTITION_ID:
-            pc.coalesce(col("partition"), pa.scalar(1, pa.int64())) if derived and site else col("partition"),
+            pc.coalesce(col("partition"), jt.scalar(1)) if derived and site else col("partition"),
         SwfField.PRECEDING_JOB_ID: col("preceding_job_id"),
         SwfField.THINK_TIME_FROM_PRECEDING_JOB: col("think_time_s"),
     }
@@ -133,9 +150,9 @@ def iter_field_values(table: pa.Table, site: Any = None,
         for field in FIELDS:
             arr = values[field].slice(begin, count)
             if field is SwfField.AVERAGE_CPU_TIME_USED:
-                out.append(pc.fill_null(pc.cast(arr, pa.float64()), -1.0))
+                out.append(pc.fill_null(pc.cast(arr, pa.float64()), jt.scalar(-1.0, pa.float64())))
             else:
-                out.append(pc.fill_null(pc.cast(arr, pa.int64()), -1))
+                out.append(pc.fill_null(pc.cast(arr, pa.int64()), jt.scalar(-1)))
         yield out
 
 
@@ -192,17 +209,20 @@ def build_header(table: pa.Table, site: Any = None) -> list[list[str]]:
     return pairs
 
 
-def describe_losses(table: pa.Table, site: Any = None) -> list[str]:
-    """What an SWF file cannot carry of ``table``: one sentence per loss, nothing when lossless."""
+def describe_losses(table: pa.Table, site: Any = None, *,
+                    ids: dict[str, pa.Array | None] | None = None) -> list[str]:
+    """What an SWF file cannot carry of ``table``: one sentence per loss, nothing when lossless.
+    ``ids``: ``id_columns(table)`` when already known."""
     site = resolve_site(site, table)
+    ids = id_columns(table) if ids is None else ids
     meta = TableMetadata.from_table(table)
     col = table.column
     losses = []
     for name in ("user", "group"):
-        if not _numeric_ids(col(name)):
+        if ids[name] is None:
             n = len(pc.unique(col(name).drop_null()))
             losses.append(f"{name} names replaced by numbers 1..{n} in order of first appearance")
-    if not _numeric_ids(col("queue")):
+    if ids["queue"] is None:
         losses.append("queue names replaced by queue numbers (listed in the Queue: header lines)")
     shape = [name for name in ("nodes", "gpus_per_node") if col(name).null_count < table.num_rows]
     if shape:

@@ -166,7 +166,7 @@ def _not_integer(path: str, body: bytes, frac: np.ndarray, k: int,
 
 
 def _column(values: np.ndarray) -> pa.Array:
-    return pa.array(values, mask=values == -1)
+    return jt.from_numpy(values, values == -1)
 
 
 def read(path: str | Path, *, site: Any = None, progress: bool = False,
@@ -216,7 +216,7 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False,
         has_frac = bool((frac[k] >= 0).any()) if n_rows else False
         if field is SwfField.AVERAGE_CPU_TIME_USED:
             col = _float_column(ints, floats, frac, k)
-            values[field.column] = pa.array(col, mask=col == -1.0)
+            values[field.column] = jt.from_numpy(col, col == -1.0)
             continue
         if has_frac:
             if field not in FRACTIONAL_FIELDS:
@@ -237,7 +237,7 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False,
     for key in ("user", "group", "queue"):
         values[key] = pc.cast(values[key], pa.string())
     if origin is not None:
-        values["submit_time"] = pc.add(values["submit_time"], origin)
+        values["submit_time"] = pc.add(values["submit_time"], jt.scalar(origin))
     values["start_time"] = pc.add(values["submit_time"], values["wait_s"])
     values["finish_time"] = pc.add(values["start_time"], values["walltime_s"])
     layout.update({"exact": not reasons, "reasons": reasons, "n_rows": n_rows,

@@ -15,13 +15,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from swftools import table as jt
 from swftools.atomic import atomic_file
 from swftools.fileio import gzip_writer
 from swftools.formats.swf import kernels as swf_kernels
 from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
 from swftools.formats.swf.header import parse_header, render_header
 from swftools.formats.swf.layout import unpack_mask
-from swftools.formats.swf.mapping import build_header, describe_losses, iter_field_values
+from swftools.formats.swf.mapping import (build_header, describe_losses, id_columns,
+                                          iter_field_values)
 from swftools.metadata import TableMetadata
 
 
@@ -41,15 +43,16 @@ def _decimal_digits(values: np.ndarray, field: SwfField, decimals: dict[str, Any
 
 def iter_chunks(table: pa.Table, widths: list[int] | tuple[int, ...] = PWA_WIDTHS,
                 decimals: dict[str, Any] | None = None, site: Any = None,
-                rows_per_slice: int = ROWS_PER_SLICE) -> Iterator[np.ndarray]:
+                rows_per_slice: int = ROWS_PER_SLICE, *,
+                ids: dict[str, pa.Array | None] | None = None) -> Iterator[np.ndarray]:
     """The job lines of ``table`` as SWF text, in consecutive byte chunks (uint8 arrays),
-    mapped and formatted ``rows_per_slice`` rows at a time."""
+    mapped and formatted ``rows_per_slice`` rows at a time (``ids``: ``mapping.id_columns``)."""
     n_rows = table.num_rows
     if n_rows == 0:
         return
     widths_np = np.asarray(widths, dtype=np.int64)
     begin = 0
-    for values in iter_field_values(table, site, rows_per_slice):
+    for values in iter_field_values(table, site, rows_per_slice, ids=ids):
         count = len(values[0])
         rows = slice(begin, begin + count)
         begin += count
@@ -57,7 +60,7 @@ def iter_chunks(table: pa.Table, widths: list[int] | tuple[int, ...] = PWA_WIDTH
         scaled = np.zeros((len(FIELDS), count), dtype=np.int64)
         digits = np.full((len(FIELDS), count), -1, dtype=np.int8)
         for k, (field, array) in enumerate(zip(FIELDS, values)):
-            column = array.to_numpy(zero_copy_only=False)
+            column = jt.to_numpy(array)  # filled with -1: no nulls
             if column.dtype.kind == "f":
                 ints[k] = np.rint(column)
                 digits[k] = _decimal_digits(column, field, decimals, n_rows, rows)
@@ -109,14 +112,15 @@ def _header_lines(table: pa.Table, site: Any) -> list[str]:
     return render_header(build_header(table, site))
 
 
-def _content(table: pa.Table, site: Any) -> Iterator[bytes | np.ndarray]:
+def _content(table: pa.Table, site: Any,
+             ids: dict[str, pa.Array | None] | None = None) -> Iterator[bytes | np.ndarray]:
     """Header bytes followed by the job-line chunks (formatted as they are consumed)."""
     layout = TableMetadata.from_table(table).swf_layout or {}
     same_rows = layout.get("n_rows") == table.num_rows
     widths = layout.get("widths", PWA_WIDTHS) if same_rows else PWA_WIDTHS
     decimals = layout.get("decimals") if same_rows else None
     yield "".join(f"{line}\n" for line in _header_lines(table, site)).encode("latin-1")
-    chunks = iter_chunks(table, widths, decimals, site)
+    chunks = iter_chunks(table, widths, decimals, site, ids=ids)
     if same_rows and layout.get("other_lines"):
         yield _insert_other_lines(b"".join(c.tobytes() for c in chunks), layout["other_lines"])
         return
@@ -133,8 +137,9 @@ def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = 
           progress: bool = False) -> list[str]:
     """Write ``table`` as SWF (gzip when the path ends in .gz); returns the loss report."""
     del progress
-    losses = describe_losses(table, site)  # before writing: its errors leave nothing behind
-    parts = _content(table, site)
+    ids = id_columns(table)  # parsed once for the loss report and the values
+    losses = describe_losses(table, site, ids=ids)  # before writing: errors leave nothing behind
+    parts = _content(table, site, ids)
     with atomic_file(path, force) as tmp:
         with open(tmp, "wb") as raw:
             if str(path).endswith(".gz"):

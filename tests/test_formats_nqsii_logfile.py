@@ -1,0 +1,96 @@
+"""Large plain NQSII logs are parsed from the file (``logfile.load_log``), never held whole in
+memory: the same table, metadata and errors as when the text is read whole."""
+
+from __future__ import annotations
+
+import gzip
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from swftools import table as jt
+from swftools.errors import InputError
+from swftools.formats import nqsii
+from swftools.formats.nqsii import logfile
+
+from .strategies import aaic_jobs, nqsii_layouts
+from .test_formats_nqsii import RAW_HEADER, RAW_ROWS, _as_published, _render_oracle, _with_field
+
+WHOLE, STREAMED = 1 << 62, 0  # STREAM_MIN_BYTES that never / always streams
+
+
+def _read(path: Path, threshold: int):
+    """The table read with the given streaming threshold, or the error text."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(logfile, "STREAM_MIN_BYTES", threshold)
+        try:
+            return nqsii.read(path)
+        except InputError as exc:
+            return f"InputError: {exc}"
+
+
+def _streams(path: Path) -> bool:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(logfile, "STREAM_MIN_BYTES", STREAMED)
+        return logfile.load_log(path).source is not None
+
+
+@given(aaic_jobs(min_size=1), nqsii_layouts())
+@settings(max_examples=60, deadline=None)
+def test_a_streamed_log_reads_as_the_whole_text_does(table, layout):
+    if layout["form"] == "published":
+        table = _as_published(table)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "log.csv"
+        text = _render_oracle(table, layout).encode()
+        path.write_bytes(text)
+        whole, streamed = _read(path, WHOLE), _read(path, STREAMED)
+        # streamed unless ", " (rewritten in memory) or a lone job line without a line end
+        assert _streams(path) == (layout["separator"] == "," and b"\n" in text.split(b"\n", 1)[1])
+    assert jt.equal(whole, table)
+    assert jt.equal(streamed, whole, metadata=True)
+
+
+def _log(tmp_path: Path, rows: list[str], ending: str = "\n") -> Path:
+    path = tmp_path / "log.csv"
+    path.write_bytes((ending.join([RAW_HEADER, *rows]) + ending).encode())
+    return path
+
+
+@pytest.mark.parametrize("rows", [
+    [RAW_ROWS[0], RAW_ROWS[1].rsplit(",", 1)[0], RAW_ROWS[2]],  # a missing field
+    [RAW_ROWS[0], RAW_ROWS[1] + ",9", RAW_ROWS[2]],  # an extra field
+    [RAW_ROWS[0], "", RAW_ROWS[1]],  # an empty line
+    _with_field(2, "nodes", "x7"),
+    _with_field(1, "submit", "2018-02-30 10:00:00"),
+    _with_field(0, "walltime", "1:99:00"),
+    [RAW_ROWS[0], RAW_ROWS[1].replace("bob", "b\udcffb"), RAW_ROWS[2]],  # not UTF-8
+    [RAW_ROWS[0], RAW_ROWS[0], RAW_ROWS[2]],  # a repeated job id
+])
+def test_a_streamed_log_fails_as_the_whole_text_does(tmp_path, rows):
+    path = tmp_path / "log.csv"
+    path.write_bytes("\n".join([RAW_HEADER, *rows]).encode("utf-8", "surrogateescape") + b"\n")
+    assert _streams(path)
+    whole, streamed = _read(path, WHOLE), _read(path, STREAMED)
+    assert isinstance(whole, str) and whole.startswith("InputError")
+    assert streamed == whole
+
+
+def test_what_needs_the_whole_text_is_read_whole(tmp_path):
+    assert _streams(_log(tmp_path, RAW_ROWS))
+    assert _streams(_log(tmp_path, RAW_ROWS, "\r\n"))
+    spaced = _log(tmp_path, [RAW_ROWS[0], RAW_ROWS[1].replace(",", ", "), RAW_ROWS[2]])
+    assert not _streams(spaced)  # separators followed by spaces are rewritten in memory
+    assert jt.equal(_read(spaced, STREAMED), _read(spaced, WHOLE), metadata=True)
+    nul = tmp_path / "nul.csv"
+    nul.write_bytes((RAW_HEADER + "\n" + RAW_ROWS[0] + "\n\x00\n").encode())
+    assert _read(nul, STREAMED) == _read(nul, WHOLE)  # the NUL byte is found by the scan
+    assert "NUL byte" in _read(nul, WHOLE)
+    packed = tmp_path / "log.csv.gz"
+    packed.write_bytes(gzip.compress(_log(tmp_path, RAW_ROWS).read_bytes()))
+    assert not _streams(packed)  # gzip content is decompressed whole
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(logfile, "STREAM_MIN_BYTES", 1 << 30)
+        assert logfile.load_log(_log(tmp_path, RAW_ROWS)).source is None  # small: in memory
