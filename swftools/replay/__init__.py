@@ -180,30 +180,37 @@ def _jobs_table(table: pa.Table, work: Workload, start: np.ndarray, keep: np.nda
                 node_ids: pa.Array | None, gpu_ids: pa.Array | None, gpu: bool,
                 scaled: tuple[np.ndarray, np.ndarray] | None = None,
                 flat_nodes: bool = False) -> pa.Table:
-    idx = np.flatnonzero(keep)
-    start = start[idx]
-    queue = (table.column("queue").take(jt.from_numpy(work.row[idx])) if table.num_rows
+    every = bool(keep.all())  # the usual case: no row dropped, so no copies (10M jobs: 80 MB
+    idx = np.flatnonzero(keep)  # a column)
+
+    def kept(values):
+        if isinstance(values, np.ndarray):
+            return values if every else values[idx]
+        return values if every else values.take(jt.from_numpy(idx))
+
+    start = kept(start)
+    submit = kept(work.submit)
+    queue = (table.column("queue").take(jt.from_numpy(kept(work.row))) if table.num_rows
              else pa.nulls(0, pa.string()))
-    run = work.runtime[idx] if scaled is None else scaled[0][idx]
+    run = kept(work.runtime if scaled is None else scaled[0])
     columns: dict[str, Any] = {
-        "job_id": work.job_id[idx],
+        "job_id": kept(work.job_id),
         "queue": queue,
-        "submit_time": work.submit[idx],
+        "submit_time": submit,
         "start_time": start,
         "end_time": start + run,
-        "wait_s": start - work.submit[idx],
+        "wait_s": start - submit,
         "run_s": run,
-        "estimate_s": work.estimate[idx] if scaled is None else scaled[1][idx],
-        "size": work.size[idx],
-        "nodes": work.nodes[idx] if gpu else pa.nulls(len(idx), pa.int64()),
-        "node_ids": (node_ids.take(jt.from_numpy(idx)) if gpu or flat_nodes
-                     else pa.nulls(len(idx), pa.string())),
-        "gpu_ids": gpu_ids.take(jt.from_numpy(idx)) if gpu else pa.nulls(len(idx), pa.string()),
+        "estimate_s": kept(work.estimate if scaled is None else scaled[1]),
+        "size": kept(work.size),
+        "nodes": kept(work.nodes) if gpu else pa.nulls(len(idx), pa.int64()),
+        "node_ids": kept(node_ids) if gpu or flat_nodes else pa.nulls(len(idx), pa.string()),
+        "gpu_ids": kept(gpu_ids) if gpu else pa.nulls(len(idx), pa.string()),
     }
     if scaled is None:
         return _arrow_table(columns, JOBS_SCHEMA)
-    columns["recorded_run_s"] = work.runtime[idx]
-    columns["recorded_estimate_s"] = work.estimate[idx]
+    columns["recorded_run_s"] = kept(work.runtime)
+    columns["recorded_estimate_s"] = kept(work.estimate)
     return _arrow_table(columns, SCALED_JOBS_SCHEMA)
 
 
