@@ -20,6 +20,7 @@ from swftools import aot
 from swftools.formats.swf import kernels
 from swftools.formats.swf.writer import to_bytes
 
+from .aot_support import build_aot_module
 from .strategies import swf_job_bodies, swf_jobs
 
 _CHECK = """
@@ -68,20 +69,8 @@ def test_nothing_is_blocked_when_scipy_linalg_is_loaded_first():
 @pytest.fixture(scope="module")
 def aot_kernels(tmp_path_factory):
     """The SWF kernels built ahead of time into a fresh directory (~7 s), loaded."""
-    directory = tmp_path_factory.mktemp("aot")
-    saved = {key: os.environ.get(key) for key in (aot.ENV_DIR, aot.ENV_SWITCH)}
-    os.environ.update({aot.ENV_DIR: str(directory), aot.ENV_SWITCH: "1"})
-    try:
-        kernels.build_aot()
-        module = aot.load(kernels.AOT_MODULE, kernels._jit_source())
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                del os.environ[key]
-            else:
-                os.environ[key] = value
-    assert module is not None
-    return directory, module
+    return build_aot_module(tmp_path_factory, kernels.build_aot, kernels.AOT_MODULE,
+                            kernels._jit_source())
 
 
 def _jit():

@@ -30,15 +30,19 @@ def assert_same_run(work, model, policy):
     assert python.gpu_ids().equals(compiled.gpu_ids())
 
 
-@settings(max_examples=150, deadline=None)
-@given(replay_gpu_jobs(max_jobs=50), st.sampled_from(["easy", "fcfs"]),
-       st.sampled_from(["first-fit", "best-fit"]))
-def test_compiled_matches_python_on_small_sites(case, policy, allocation):
+def assert_same_replay(case, policy, allocation):
     table, site = case
     model = GpuNodes(site, allocation)
     work = prepare(table, model)
     if len(work):
         assert_same_run(work, model, policy)
+
+
+@settings(max_examples=150, deadline=None)
+@given(replay_gpu_jobs(max_jobs=50), st.sampled_from(["easy", "fcfs"]),
+       st.sampled_from(["first-fit", "best-fit"]))
+def test_compiled_matches_python_on_small_sites(case, policy, allocation):
+    assert_same_replay(case, policy, allocation)
 
 
 @settings(max_examples=60, deadline=None)
@@ -46,11 +50,7 @@ def test_compiled_matches_python_on_small_sites(case, policy, allocation):
        st.sampled_from(["first-fit", "best-fit"]))
 def test_compiled_matches_python_on_sites_wider_than_a_word(case, policy, allocation):
     """Sites of up to 70 nodes: node sets span several of the twin's 32-node words."""
-    table, site = case
-    model = GpuNodes(site, allocation)
-    work = prepare(table, model)
-    if len(work):
-        assert_same_run(work, model, policy)
+    assert_same_replay(case, policy, allocation)
 
 
 @pytest.mark.parametrize("site_name,jobs", [("aaic", 6000), ("abci", 6000)])

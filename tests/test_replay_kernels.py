@@ -20,26 +20,15 @@ from swftools.replay.engine_gpu import run_gpu
 from swftools.replay.model import FlatPool, GpuNodes
 from swftools.replay.workload import prepare
 
+from .aot_support import build_aot_module
 from .strategies import replay_gpu_jobs, replay_swf_jobs
 
 
 @pytest.fixture(scope="module")
 def aot_dir(tmp_path_factory):
-    """The replay engines built ahead of time into a fresh directory (~15 s)."""
-    directory = tmp_path_factory.mktemp("aot-replay")
-    saved = {key: os.environ.get(key) for key in (aot.ENV_DIR, aot.ENV_SWITCH)}
-    os.environ.update({aot.ENV_DIR: str(directory), aot.ENV_SWITCH: "1"})
-    try:
-        kernels.build_aot()
-        module = aot.load(kernels.AOT_MODULE, kernels._sources())
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                del os.environ[key]
-            else:
-                os.environ[key] = value
-    assert module is not None
-    return directory, module
+    """The replay engines built ahead of time into a fresh directory (~15 s), loaded."""
+    return build_aot_module(tmp_path_factory, kernels.build_aot, kernels.AOT_MODULE,
+                            kernels._sources())
 
 
 def _with(functions):

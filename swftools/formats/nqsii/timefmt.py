@@ -106,13 +106,18 @@ def parse_datetime_matrix(matrix: np.ndarray, separators: bytes = b" ") -> tuple
     Returns ``(seconds, ok)``; ``ok`` is False where a row is not a real calendar date-time
     (month 13, 30 February, hour 24, second 60, a non-digit, a wrong separator).
     """
-    if len(matrix) <= CHUNK_ROWS:
-        return _parse_datetime_rows(matrix, separators)
-    seconds, ok = np.empty(len(matrix), np.int64), np.empty(len(matrix), bool)
-    for i in range(0, len(matrix), CHUNK_ROWS):
-        seconds[i:i + CHUNK_ROWS], ok[i:i + CHUNK_ROWS] = _parse_datetime_rows(
-            matrix[i:i + CHUNK_ROWS], separators)
-    return seconds, ok
+    return _in_chunks(_parse_datetime_rows, matrix, separators)
+
+
+def _in_chunks(rows, values: np.ndarray, *args) -> tuple[np.ndarray, np.ndarray]:
+    """``rows(values, *args) -> (int64 array, bool array)`` applied ``CHUNK_ROWS`` rows at a
+    time (each call's temporaries are a few times its input: at 10M rows, gigabytes at once)."""
+    if len(values) <= CHUNK_ROWS:
+        return rows(values, *args)
+    out, ok = np.empty(len(values), np.int64), np.empty(len(values), bool)
+    for i in range(0, len(values), CHUNK_ROWS):
+        out[i:i + CHUNK_ROWS], ok[i:i + CHUNK_ROWS] = rows(values[i:i + CHUNK_ROWS], *args)
+    return out, ok
 
 
 def _parse_datetime_rows(matrix: np.ndarray, separators: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -199,14 +204,7 @@ def local_to_utc(naive_s: np.ndarray, zone_name: str) -> tuple[np.ndarray, np.nd
     Returns ``(utc_s, ok)``; ``ok`` is False for local times that are ambiguous or do not exist
     (a daylight-saving change).
     """
-    naive_s = np.asarray(naive_s, dtype=np.int64)
-    if len(naive_s) <= CHUNK_ROWS:
-        return _local_to_utc_rows(naive_s, zone_name)
-    utc, ok = np.empty(len(naive_s), np.int64), np.empty(len(naive_s), bool)
-    for i in range(0, len(naive_s), CHUNK_ROWS):
-        utc[i:i + CHUNK_ROWS], ok[i:i + CHUNK_ROWS] = _local_to_utc_rows(
-            naive_s[i:i + CHUNK_ROWS], zone_name)
-    return utc, ok
+    return _in_chunks(_local_to_utc_rows, np.asarray(naive_s, dtype=np.int64), zone_name)
 
 
 def _local_to_utc_rows(naive_s: np.ndarray, zone_name: str) -> tuple[np.ndarray, np.ndarray]:
