@@ -222,3 +222,82 @@ def test_unfinished_jobs_are_counted_not_read(tmp_path):
     bad_state = _line(JobID="8", JobIDRaw="8", State="PENDIN")
     with pytest.raises(InputError, match="PENDIN"):
         slurm.read(_write(tmp_path, f"{HEADER}\n{GOOD}\n{bad_state}\n"))
+
+
+def test_no_final_line_break_and_steps_away_from_their_job(tmp_path):
+    step = _line(JobID="5.batch", JobIDRaw="5.batch", User="", Group="", Partition="",
+                 Timelimit="", ReqTRES="")
+    other = _line(JobID="6", JobIDRaw="6")
+    plain = slurm.read(_write(tmp_path, f"{HEADER}\n{GOOD}\n{step}\n{other}\n", "a.sacct"))
+    moved = slurm.read(_write(tmp_path, f"{HEADER}\n{step}\n{other}\n{GOOD}", "b.sacct"))
+    assert moved.num_rows == 2
+    assert moved.sort_by("job_id").select(CARRIED).equals(plain.sort_by("job_id").select(CARRIED))
+    assert TableMetadata.from_table(moved).extra["slurm"]["steps"] == 1
+    with pytest.raises(InputError, match="no job line") as info:
+        slurm.read(_write(tmp_path, f"{HEADER}\n{other}\n{step}", "c.sacct"))
+    assert (info.value.line, info.value.value) == (3, "5.batch")
+
+
+def test_bad_utf8_names_the_column(tmp_path):
+    path = tmp_path / "bad.sacct"
+    path.write_bytes(f"{HEADER}\n{GOOD}\n".replace("|u|g|", "|u\udcff|g|").encode(
+        "utf-8", "surrogateescape"))
+    with pytest.raises(InputError, match="invalid UTF-8 in column #2 \\('User'\\)"):
+        slurm.read(path)
+
+
+def test_read_in_parts_is_the_same(tmp_path, monkeypatch):
+    """Large files are scanned in one part per core (cells then come in chunks): forced on a
+    small file, with outputs that must grow, the table and the located errors are the same."""
+    from swftools.formats.slurm import kernels
+
+    src = GOLDEN / "awkward.sacct"
+    whole = slurm.read(src, tz="Asia/Tokyo")
+    bad = _write(tmp_path, f"{HEADER}\n{GOOD}\n{_line(JobID='6', JobIDRaw='6')}\n"
+                           f"{_line(JobID='7', JobIDRaw='7', NNodes='two')}\n")
+    with pytest.raises(InputError) as serial:
+        slurm.read(bad)
+    monkeypatch.setattr(kernels, "_MIN_PART_BYTES", 1)
+    monkeypatch.setattr(kernels, "_MIN_GUESS", 1)
+    monkeypatch.setattr(kernels, "_cell_capacity", lambda *_: 1)
+    monkeypatch.setattr(kernels, "workers", lambda: 3)
+    parts = slurm.read(src, tz="Asia/Tokyo")
+    assert parts.equals(whole) and parts.schema.metadata == whole.schema.metadata
+    with pytest.raises(InputError) as parted:
+        slurm.read(bad)
+    assert str(parted.value) == str(serial.value) and parted.value.line == 4
+
+
+@pytest.mark.parametrize("changes", [
+    {"Submit": "x", "NCPUS": "y", "NodeList": "gpu[01-"},
+    {"ReqTRES": "cpu=x", "AllocTRES": "cpu=y", "NNodes": "z"},
+    {"Timelimit": "1-25:00:00", "Start": "Unknown", "ExitCode": "0"},
+    {"AllocTRES": "cpu=1,cpu=1", "NodeList": "node[4-1]", "NNodes": ""},
+])
+def test_checks_side_by_side_report_the_first_error(tmp_path, monkeypatch, changes):
+    """From many job lines on, independent column checks run in threads: with several bad
+    cells the error is the one the checks made one by one report."""
+    from swftools.formats.slurm import reader
+
+    path = _write(tmp_path, f"{HEADER}\n{GOOD}\n{_line(JobID='6', JobIDRaw='6', **changes)}\n")
+    with pytest.raises(InputError) as serial:
+        slurm.read(path)
+    monkeypatch.setattr(reader, "_THREADED_ROWS", 0)
+    monkeypatch.setattr(reader.kernels, "workers", lambda: 2)
+    with pytest.raises(InputError) as threaded:
+        slurm.read(path)
+    assert str(threaded.value) == str(serial.value) and threaded.value.line == 3
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_bad_step_id_is_located_among_many_steps(tmp_path, monkeypatch, threaded):
+    from swftools.formats.slurm import reader
+
+    if threaded:
+        monkeypatch.setattr(reader, "_THREADED_ROWS", 0)
+        monkeypatch.setattr(reader.kernels, "workers", lambda: 2)
+    steps = [_line(JobID=f"5.{s}", JobIDRaw=f"5.{s}") for s in ("batch", "extern", "0", "b@d", "1")]
+    path = _write(tmp_path, "\n".join([HEADER, GOOD, *steps, _line(JobID="6.x y")]) + "\n")
+    with pytest.raises(InputError) as info:
+        slurm.read(path)
+    assert (info.value.line, info.value.value) == (6, "5.b@d")

@@ -1,7 +1,7 @@
 """Whole-column parsing of sacct cells with located errors.
 
 A column arrives as a pyarrow string array of the job lines with ``lines`` (the file line of
-each row). The bulk is vectorized: fixed-width times as a byte matrix, integers as one cast,
+each row). The bulk is vectorized: fixed-width times as a byte matrix, integers by a compiled kernel,
 and the repetitive forms (states, time limits, TRES, durations) parsed once per *distinct*
 value with the scalar grammars of :mod:`swftools.formats.slurm.fields`.
 """
@@ -16,6 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools.errors import InputError
+from swftools.formats.slurm.kernels import uints
+from swftools.table import from_numpy
 from swftools.formats.nqsii.timefmt import local_to_utc, parse_datetime_matrix, string_matrix
 from swftools.formats.slurm.fields import TIME_EXPECTED, UNKNOWN_TIMES
 
@@ -61,7 +63,10 @@ def times(col: Column, zone: str, *, required: bool) -> pa.Array:
     cells = col.cells
     lengths = np.asarray(pc.binary_length(cells).to_numpy(zero_copy_only=False), dtype=np.int64)
     known = lengths == 19
-    unknown = mask(pc.is_in(cells, pa.array(list(UNKNOWN_TIMES), pa.string())))
+    unknown = np.zeros(len(cells), dtype=bool)  # Unknown/None are not 19 bytes long
+    if not known.all():
+        unknown[~known] = mask(pc.is_in(cells.filter(pa.array(~known)),
+                                        pa.array(list(UNKNOWN_TIMES), pa.string())))
     bad = ~known & (~unknown | required)
     filled = cells if known.all() else pc.if_else(pa.array(known), cells, _PLACEHOLDER)
     matrix = string_matrix(filled, 19)
@@ -81,17 +86,15 @@ def times(col: Column, zone: str, *, required: bool) -> pa.Array:
 
 
 def integers(col: Column, *, empty_ok: bool = True) -> pa.Array:
-    """Non-negative integers; an empty cell is missing when ``empty_ok``."""
-    cells = col.cells
-    empty = mask(pc.equal(cells, ""))
-    good = matches(cells, r"^[0-9]{1,18}$") | (empty & empty_ok)
-    if not good.all():
-        row = first(~good)
+    """Non-negative integers (1-18 ASCII digits); an empty cell is missing when ``empty_ok``."""
+    values, status = uints(col.cells)
+    empty = status == 1
+    bad = (status == 2) | (empty & (not empty_ok))
+    if bad.any():
+        row = first(bad)
         raise col.error(row, "is empty" if empty[row] else "is not a non-negative integer",
                         "a non-negative integer")
-    if not empty.any():
-        return pc.cast(cells, pa.int64())
-    return pc.cast(pc.if_else(pa.array(empty), pa.scalar(None, pa.string()), cells), pa.int64())
+    return from_numpy(values, empty if empty.any() else None)
 
 
 def check_pattern(col: Column, pattern: str, expected: str) -> None:

@@ -1,22 +1,23 @@
 """Read ``sacct --parsable2`` output into the job table.
 
-The file is split into cells by pyarrow's CSV reader (``|``, no quoting); job lines and step
-lines (``123.batch``, ``123.0``, ``123.extern``) are told apart by their JobID, steps only fill
-cells their job line leaves empty (NodeList, NNodes, NCPUS, AllocTRES) and are never jobs.
+The file is split by a compiled kernel (``kernels``: ``|``, no quoting, line breaks as pyarrow's
+CSV reader has them) that copies out only the job lines' cells; job lines and step lines
+(``123.batch``, ``123.0``, ``123.extern``) are told apart by their JobID, steps only fill cells
+their job line leaves empty (NodeList, NNodes, NCPUS, AllocTRES) and are never jobs.
 Jobs still PENDING/RUNNING (and the other unfinished states of the schema's state table) are not
 in the table; their count per state is in the metadata under ``slurm.unfinished``.
 """
 
 from __future__ import annotations
 
-import io
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
 from swftools import table as jt
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
@@ -24,6 +25,7 @@ from swftools.formats.inputs import first_repeat, read_bytes
 from swftools.formats.localtime import time_zone_of
 from swftools.formats.skipping import read_skipping
 from swftools.formats.slurm import fields as fx
+from swftools.formats.slurm import kernels
 from swftools.formats.slurm.columns import (Column, by_distinct, check_pattern, first, integers,
                                            lookup, mask, matches, times)
 from swftools.formats.slurm.schema import fields as schema_fields
@@ -72,8 +74,35 @@ def _has_data(data: bytes, offset: int) -> bool:
     return False
 
 
-def split(data: bytes, path: str) -> tuple[list[str], dict[str, int], dict[str, Any]]:
-    """(header names, canonical name -> position, canonical name -> cells of every data line)."""
+@dataclass
+class Lines:
+    """The data lines of a sacct file: the read columns of the job lines (string arrays, chunked
+    when the file was scanned in parts), the job lines' file lines, and how many step lines
+    there were."""
+
+    cells: dict[str, pa.Array]
+    lines: np.ndarray
+    steps: int
+
+
+_THREADED_ROWS = 100_000  # from this many job lines, independent checks run side by side
+
+
+def _together(rows: int, *steps: Callable[[], Any]) -> list[Any]:
+    """The results of ``steps`` (independent column checks and parses; pyarrow and numpy release
+    the GIL), side by side in threads for ``rows`` job lines from ``_THREADED_ROWS`` on. The
+    error raised is the first step's that fails, in the given order, as if run one by one."""
+    if rows < _THREADED_ROWS or len(steps) < 2 or kernels.workers() < 2:
+        return [step() for step in steps]
+    with ThreadPoolExecutor(kernels.workers()) as pool:
+        futures = [pool.submit(step) for step in steps]
+        return [future.result() for future in futures]  # the first error, in order
+
+
+def split(data: bytes, path: str) -> tuple[list[str], dict[str, int], Lines]:
+    """(header names, canonical name -> position, the job lines' cells), with every line's field
+    count, every JobID and each step's job line checked, and the cells a job line leaves empty
+    filled from its steps (``_FILLED_FROM_STEPS``)."""
     end = data.find(b"\n")
     head = (data if end < 0 else data[:end]).rstrip(b"\r").decode("utf-8", "replace")
     if head.startswith("\ufeff"):
@@ -81,87 +110,130 @@ def split(data: bytes, path: str) -> tuple[list[str], dict[str, int], dict[str, 
     names = head.split("|")
     positions = map_header(names, path)
     if end < 0 or not _has_data(data, end + 1):
-        return names, positions, {k: pa.array([], pa.string()) for k in positions}
+        return names, positions, Lines({k: pa.array([], pa.string()) for k in positions},
+                                       np.zeros(0, np.int64), 0)
     for unused, instead in (("Elapsed", "ElapsedRaw"), ("Account", "Group")):
         if unused in positions and instead in positions:
             del positions[unused]  # not read: the other column says it
-    wanted = sorted(positions.values())
-    column_names = [f"c{i}" for i in range(len(names))]
-    try:
-        parsed = pacsv.read_csv(
-            io.BytesIO(data),
-            read_options=pacsv.ReadOptions(column_names=column_names, skip_rows=1,
-                                           block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter="|", quote_char=False, escape_char=False,
-                                             newlines_in_values=False, ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.string() for n in column_names},
-                include_columns=[column_names[i] for i in wanted],
-                strings_can_be_null=False, quoted_strings_can_be_null=False,
-                check_utf8=not data.isascii()))  # ASCII (the usual case) is valid UTF-8
-    except pa.ArrowInvalid as exc:
-        if "columns" in str(exc) or "Expected" in str(exc):
-            raise _field_count_error(data, path, len(names)) from None
-        raise InputError(path, f"cannot read as sacct --parsable2 output: {exc}",
-                         expected="UTF-8 text with '|'-separated fields") from None
-    # kept in chunks: only the job lines' cells are made contiguous (build), not the steps'
-    cells = {name: parsed.column(f"c{pos}") for name, pos in positions.items()}
-    if pc.any(pc.equal(cells["JobID"], "")).as_py():  # pyarrow reads an empty line as a row
+    order = list(positions)
+    want = np.full(len(names), -1, np.int64)
+    for k, name in enumerate(order):
+        want[positions[name]] = k
+    if not data.endswith(b"\n"):
+        data += b"\n"  # the scan stops at line breaks only: the last line gets one
+    begin = end + 1
+    cr = data.find(b"\r", 0, end - 1)
+    if cr >= 0:  # a line break inside the header line: the data lines start after it
+        begin = cr + 1
+    found = kernels.scan(data, begin, len(names), positions["JobID"], want)
+    if found.bad_row >= 0:
+        raise _field_count_error(data, path, len(names))
+    if not data.isascii():
+        _check_utf8(data, found, want, names, path)
+    cells = dict(zip(order, found.cells))
+    if pc.any(pc.equal(cells["JobID"], "")).as_py():  # an empty line is a row of empty cells
         error = _field_count_error(data, path, len(names))
         if error.line is not None:
             raise error
-    return names, positions, cells
+    headers = {canonical: names[pos] for canonical, pos in positions.items()}
+    step_ids = kernels.slices(data, found.step_start, found.step_len)
+    _check_job_ids(cells["JobID"], found.job_row, step_ids, found.step_row, path, headers)
+    if len(found.step_row):
+        _check_steps(cells["JobID"], step_ids, found, path, headers)
+        _fill_from_steps(data, cells, found, step_ids, positions)
+    return names, positions, Lines(cells, found.job_row + 2, len(found.step_row))
+
+
+def _check_utf8(data: bytes, found: kernels.Scan, want: np.ndarray, headers: list[str],
+                path: str) -> None:
+    """Every read cell (of job and step lines) is UTF-8 text."""
+    starts = np.concatenate([found.job_start, found.step_line])
+    arrays = kernels.gather(data, starts, want)
+    for position in np.flatnonzero(want >= 0).tolist():
+        try:
+            arrays[want[position]].validate(full=True)
+        except pa.ArrowInvalid:
+            raise InputError(path, "cannot read as sacct --parsable2 output: invalid UTF-8 in "
+                             f"column #{position} ({headers[position]!r})",
+                             expected="UTF-8 text with '|'-separated fields") from None
 
 
 # ------------------------------------------------------------------------------ job ids
 
-def _job_lines(cells: dict[str, pa.Array], path: str, headers: dict[str, str]) -> np.ndarray:
-    """Row numbers of job lines; checks every JobID and that each step has its job line."""
-    ids = cells["JobID"]
-    lines = np.arange(len(ids)) + 2
-    col = Column(path, headers["JobID"], "job id", ids, lines)
-    check_pattern(col, schema_fields()["JobID"].pattern or "",
-                  "123, 123_4, 123+0, or a step 123.batch, 123.extern, 123.0")
-    is_step = mask(pc.match_substring(ids, "."))
-    jobs = np.flatnonzero(~is_step)
-    if is_step.any():
-        steps = np.flatnonzero(is_step)
-        parents = pc.list_element(pc.split_pattern(_take(ids, steps), ".", max_splits=1), 0)
-        orphan = ~mask(pc.is_in(parents, value_set=_take(ids, jobs)))
-        if orphan.any():
-            row = int(steps[first(orphan)])
-            raise col.error(row, "is a step of a job with no job line",
-                            "each step after the line of its job")
-        _fill_from_steps(cells, jobs, steps, parents)
-    return jobs
+_ID_EXPECTED = "123, 123_4, 123+0, or a step 123.batch, 123.extern, 123.0"
 
 
-def _fill_from_steps(cells: dict[str, pa.Array], jobs: np.ndarray, steps: np.ndarray,
-                     parents: pa.Array) -> None:
+def _check_job_ids(job_ids: pa.Array, jobs: np.ndarray, step_ids: pa.Array, steps: np.ndarray,
+                   path: str, headers: dict[str, str]) -> None:
+    """Every JobID (job and step lines) has the schema's form; the first bad line is reported."""
+    pattern = schema_fields()["JobID"].pattern or ""
+    half = len(step_ids) // 2  # the steps are most of the lines: two halves side by side
+    good_job, good_early, good_late = _together(
+        len(job_ids) + len(step_ids), lambda: matches(job_ids, pattern),
+        lambda: matches(step_ids.slice(0, half), pattern),
+        lambda: matches(step_ids.slice(half), pattern))
+    bad_job, bad_step = ~good_job, ~np.concatenate([good_early, good_late])
+    row_job = int(jobs[first(bad_job)]) if bad_job.any() else None
+    row_step = int(steps[first(bad_step)]) if bad_step.any() else None
+    if row_job is None and row_step is None:
+        return
+    if row_step is None or (row_job is not None and row_job < row_step):
+        col = Column(path, headers["JobID"], "job id", job_ids, jobs + 2)
+        row = first(bad_job)
+    else:
+        col = Column(path, headers["JobID"], "job id", step_ids, steps + 2)
+        row = first(bad_step)
+    raise col.error(row, "is not valid here", _ID_EXPECTED)
+
+
+def _check_steps(job_ids: pa.Array, step_ids: pa.Array, found: kernels.Scan, path: str,
+                 headers: dict[str, str]) -> None:
+    """Each step has a job line (the scan saw most follow the line of their job)."""
+    steps = found.step_row
+    unsure = np.flatnonzero(~found.step_after_job)
+    if not len(unsure):
+        return
+    parents = pc.list_element(pc.split_pattern(_take(step_ids, unsure), ".", max_splits=1), 0)
+    if isinstance(job_ids, pa.ChunkedArray):
+        job_ids = job_ids.combine_chunks()
+    orphan = ~mask(pc.is_in(parents, value_set=job_ids))
+    if orphan.any():
+        row = int(unsure[first(orphan)])
+        col = Column(path, headers["JobID"], "job id", step_ids, steps + 2)
+        raise col.error(row, "is a step of a job with no job line",
+                        "each step after the line of its job")
+
+
+def _fill_from_steps(data: bytes, cells: dict[str, pa.Array], found: kernels.Scan,
+                     step_ids: pa.Array, positions: dict[str, int]) -> None:
     """Where a job line leaves NodeList/NNodes/NCPUS/AllocTRES empty, take its first step's."""
     ids = cells["JobID"]
+    parents = None
     for name in _FILLED_FROM_STEPS:
         if name not in cells:
             continue
         column = cells[name]
-        empty_jobs = jobs[mask(pc.equal(_take(column, jobs), ""))]
+        empty_jobs = np.flatnonzero(mask(pc.equal(column, "")))
         if not len(empty_jobs):
             continue
-        step_values = _take(column, steps)
-        has = pa.array(mask(pc.not_equal(step_values, "")))
-        found: dict[str, str] = {}
+        if parents is None:
+            parents = pc.list_element(pc.split_pattern(step_ids, ".", max_splits=1), 0)
+        only = np.where(np.arange(positions[name] + 1) == positions[name], 0, -1)
+        step_values = kernels.gather(data, found.step_line, only)[0]
+        has = pc.not_equal(step_values, "")
+        by_job: dict[str, str] = {}
         for parent, value in zip(parents.filter(has).to_pylist(),
                                  step_values.filter(has).to_pylist()):
-            found.setdefault(parent, value)
-        if not found:
+            by_job.setdefault(parent, value)
+        if not by_job:
             continue
         values = column.to_pylist()
         for row in empty_jobs.tolist():
-            values[row] = found.get(ids[row].as_py(), "")
+            values[row] = by_job.get(ids[row].as_py(), "")
         cells[name] = pa.array(values, pa.string())
 
 
-def _job_ids(cells: dict[str, pa.Array], ref: dict[str, Column]) -> pa.Array:
+def _job_ids(ref: dict[str, Column]) -> pa.Array:
     """The job table's job_id: JobIDRaw when present, else a plain numeric JobID."""
     if "JobIDRaw" in ref:
         return integers(ref["JobIDRaw"], empty_ok=False)
@@ -239,7 +311,8 @@ def _durations(ref: dict[str, Column]) -> pa.Array | None:
     return None
 
 
-def _nodes(ref: dict[str, Column], alloc: dict[str, pa.Array | None]) -> pa.Array | None:
+def _listed_nodes(ref: dict[str, Column]) -> pa.Array | None:
+    """Node counts from NNodes, else counted in NodeList (both checked when present)."""
     nodes = integers(ref["NNodes"]) if "NNodes" in ref else None
     if "NodeList" in ref:
         col = ref["NodeList"]
@@ -248,8 +321,6 @@ def _nodes(ref: dict[str, Column], alloc: dict[str, pa.Array | None]) -> pa.Arra
             values, index = by_distinct(col, fx.count_hosts)
             counted = lookup(values, index, lambda v: v if v else None)
             nodes = counted if nodes is None else pc.coalesce(nodes, counted)
-    if alloc["node"] is not None:
-        nodes = alloc["node"] if nodes is None else pc.coalesce(nodes, alloc["node"])
     return nodes
 
 
@@ -273,44 +344,55 @@ def _divide(numerator: pa.Array | None, denominator: pa.Array | None) -> pa.Arra
 
 
 def build(cells: dict[str, pa.Array], headers: dict[str, str], path: str, zone: str,
-          rows: np.ndarray) -> tuple[dict[str, Any], np.ndarray, dict, str]:
-    """The job-table columns of the finished jobs among the job lines ``rows``: (columns, which
-    rows are finished, unfinished counts per state, unit). The State and End of every job line
-    are checked; the other cells of unfinished jobs (pending, running) are not read."""
+          lines: np.ndarray) -> tuple[dict[str, Any], np.ndarray, dict, str]:
+    """The job-table columns of the finished jobs among the job lines (``cells``, one row per
+    job line, on file lines ``lines``): (columns, which rows are finished, unfinished counts per
+    state, unit). The State and End of every job line are checked; the other cells of
+    unfinished jobs (pending, running) are not read."""
     titles = {n: f.title for n, f in schema_fields().items()}
-    lines = rows + 2
-    ref = {name: Column(path, headers[name], titles[name], _take(cells[name], rows), lines)
+    ref = {name: Column(path, headers[name], titles[name], cells[name], lines)
            for name in ("State", "End")}
     end = times(ref["End"], zone, required=False)
     termcode, status, finished, unfinished = _states(ref["State"], end)
+    keep = None
     if not finished.all():
         keep = pa.array(finished)
         end, termcode, status = end.filter(keep), termcode.filter(keep), status.filter(keep)
-        rows, lines = rows[finished], lines[finished]
-    ref = {name: Column(path, headers[name], titles[name], _take(cells[name], rows), lines)
+        lines = lines[finished]
+    ref = {name: Column(path, headers[name], titles[name],
+                        cells[name] if keep is None else cells[name].filter(keep), lines)
            for name in cells}
-    submit = times(ref["Submit"], zone, required=True)
-    start = times(ref["Start"], zone, required=False)
-    if "Eligible" in ref:
-        times(ref["Eligible"], zone, required=False)
-    if "ExitCode" in ref:
-        check_pattern(ref["ExitCode"], r"^[0-9]+:[0-9]+$", fx.EXITCODE_EXPECTED)
-    limit = None
-    if "Timelimit" in ref:
-        values, index = by_distinct(ref["Timelimit"], fx.parse_timelimit)
-        limit = lookup(values, index, lambda v: v)
-    elapsed = _durations(ref)
     gpu_tres = any(pc.any(pc.match_substring(ref[n].cells, "gres/gpu")).as_py()
                    for n in ("ReqTRES", "AllocTRES") if n in ref)
     unit = "gpu" if gpu_tres else "processor"
-    req = _tres(ref.get("ReqTRES"), unit)
-    alloc = _tres(ref.get("AllocTRES"), unit)
-    ncpus = integers(ref["NCPUS"]) if "NCPUS" in ref else None
+
+    def limits() -> pa.Array | None:
+        if "Timelimit" not in ref:
+            return None
+        values, index = by_distinct(ref["Timelimit"], fx.parse_timelimit)
+        return lookup(values, index, lambda v: v)
+
+    # in the order their errors are reported
+    submit, start, _, _, limit, elapsed, req, alloc, ncpus, listed = _together(
+        len(lines),
+        lambda: times(ref["Submit"], zone, required=True),
+        lambda: times(ref["Start"], zone, required=False),
+        lambda: times(ref["Eligible"], zone, required=False) if "Eligible" in ref else None,
+        lambda: check_pattern(ref["ExitCode"], r"^[0-9]+:[0-9]+$", fx.EXITCODE_EXPECTED)
+        if "ExitCode" in ref else None,
+        limits,
+        lambda: _durations(ref),
+        lambda: _tres(ref.get("ReqTRES"), unit),
+        lambda: _tres(ref.get("AllocTRES"), unit),
+        lambda: integers(ref["NCPUS"]) if "NCPUS" in ref else None,
+        lambda: _listed_nodes(ref))
     if unit == "gpu":
         gpus, requested = _coalesce(alloc["gpu"], req["gpu"]), req["gpu"]
     else:
         gpus, requested = _coalesce(ncpus, alloc["cpu"], req["cpu"]), req["cpu"]
-    nodes = _nodes(ref, alloc)
+    nodes = listed
+    if alloc["node"] is not None:
+        nodes = alloc["node"] if nodes is None else pc.coalesce(nodes, alloc["node"])
     late = mask(pc.less(end, start))
     if late.any():
         row = first(late)
@@ -344,8 +426,7 @@ def build(cells: dict[str, pa.Array], headers: dict[str, str], path: str, zone: 
         columns["requested_procs"] = requested
         if req["mem"] is not None:
             columns["requested_memory_kb"] = _divide(req["mem"], requested)
-    ids = _job_ids(cells, ref)
-    columns["job_id"] = ids
+    columns["job_id"] = _job_ids(ref)
     return columns, finished, unfinished, unit
 
 
@@ -383,23 +464,21 @@ def read(path: str | Path, *, site: Site | str | Path | None = None, tz: str | N
 
 def _read_data(data: bytes, name: str, site_obj: Site | None, zone: str,
                allow_empty: bool) -> pa.Table:
-    names, positions, cells = split(data, name)
+    names, positions, found = split(data, name)
     del data
     headers = {canonical: names[pos] for canonical, pos in positions.items()}
-    jobs = _job_lines(cells, name, headers) if len(cells["JobID"]) else np.zeros(0, np.int64)
-    n_lines = len(cells["JobID"])
-    columns, finished, unfinished, unit = build(cells, headers, name, zone, jobs)
+    columns, finished, unfinished, unit = build(found.cells, headers, name, zone, found.lines)
     if not allow_empty and not int(finished.sum()):
-        raise InputError(name, NO_JOB_ROWS if not len(jobs) else
+        raise InputError(name, NO_JOB_ROWS if not len(found.lines) else
                          "no finished jobs: every job is pending or running", line=None,
                          expected=NO_JOB_ROWS_EXPECTED)
-    ids_col = Column(name, headers.get("JobIDRaw", headers["JobID"]), "job id",
-                     _take(cells["JobIDRaw" if "JobIDRaw" in cells else "JobID"], jobs[finished]),
-                     jobs[finished] + 2)
+    raw = "JobIDRaw" if "JobIDRaw" in found.cells else "JobID"
+    ids_col = Column(name, headers[raw], "job id", found.cells[raw].filter(pa.array(finished)),
+                     found.lines[finished])
     _check_unique(columns["job_id"], ids_col)
     metadata = TableMetadata(
         source_file=Path(name).name, source_format="slurm", converter_version=_version(),
         site=site_obj.name if site_obj else None, time_zone=zone, processor_unit=unit,
         extra={"slurm": {"header": names, "jobs": int(finished.sum()),
-                         "steps": int(n_lines - len(jobs)), "unfinished": unfinished}})
+                         "steps": found.steps, "unfinished": unfinished}})
     return jt.from_columns(columns, metadata)

@@ -1,0 +1,443 @@
+"""Compiled splitter for ``sacct --parsable2`` text (numba, cached on disk).
+
+sacct output is mostly job steps (``123.batch``, ``123.extern``, ``123.0``): about 2.3 of every
+3.3 lines. A CSV reader materialises every cell of every line; here one pass over the bytes
+finds the lines, checks their field counts, tells job lines from step lines (a ``.`` in the
+JobID) and copies the read cells of the job lines out while they are in cache, into one string
+array per column; the steps' JobIDs are copied after. Lines end at ``\\n``, ``\\r\\n`` or
+``\\r``, and an empty line is a line of empty cells, as pyarrow's CSV reader has them. The
+text is scanned in one newline-aligned part per core (a chunk of each column per part), in
+threads: the kernels release the GIL. ``uints`` is the integer-cell grammar of the reader.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pyarrow as pa
+from numba import njit
+
+from swftools.aot import load_numba_target  # numba without scipy.linalg
+
+_MIN_ROWS_PER_THREAD = 100_000
+_MIN_GUESS = 1024  # rows a part's outputs start with at least (they grow when full)
+# _scan's state: byte position, row, job lines, step lines, the latest job line's JobID (start,
+# length), the first row with a wrong field count (-1: none), whether the text is all read,
+# whether the cells' buffer is full.
+_POS, _ROW, _JOBS, _STEPS, _ID_START, _ID_LEN, _BAD, _DONE, _FULL = range(9)
+
+
+def workers() -> int:
+    """Threads the kernels split their work into (the usable cores, at most 8)."""
+    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else (os.cpu_count() or 1), 8))
+
+
+@njit(cache=True, nogil=True)
+def _scan(buf, width, id_pos, want, job_row, job_start, offsets, cells, step_row, step_line,
+          step_start, step_len, step_after_job, state):  # pragma: no cover - compiled
+    """Walk the lines from ``state[_POS]`` until the text ends, a line has a field count other
+    than ``width`` (its row goes to ``state[_BAD]``) or an output is full (resumed by a second
+    call with larger outputs). ``buf`` must end with a line break. A job line gets its row and
+    start, and each wanted cell (``want[field]``: its column k, or -1) is appended to
+    ``cells[k]`` (ending at ``offsets[k, job + 1]``); a step line gets its row, start and its
+    JobID's start and length, and whether the text before its first ``.`` is the JobID of the
+    latest job line (then that job exists)."""
+    n = len(buf)
+    special = np.zeros(256, np.bool_)
+    special[124] = True
+    special[10] = True
+    special[13] = True
+    i, row = state[_POS], state[_ROW]
+    jobs, steps = state[_JOBS], state[_STEPS]
+    last_start, last_len = state[_ID_START], state[_ID_LEN]
+    columns = offsets.shape[0]
+    capacity = cells.shape[1]
+    at = np.zeros(columns, np.int64)
+    size = np.zeros(columns, np.int64)
+    while i < n:
+        if jobs >= len(job_row) or steps >= len(step_row):
+            break
+        line = i
+        field = 0
+        id_start = -1
+        id_len = 0
+        id_dot = -1
+        while True:
+            cell = i
+            if field == id_pos:
+                c = buf[i]
+                while not special[c]:
+                    if c == 46 and id_dot < 0:  # '.'
+                        id_dot = i - cell
+                    i += 1
+                    c = buf[i]
+                id_start = cell
+                id_len = i - cell
+            else:
+                c = buf[i]
+                while not special[c]:
+                    i += 1
+                    c = buf[i]
+            if field < width:
+                k = want[field]
+                if k >= 0:
+                    at[k] = cell
+                    size[k] = i - cell
+            field += 1
+            if c != 124:
+                break
+            i += 1
+        if i == line and width > 1:  # an empty line: a line of empty cells, as pyarrow has it
+            field = width
+            for k in range(columns):
+                at[k] = line
+                size[k] = 0
+            id_start = line
+        if c == 13 and i + 1 < n and buf[i + 1] == 10:
+            i += 1
+        i += 1
+        if field != width:
+            state[_BAD] = row
+            state[_DONE] = 1
+            return
+        if id_dot < 0:
+            full = False
+            for k in range(columns):
+                if offsets[k, jobs] + size[k] > capacity:
+                    full = True
+            if full:
+                i = line
+                state[_FULL] = 1
+                break
+            for k in range(columns):
+                to = offsets[k, jobs]
+                src = at[k]
+                for j in range(size[k]):
+                    cells[k, to + j] = buf[src + j]
+                offsets[k, jobs + 1] = to + size[k]
+            job_row[jobs] = row
+            job_start[jobs] = line
+            jobs += 1
+            last_start, last_len = id_start, id_len
+        else:
+            same = last_start >= 0 and last_len == id_dot
+            if same:
+                for j in range(id_dot):
+                    if buf[id_start + j] != buf[last_start + j]:
+                        same = False
+                        break
+            step_row[steps] = row
+            step_line[steps] = line
+            step_start[steps] = id_start
+            step_len[steps] = id_len
+            step_after_job[steps] = same
+            steps += 1
+        row += 1
+    state[_POS], state[_ROW] = i, row
+    state[_JOBS], state[_STEPS] = jobs, steps
+    state[_ID_START], state[_ID_LEN] = last_start, last_len
+    if i >= n:
+        state[_DONE] = 1
+
+
+@njit(cache=True, nogil=True)
+def _cells(buf, starts, want, last_field, lengths, offsets, data, first, last, copy):  # pragma: no cover - compiled
+    """For the lines starting at ``starts[first:last]``: the length of each wanted cell
+    (``want[field]``: its column, or -1; fields after ``last_field`` are not looked at) into
+    ``lengths[row, column]``, or with ``copy`` its bytes into ``data`` from
+    ``offsets[column, row]``."""
+    n = len(buf)
+    for r in range(first, last):
+        i = starts[r]
+        field = 0
+        cell = i
+        while field <= last_field:
+            c = buf[i] if i < n else 10
+            if c == 124 or c == 10 or c == 13:
+                k = want[field]
+                if k >= 0:
+                    if copy:
+                        at = offsets[k, r]
+                        for j in range(cell, i):
+                            data[at] = buf[j]
+                            at += 1
+                    else:
+                        lengths[r, k] = i - cell
+                field += 1
+                if c != 124:
+                    break
+                cell = i + 1
+            i += 1
+
+
+@njit(cache=True, nogil=True)
+def _slices(buf, starts, offsets, data, first, last):  # pragma: no cover - compiled
+    """Copy ``buf[starts[r]:starts[r] + offsets[r + 1] - offsets[r]]`` to ``data[offsets[r]:]``."""
+    for r in range(first, last):
+        at = offsets[r]
+        src = starts[r]
+        for j in range(offsets[r + 1] - at):
+            data[at + j] = buf[src + j]
+
+
+@njit(cache=True, nogil=True)
+def _offsets(lengths, offsets):  # pragma: no cover - compiled
+    """``offsets[k]``: the running sums of ``lengths[:, k]``, each column after the previous."""
+    at = 0
+    for k in range(lengths.shape[1]):
+        offsets[k, 0] = at
+        for r in range(lengths.shape[0]):
+            at += lengths[r, k]
+            offsets[k, r + 1] = at
+
+
+_OUTPUTS = ("job_row", "job_start", "step_row", "step_line", "step_start", "step_len",
+            "step_after_job")
+_MIN_PART_BYTES = 8 << 20
+_MAX_CELL_BYTES = 2 ** 31 - 1  # a column's cells in one part (int32 offsets)
+
+
+@njit(cache=True, nogil=True)
+def _uints(offsets, data, values, status):  # pragma: no cover - compiled
+    """Cells of 1-18 ASCII digits -> ``values``; ``status`` 0 (a number), 1 (empty), 2 (not)."""
+    for r in range(len(values)):
+        a, b = offsets[r], offsets[r + 1]
+        values[r] = 0
+        if a == b:
+            status[r] = 1
+            continue
+        if b - a > 18:
+            status[r] = 2
+            continue
+        value = 0
+        state = 0
+        for j in range(a, b):
+            c = data[j]
+            if c < 48 or c > 57:
+                state = 2
+                break
+            value = value * 10 + (c - 48)
+        status[r] = state
+        if state == 0:
+            values[r] = value
+
+
+def uints(cells: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The non-negative integer grammar of sacct's count and id cells (``[0-9]{1,18}``) over a
+    string array without nulls: (int64 values, status: 0 a number, 1 empty, 2 anything else)."""
+    if isinstance(cells, pa.ChunkedArray):
+        cells = cells.combine_chunks()
+    if cells.null_count:
+        raise ValueError("uints: cells without nulls")
+    n = len(cells)
+    values, status = np.zeros(n, np.int64), np.zeros(n, np.uint8)
+    if n:
+        load_numba_target()
+        wide = pa.types.is_large_string(cells.type)
+        offsets = np.frombuffer(cells.buffers()[1], np.int64 if wide else np.int32,
+                                count=n + 1, offset=cells.offset * (8 if wide else 4))
+        data = cells.buffers()[2]
+        _uints(offsets, np.frombuffer(data, np.uint8) if data is not None and data.size
+               else np.zeros(1, np.uint8), values, status)
+    return values, status
+
+
+class Scan:
+    """What :func:`scan` found: ``bad_row`` (>= 0 when some line's field count is wrong), and
+    for the job lines (rows counted from 0 after the header) ``job_row``, ``job_start`` and
+    ``cells`` (a string array of each wanted column; chunked when the text was scanned in
+    parts), for the step lines ``step_row``, ``step_line`` (start), the JobID's ``step_start``,
+    ``step_len`` and ``step_after_job`` (see :func:`_scan`). The text is scanned
+    in one newline-aligned part per core."""
+
+    def __init__(self, data: bytes, begin: int, width: int, id_pos: int, want: np.ndarray):
+        want = np.ascontiguousarray(want, np.int64)
+        parts = max(1, min(workers(), (len(data) - begin) // _MIN_PART_BYTES))
+        bounds = [begin]
+        for k in range(1, parts):
+            cut = data.find(b"\n", begin + (len(data) - begin) * k // parts)
+            if cut < 0:
+                break
+            bounds.append(max(cut + 1, bounds[-1]))
+        bounds.append(len(data))
+        spans = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(begin, begin)]
+        if len(spans) == 1:
+            found = [_scan_part(data, *spans[0], width, id_pos, want)]
+        else:
+            with ThreadPoolExecutor(len(spans)) as pool:
+                found = list(pool.map(lambda s: _scan_part(data, *s, width, id_pos, want), spans))
+        self.bad_row = -1
+        rows = 0
+        for part in found:
+            if part["bad_row"] >= 0:
+                self.bad_row = rows + part["bad_row"]
+                break
+            part["job_row"] += rows
+            part["step_row"] += rows
+            rows += part["rows"]
+        self.rows = rows
+        for name in _OUTPUTS:
+            arrays = [part[name] for part in found]
+            setattr(self, name, arrays[0] if len(arrays) == 1 else np.concatenate(arrays))
+        columns = [[part["cells"][k] for part in found] for k in range(int(want.max()) + 1)]
+        self.cells = [c[0] if len(c) == 1 else pa.chunked_array(c) for c in columns]
+
+
+def _scan_part(data: bytes, begin: int, end: int, width: int, id_pos: int,
+               want: np.ndarray) -> dict:
+    """:func:`_scan` of the lines in ``data[begin:end]`` (rows counted from 0 at ``begin``)."""
+    buf = np.frombuffer(data, np.uint8, count=end)
+    sample = data[begin:min(end, begin + (1 << 20))]
+    guess = max(_MIN_GUESS,
+                int((end - begin) / max(1, len(sample)) * (sample.count(b"\n") + 1) * 1.1))
+    jobs, steps, columns = max(_MIN_GUESS, guess // 3), guess, int(want.max()) + 1
+    out = {"job_row": np.empty(jobs, np.int64), "job_start": np.empty(jobs, np.int64)}
+    for name in _OUTPUTS[2:]:
+        out[name] = np.empty(steps, np.bool_ if name == "step_after_job" else np.int64)
+    # each column's cells in a row of one matrix (grown when full); int32 offsets, as Arrow
+    # strings have
+    cells = np.empty((columns, _cell_capacity(sample, end - begin, width, id_pos, want)),
+                     np.uint8)
+    offsets = np.empty((columns, jobs + 1), np.int32)
+    offsets[:, 0] = 0
+    state = np.array([begin, 0, 0, 0, *_previous_job_id(data, begin, width, id_pos), -1, 0, 0],
+                     np.int64)
+    while True:
+        _scan(buf, width, id_pos, want, out["job_row"], out["job_start"], offsets, cells,
+              *(out[name] for name in _OUTPUTS[2:]), state)
+        if state[_DONE]:
+            break
+        if state[_FULL]:
+            state[_FULL] = 0
+            if cells.shape[1] >= _MAX_CELL_BYTES:
+                raise ValueError("a column of sacct cells past 2 GiB in one part")
+            bigger = np.empty((columns, min(_MAX_CELL_BYTES, 2 * cells.shape[1])), np.uint8)
+            bigger[:, :cells.shape[1]] = cells
+            cells = bigger
+        if state[_JOBS] >= len(out["job_row"]):
+            for name in _OUTPUTS[:2]:
+                out[name] = _grown(out[name])
+            grown = np.empty((columns, len(out["job_row"]) + 1), np.int32)
+            grown[:, :offsets.shape[1]] = offsets
+            offsets = grown
+        if state[_STEPS] >= len(out["step_row"]):
+            for name in _OUTPUTS[2:]:
+                out[name] = _grown(out[name])
+    jobs, steps = int(state[_JOBS]), int(state[_STEPS])
+    found: dict = {"bad_row": int(state[_BAD]), "rows": int(state[_ROW])}
+    for name in _OUTPUTS:
+        found[name] = out[name][:jobs if name in _OUTPUTS[:2] else steps]
+    data_buffer = pa.py_buffer(cells)
+    found["cells"] = [
+        pa.Array.from_buffers(pa.string(), jobs, [
+            None, pa.py_buffer(offsets[k, :jobs + 1]),
+            data_buffer.slice(k * cells.shape[1], int(offsets[k, jobs]))])
+        for k in range(columns)]
+    return found
+
+
+def _cell_capacity(sample: bytes, size: int, width: int, id_pos: int, want: np.ndarray) -> int:
+    """Room for each column's job cells in a part of ``size`` bytes: 1.5 times the largest
+    column's share of the ``sample``'s bytes (untouched room is never mapped into memory)."""
+    totals = np.zeros(int(want.max()) + 1, np.int64)
+    for line in sample.split(b"\n")[:-1]:
+        cells = line.rstrip(b"\r").split(b"|")
+        if len(cells) == width and b"." not in cells[id_pos]:
+            for position in np.flatnonzero(want >= 0).tolist():
+                totals[want[position]] += len(cells[position])
+    share = float(totals.max()) / max(1, len(sample))
+    return int(min(_MAX_CELL_BYTES, max(1 << 16, 1.5 * share * size + (1 << 16))))
+
+
+def _previous_job_id(data: bytes, begin: int, width: int, id_pos: int) -> tuple[int, int]:
+    """(start, length) of the JobID of the last job line before ``begin`` (a line start), when
+    one of the few lines before it is one; else (-1, 0). Only a shortcut for the step check."""
+    end = begin - 1
+    for _ in range(64):
+        if end <= 0:
+            break
+        start = data.rfind(b"\n", 0, end) + 1
+        cells = data[start:end].rstrip(b"\r").split(b"|")
+        if start == 0 or b"\r" in data[start:end].rstrip(b"\r") or len(cells) != width:
+            break
+        if b"." not in cells[id_pos]:
+            return start + sum(len(c) + 1 for c in cells[:id_pos]), len(cells[id_pos])
+        end = start - 1
+    return -1, 0
+
+
+def _grown(array: np.ndarray) -> np.ndarray:
+    bigger = np.empty((2 * len(array),) + array.shape[1:], array.dtype)
+    bigger[:len(array)] = array
+    return bigger
+
+
+def scan(data: bytes, begin: int, width: int, id_pos: int, want: np.ndarray) -> Scan:
+    """Split the lines of ``data[begin:]``, which ends with ``\\n`` (see :class:`Scan`)."""
+    if not data.endswith(b"\n"):
+        raise ValueError("scan: the text must end with a line break")
+    load_numba_target()  # in this thread, before the kernels run in others
+    return Scan(data, begin, width, id_pos, want)
+
+
+def gather(data: bytes, starts: np.ndarray, want: np.ndarray) -> list[pa.Array]:
+    """The wanted cells (``want[field]``: output column or -1) of the lines at ``starts`` as one
+    contiguous string array per output column (for the lines the scan does not copy)."""
+    buf = np.frombuffer(data, np.uint8)
+    want = np.ascontiguousarray(want, np.int64)
+    columns = int(want.max()) + 1
+    last_field = int(np.flatnonzero(want >= 0).max())
+    n = len(starts)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    spans = _spans(n)
+    lengths = np.zeros((n, columns), np.int64)
+    no_data = np.zeros(0, np.uint8)
+    _run(lambda a, b: _cells(buf, starts, want, last_field, lengths, lengths.T, no_data, a, b,
+                             False), spans)
+    offsets = np.empty((columns, n + 1), np.int64)
+    _offsets(lengths, offsets)
+    bases = np.append(offsets[:, 0], offsets[-1, -1])
+    totals = np.diff(bases)
+    out = np.empty(int(bases[-1]), np.uint8)
+    _run(lambda a, b: _cells(buf, starts, want, last_field, lengths, offsets, out, a, b, True),
+         spans)
+    return [_strings(out, offsets[k], int(bases[k]), int(totals[k]), n) for k in range(columns)]
+
+
+def slices(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """``data[start:start + length]`` for each start and length, as a string array."""
+    buf = np.frombuffer(data, np.uint8)
+    n = len(starts)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), np.uint8)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    _run(lambda a, b: _slices(buf, starts, offsets, out, a, b), _spans(n))
+    return _strings(out, offsets, 0, int(offsets[-1]), n)
+
+
+def _strings(data: np.ndarray, offsets: np.ndarray, base: int, size: int, n: int) -> pa.Array:
+    if size < 2 ** 31 - 1:
+        kind, local = pa.string(), (offsets - base).astype(np.int32)
+    else:
+        kind, local = pa.large_string(), offsets - base
+    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(local),
+                                           pa.py_buffer(data).slice(base, size)])
+
+
+def _spans(n: int) -> list[tuple[int, int]]:
+    parts = max(1, min(workers(), n // _MIN_ROWS_PER_THREAD))
+    bounds = [n * k // parts for k in range(parts + 1)]
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def _run(job, spans: list[tuple[int, int]]) -> None:
+    if len(spans) <= 1:
+        for a, b in spans:
+            job(a, b)
+        return
+    with ThreadPoolExecutor(len(spans)) as pool:
+        list(pool.map(lambda s: job(*s), spans))

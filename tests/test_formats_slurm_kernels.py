@@ -1,0 +1,142 @@
+"""The compiled sacct splitter and integer kernel against plain-Python references (and pyarrow's
+CSV reader, the splitter the reader used before)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from swftools.formats.slurm import kernels
+
+from .strategies import sacct_split_texts
+
+FS = settings(max_examples=150, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _reference(body: bytes, width: int) -> tuple[int, list[list[str]]]:
+    """(first row with a wrong field count or -1, the rows' cells): lines end at \\r\\n, \\r or
+    \\n, the last line break ends the text, an empty line is a row of empty cells."""
+    pieces = re.split(r"\r\n|\r|\n", body.decode("utf-8"))
+    if body.endswith((b"\n", b"\r")):
+        pieces = pieces[:-1]
+    rows = []
+    for number, line in enumerate(pieces):
+        cells = line.split("|") if line else [""] * width  # an empty line: empty cells
+        if len(cells) != width:
+            return number, rows
+        rows.append(cells)
+    return -1, rows
+
+
+def _pyarrow_rows(data: bytes, width: int) -> list[list[str]]:
+    names = [f"c{i}" for i in range(width)]
+    table = pacsv.read_csv(
+        io.BytesIO(data),
+        read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+        parse_options=pacsv.ParseOptions(delimiter="|", quote_char=False, escape_char=False,
+                                         newlines_in_values=False, ignore_empty_lines=False),
+        convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                             strings_can_be_null=False))
+    return [list(row.values()) for row in table.to_pylist()]
+
+
+def _split(text: bytes, width: int, id_pos: int):
+    header = "|".join(f"h{i}" for i in range(width)).encode()
+    data = header + b"\n" + (text if text.endswith(b"\n") else text + b"\n")
+    want = np.arange(width)
+    return data, len(header) + 1, kernels.scan(data, len(header) + 1, width, id_pos, want)
+
+
+def _outputs(found: kernels.Scan) -> dict:
+    out = {name: getattr(found, name) for name in kernels._OUTPUTS}
+    cells = [c.to_pylist() for c in getattr(found, "cells", [])]
+    return {"bad_row": found.bad_row, "cells": cells, **out}
+
+
+@FS
+@given(case=sacct_split_texts())
+def test_scan_and_gather_split_like_the_reference(case):
+    text, width, id_pos = case
+    data, begin, found = _split(text, width, id_pos)
+    bad, rows = _reference(data[begin:], width)
+    assert found.bad_row == bad
+    if bad >= 0:
+        return
+    assert _pyarrow_rows(data, width) == rows
+    is_step = np.array(["." in row[id_pos] for row in rows], dtype=bool)
+    assert found.job_row.tolist() == np.flatnonzero(~is_step).tolist()
+    assert found.step_row.tolist() == np.flatnonzero(is_step).tolist()
+    again = kernels.gather(data, found.job_start, np.arange(width))  # measured, not scanned
+    for k in range(width):
+        expected = [rows[r][k] for r in found.job_row.tolist()]
+        assert found.cells[k].to_pylist() == expected == again[k].to_pylist()
+    steps = kernels.slices(data, found.step_start, found.step_len).to_pylist()
+    assert steps == [rows[r][id_pos] for r in found.step_row.tolist()]
+    latest = None
+    after = dict(zip(found.step_row.tolist(), found.step_after_job.tolist()))
+    for r, row in enumerate(rows):
+        if not is_step[r]:
+            latest = row[id_pos]
+        elif after[r]:  # the scan's shortcut: the step's job is the latest job line
+            assert row[id_pos].split(".", 1)[0] == latest
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=sacct_split_texts())
+def test_scan_in_parts_and_growing_outputs_finds_the_same(monkeypatch, case):
+    text, width, id_pos = case
+    text = text * 5
+    _, _, whole = _split(text, width, id_pos)
+    with monkeypatch.context() as patch:
+        patch.setattr(kernels, "_MIN_PART_BYTES", 1)
+        patch.setattr(kernels, "_MIN_GUESS", 1)  # outputs and cell buffers grow
+        patch.setattr(kernels, "_cell_capacity", lambda *_: 1)
+        patch.setattr(kernels, "_MIN_ROWS_PER_THREAD", 1)
+        patch.setattr(kernels, "workers", lambda: 3)
+        data, _, parts = _split(text, width, id_pos)
+        gathered = kernels.gather(data, parts.job_start, np.arange(width))
+    a, b = _outputs(whole), _outputs(parts)
+    assert a["bad_row"] == b["bad_row"]
+    if a["bad_row"] >= 0:
+        return
+    for name in kernels._OUTPUTS:
+        if name != "step_after_job":  # a shortcut: parts know less at their start
+            assert np.array_equal(a[name], b[name]), name
+    assert not (b["step_after_job"] & ~a["step_after_job"]).any()
+    assert a["cells"] == b["cells"]
+    serial = kernels.gather(data, whole.job_start, np.arange(width))
+    assert [g.to_pylist() for g in gathered] == [s.to_pylist() for s in serial]
+
+
+def test_scan_needs_a_final_line_break():
+    with pytest.raises(ValueError, match="line break"):
+        kernels.scan(b"a|b\n1|2", 4, 2, 0, np.arange(2))
+
+
+@given(st.lists(st.text(st.sampled_from(list("0123456789") + ["a", " ", "-", "+", "é"]),
+                        max_size=21)))
+def test_uints_is_the_integer_grammar(cells):
+    values, status = kernels.uints(pa.array(cells, pa.string()))
+    for text, value, code in zip(cells, values.tolist(), status.tolist()):
+        if text == "":
+            assert code == 1
+        elif re.fullmatch(r"[0-9]{1,18}", text):
+            assert (code, value) == (0, int(text))
+        else:
+            assert code == 2, text
+
+
+def test_uints_on_a_slice_and_large_strings():
+    arr = pa.array(["x", "12", "", "007"], pa.string()).slice(1)
+    assert [v.tolist() for v in kernels.uints(arr)] == [[12, 0, 7], [0, 1, 0]]
+    large = pa.array(["5", "x"], pa.large_string())
+    assert [v.tolist() for v in kernels.uints(large)] == [[5, 0], [0, 2]]
