@@ -213,6 +213,8 @@ def _allows(head_nodes, head_per_node, spare, flagged, projected, flag, chosen, 
     return left > 0
 
 
+# deliberate twins of engine_flat_jit's _search and _dequeue (shape bit masks here, min sizes
+# there), as in the Python engines
 @njit(cache=True)
 def _search(i, fit, allowed, window, top, leaves, keys, min_est):  # pragma: no cover
     """``run_gpu``'s ``search``, compiled (always resuming after node ``i``'s subtree)."""
