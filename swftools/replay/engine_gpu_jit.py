@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from swftools.replay.engine_flat_jit import (_bit_length, _heap_pop, _heap_push,
-                                             _sorted_insert, _sorted_remove)
+from swftools.replay.engine_flat_jit import (_bit_length, _heap_pop, _record_start,
+                                             _sorted_remove)
 
 INFINITY = 1 << 62
 WORD = 32  # nodes per word of a node bit set (positive int64 words: x & -x stays exact)
@@ -304,12 +304,8 @@ def _start_on(j, now, count, exact, cnt, free, gpu_free, per_node, runtime, esti
     """Start ``j`` now on the nodes ``chosen[:count]``; returns the new heap and list sizes."""
     gpu_set[j] = _take(exact, cnt, free, gpu_free, chosen, count, per_node[j])
     node_list[node_off[j]:node_off[j + 1]] = chosen[:count]
-    start[j] = now
-    n_ends = _heap_push(ends, n_ends, (now + runtime[j]) << shift | j)
-    k = (now + estimate[j]) << shift | j
-    est_key[j] = k
-    n_running = _sorted_insert(running, n_running, k)
-    return n_ends, n_running
+    return _record_start(j, now, runtime, estimate, start, ends, n_ends, running, n_running,
+                         est_key, shift)
 
 
 @njit(cache=True)
