@@ -10,7 +10,7 @@ from hypothesis import given, settings
 
 from swftools.formats import swf
 from swftools.replay import resource_model
-from swftools.replay.engine_flat import _fits_int64_keys, run_flat
+from swftools.replay.engine_flat import fits_int64_keys, run_flat
 from swftools.replay.model import FlatPool
 from swftools.replay.workload import prepare
 
@@ -33,7 +33,7 @@ def test_compiled_matches_python_on_random_workloads(case):
 def test_keys_too_large_for_int64_fall_back_to_python():
     table, _ = swf_table([(1, 0, 10, 1), (2, 1 << 60, 10, 1)])
     work = prepare(table, FlatPool(1))
-    assert not _fits_int64_keys(work)
+    assert not fits_int64_keys(work)
     assert run_flat(work, 1, "easy", compiled=True).tolist() == [0, 1 << 60]
 
 

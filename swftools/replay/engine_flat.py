@@ -52,7 +52,7 @@ def run_flat(work: Workload, procs: int, policy: str, compiled: bool | None = No
         return np.zeros(0, dtype=np.int64)
     if compiled is None:
         compiled = n >= COMPILED_MIN_JOBS
-    if compiled and _fits_int64_keys(work):
+    if compiled and fits_int64_keys(work):
         from swftools.replay.kernels import kernel
 
         run_flat_compiled = kernel("run_flat_compiled")  # ahead-of-time built, else numba
@@ -62,15 +62,19 @@ def run_flat(work: Workload, procs: int, policy: str, compiled: bool | None = No
     return _run_flat_python(work, procs, policy)
 
 
-def _fits_int64_keys(work: Workload) -> bool:
-    """Whether every ``time << shift | job`` key of the replay fits the compiled twin's int64."""
+def fits_int64_keys(work: Workload, last_change: int | None = None) -> bool:
+    """Whether every ``time << shift | job`` key of the replay fits a compiled twin's int64
+    (``last_change``: the last instant the capacity changes, for the GPU node model)."""
     n = len(work)
     shift = max(1, n.bit_length())
     if not n:
         return True
-    # every start is at most the last submission plus all run times (jobs never idle a free
-    # machine), every estimated end that plus the largest estimate
-    latest = int(work.submit.max()) + int(work.runtime.sum()) + int(work.estimate.max())
+    # every start is at most the last submission (or capacity change) plus all run times (jobs
+    # never idle a machine that could host them), every estimated end that plus the largest
+    # estimate
+    ready = int(work.submit.max()) if last_change is None else max(int(work.submit.max()),
+                                                                     int(last_change))
+    latest = ready + int(work.runtime.sum()) + int(work.estimate.max())
     limit = 1 << (KEY_BITS - shift)
     return -limit < int(work.submit.min()) and latest < limit
 

@@ -64,6 +64,7 @@ import pyarrow as pa
 
 from swftools import table as jt
 from swftools.errors import UsageError
+from swftools.replay.engine_flat import fits_int64_keys
 from swftools.replay.model import (FlatNodes, GpuNodes, GpuState, TrackedGpuState, bits,
                                    gpu_reservation)
 from swftools.replay.placement import BestFit, Placement, RuntimeFactor
@@ -74,7 +75,6 @@ FLOAT_INF = float("inf")
 MAX_COMBOS = 1024  # (size, choice group, factor bound) combinations with their own queue bit
 COMPILED_MIN_JOBS = 20_000  # below this, loading the compiled twin costs more than it saves
 COMPILED_MAX_BITS = 62  # the compiled twin's shape and GPU bit sets are int64 words
-KEY_BITS = 62  # ``time << shift | job`` keys must stay below 2**62 for the compiled twin
 
 
 @dataclass
@@ -161,26 +161,22 @@ def _format_sets(masks: list[int]) -> list[str]:
     return out
 
 
-def compiled_fits(work: Workload, model: GpuNodes | FlatNodes) -> bool:
-    """Whether the compiled twin can replay ``work``: at most 62 distinct job sizes and GPUs per
-    node (its bit sets are int64 words), and every ``time << shift | job`` key within int64."""
-    n = len(work)
-    if not n or model.gpus_per_node > COMPILED_MAX_BITS:
+def compiled_fits(work: Workload, model: GpuNodes | FlatNodes,
+                  distinct: np.ndarray | None = None) -> bool:
+    """Whether the compiled twin can replay ``work``: at most 62 distinct job sizes
+    (``distinct``, when known: ``np.unique(work.size)``) and GPUs per node (its bit sets are
+    int64 words), and every ``time << shift | job`` key within int64."""
+    if not len(work) or model.gpus_per_node > COMPILED_MAX_BITS:
         return False
-    if len(np.unique(work.size)) > COMPILED_MAX_BITS:
+    if len(np.unique(work.size) if distinct is None else distinct) > COMPILED_MAX_BITS:
         return False
-    shift = max(1, n.bit_length())
-    # every start is at most the last submission or capacity change plus all run times (the
-    # engine never leaves a job waiting on an idle machine that could host it)
-    last_change = max(t for t, _ in model.capacity_changes())
-    latest = (max(int(work.submit.max()), int(last_change)) + int(work.runtime.sum())
-              + int(work.estimate.max()))
-    limit = 1 << (KEY_BITS - shift)
-    return -limit < int(work.submit.min()) and latest < limit
+    return fits_int64_keys(work, max(t for t, _ in model.capacity_changes()))
 
 
-def _run_gpu_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: str) -> GpuRun:
-    """The fast path through ``engine_gpu_jit.run_gpu_compiled`` (same schedule)."""
+def _run_gpu_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: str,
+                      distinct: np.ndarray) -> GpuRun:
+    """The fast path through ``engine_gpu_jit.run_gpu_compiled`` (same schedule); ``distinct``:
+    the sorted distinct job sizes."""
     from swftools.replay.kernels import kernel
 
     run_gpu_compiled = kernel("run_gpu_compiled")  # ahead-of-time built, else numba
@@ -189,7 +185,11 @@ def _run_gpu_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: str) 
         return np.ascontiguousarray(a, dtype=np.int64)
 
     size = as64(work.size)
-    distinct, first, inverse = np.unique(size, return_index=True, return_inverse=True)
+    # each job's size index and each size's first job (np.unique's return_index and
+    # return_inverse sort all jobs: 1.2 s at 10 million, this 0.3 s)
+    inverse = np.searchsorted(distinct, size)
+    first = np.full(len(distinct), len(size), dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(len(size), dtype=np.int64))
     shape_bit = np.left_shift(np.int64(1), inverse.astype(np.int64))
     fit_masks = np.left_shift(np.int64(1), np.arange(len(distinct) + 1, dtype=np.int64)) - 1
     nodes, per_node = as64(work.nodes), as64(work.gpus_per_node)
@@ -242,8 +242,9 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
     if not general and n:
         if compiled is None:
             compiled = n >= COMPILED_MIN_JOBS
-        if compiled and compiled_fits(work, model):
-            return _run_gpu_compiled(work, model, policy)
+        distinct = np.unique(work.size) if compiled else None
+        if compiled and compiled_fits(work, model, distinct):
+            return _run_gpu_compiled(work, model, policy, distinct)
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return GpuRun(empty, [], [], [], empty if general else None,
