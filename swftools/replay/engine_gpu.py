@@ -128,9 +128,8 @@ class GpuRun:
         words = [str(k) for k in range(width)] + [""]  # "": dropped jobs (node -1)
         index[index < 0] = width
         multi: dict[tuple[int, ...], int] = {}
-        node_py, off_py = nodes.tolist(), off.tolist()
-        for j in np.flatnonzero(~single).tolist():
-            key = tuple(k for k in node_py[off_py[j]:off_py[j + 1]] if k >= 0)
+        for j in np.flatnonzero(~single).tolist():  # multi-node jobs only (few)
+            key = tuple(k for k in nodes[off[j]:off[j + 1]].tolist() if k >= 0)
             at = multi.get(key)
             if at is None:
                 at = multi[key] = len(words)
@@ -143,7 +142,8 @@ class GpuRun:
         """Each job's GPUs on each of its nodes as text ("0,1"), a string array in queue order."""
         if self.gpu_sets is not None:
             return jt.strings(_format_sets(self.gpu_sets))
-        masks, index = np.unique(self.gpu_mask, return_inverse=True)
+        masks = np.unique(self.gpu_mask)  # (return_inverse would sort every job)
+        index = np.searchsorted(masks, self.gpu_mask)
         words = [",".join(map(str, bits(m))) for m in masks.tolist()]
         return pa.DictionaryArray.from_arrays(jt.from_numpy(index.astype(np.int64)),
                                               jt.strings(words)).dictionary_decode()
