@@ -117,6 +117,12 @@ def build(name: str, source: Path | Sequence[Path],
     return target
 
 
+def kernel_threads() -> int:
+    """Threads a compiled kernel splits its work into: the usable cores, at most 8."""
+    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else (os.cpu_count() or 1), 8))
+
+
 def load_numba_target() -> None:
     """Load numba's CPU target (what its first compiled call loads) without scipy.linalg.
 
@@ -140,4 +146,5 @@ def load_numba_target() -> None:
             del sys.modules[name]
 
 
-__all__ = ["build", "cache_dir", "enabled", "load", "load_numba_target", "module_path"]
+__all__ = ["build", "cache_dir", "enabled", "kernel_threads", "load", "load_numba_target",
+           "module_path"]

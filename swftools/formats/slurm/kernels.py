@@ -12,13 +12,13 @@ threads: the kernels release the GIL. ``uints`` is the integer-cell grammar of t
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
 from numba import njit
 
+from swftools.aot import kernel_threads as workers  # threads the kernels split work into
 from swftools.aot import load_numba_target  # numba without scipy.linalg
 
 _MIN_ROWS_PER_THREAD = 100_000
@@ -27,12 +27,6 @@ _MIN_GUESS = 1024  # rows a part's outputs start with at least (they grow when f
 # length), the first row with a wrong field count (-1: none), whether the text is all read,
 # whether the cells' buffer is full.
 _POS, _ROW, _JOBS, _STEPS, _ID_START, _ID_LEN, _BAD, _DONE, _FULL = range(9)
-
-
-def workers() -> int:
-    """Threads the kernels split their work into (the usable cores, at most 8)."""
-    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else (os.cpu_count() or 1), 8))
 
 
 @njit(cache=True, nogil=True)

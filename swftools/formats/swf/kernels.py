@@ -12,7 +12,6 @@ holds the GIL), and the process never imports numba (~0.3 s saved; same results)
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from swftools import aot
+from swftools.aot import kernel_threads as _workers  # (tests set it: chunks on any machine)
 from swftools.aot import load_numba_target  # also this module's: the numba kernels' set-up
 
 # Error kinds reported by ``tokenize`` (first offending line only).
@@ -75,11 +75,6 @@ def build_aot() -> Path:
     return aot.build(AOT_MODULE, _jit_source(),
                      {name: (getattr(kernels_jit, function).py_func, signature)
                       for name, (function, signature) in AOT_EXPORTS.items()})
-
-
-def _workers() -> int:
-    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else (os.cpu_count() or 1), 8))
 
 
 def _chunks(body: bytes, parts: int) -> list[tuple[int, int, int]]:
