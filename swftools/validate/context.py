@@ -149,10 +149,7 @@ class Context:
                 return self._cache[name]
             else:
                 known = np.asarray(pc.is_valid(col), dtype=bool)
-            filled = col if col.null_count == 0 else pc.fill_null(col, 0)
-            arr = filled.to_numpy() if isinstance(filled, pa.ChunkedArray) else filled.to_numpy(
-                zero_copy_only=False)
-            self._cache[name] = (np.ascontiguousarray(arr), known)
+            self._cache[name] = (jt.filled(col, 0), known)
         return self._cache[name]
 
     @cached_property

@@ -335,8 +335,8 @@ def _divide(numerator: pa.Array | None, denominator: pa.Array | None) -> pa.Arra
     """numerator / denominator where it divides exactly (else null)."""
     if numerator is None or denominator is None:
         return None
-    num = np.asarray(pc.fill_null(numerator, -1).to_numpy(), dtype=np.int64)
-    den = np.asarray(pc.fill_null(denominator, 0).to_numpy(), dtype=np.int64)
+    num = jt.filled(numerator, -1).astype(np.int64, copy=False)
+    den = jt.filled(denominator, 0).astype(np.int64, copy=False)
     ok = (num >= 0) & (den > 0)
     safe = np.where(ok, den, 1)
     ok &= num % safe == 0

@@ -35,7 +35,7 @@ _NOT_CARRIED = ("avg_cpu_time_s", "used_memory_kb", "executable", "partition",
 
 def _local_times(values: pa.Array, zone: str) -> list[str]:
     """UTC epoch seconds -> ``YYYY-MM-DDTHH:MM:SS`` local text; null -> Unknown."""
-    utc = np.asarray(pc.fill_null(values, 0).to_numpy(), dtype=np.int64)
+    utc = jt.filled(values, 0).astype(np.int64, copy=False)
     naive = utc + utc_offsets(utc, zone)
     _, once = local_to_utc(naive, zone)
     valid = np.asarray(pc.is_valid(values).to_numpy(zero_copy_only=False), dtype=bool)
