@@ -244,3 +244,25 @@ def test_recorded_kind_of_placement_on_the_trace_model_is_exactly_one(sens, site
     if link_kind(site, nodes, p) != expect:
         return
     assert runtime_factor(site, sens, cls, nodes, gpus, "P100") == 1.0
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), site=whatif_sites(max_gpus=8), cls=st.integers(0, 8),
+       scores=st.lists(st.floats(0.5, 1.5), min_size=1, max_size=5))
+def test_the_compiled_kernel_gives_the_same_factor(sens, data, site, cls, scores):
+    """``FactorModel.kernel`` (the compiled engine's form) returns exactly ``factor``'s float for
+    an engine placement (the same GPUs on each of its nodes), from the placement's signature."""
+    grid = [[scores[(n + g) % len(scores)] for g in range(site.gpus_per_node)]
+            for n in range(len(site.gpu_model_of_node))]
+    site = with_scores(site, grid)
+    nodes, gpus = data.draw(whatif_placements(site))
+    held = gpus[0]
+    fm = FactorModel(site, sens, "P100")
+    kernel = fm.kernel(np.array([cls], dtype=np.int64))
+    models = 0
+    for k in nodes:
+        models |= 1 << int(fm.node_model[k])
+    s_min = min(float(fm.score[k][i]) for k in nodes for i in held)
+    racks = len({int(fm.rack[k]) for k in nodes})
+    f = kernel.factor(0, models, s_min, len(nodes), racks, len(held))
+    assert f == fm.factor(cls, nodes, [held] * len(nodes))

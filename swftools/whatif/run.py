@@ -166,7 +166,8 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
     model_speed = [float(fm.speed[:, i].mean()) for i in range(len(fm.models))]
     inputs = PlacementInputs(rack=list(site_obj.rack_of_node), gpu_model=fm.node_model.tolist(),
                              score=fm.score.tolist(), gpu_class=klass, model_speed=model_speed,
-                             gain=gain.tolist(), factor_by_key=True)
+                             gain=gain.tolist(), factor_by_key=True,
+                             factor_kernel=fm.kernel(classes))
     cls_list = classes.tolist()
 
     def factor(row: int, nodes: list[int] | None, gpus: list[list[int]] | None) -> float:

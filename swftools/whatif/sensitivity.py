@@ -43,7 +43,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import jsonschema
 import numpy as np
@@ -52,6 +52,9 @@ import pyarrow as pa
 from swftools.errors import InputError, UsageError
 from swftools.resources import load_json, schemas_dir
 from swftools.site import LINK_KINDS, Site, short_gpu_model
+
+if TYPE_CHECKING:
+    from swftools.replay.factors import FactorKernel
 
 PRESETS = ("mlperf-p100-v100", "compute-only")
 DEFAULT_CLASS_COLUMN = "app_class"  # used by assign_classes when the trace has it
@@ -376,6 +379,19 @@ class FactorModel:
     def factor(self, cls: int, nodes: Sequence[int], gpus: Sequence[Sequence[int]]) -> float:
         """Run-time factor of a job of class ``cls`` on ``gpus[i]`` of ``nodes[i]``."""
         return self.factor_of(*self.key(cls, nodes, gpus))
+
+    def kernel(self, classes: np.ndarray) -> "FactorKernel":
+        """This model as a ``replay.factors.FactorKernel`` (the compiled engine's form of the
+        factor; ``classes``: the class index of each row, the factor key)."""
+        from swftools.replay.factors import FactorKernel
+        from swftools.whatif.kernel import sensitivity_factor
+
+        params = (self.trace_speed.astype(np.float64), self.min_speed.astype(np.float64),
+                  self.iter_s.astype(np.float64), self.grad_bytes.astype(np.float64),
+                  self.bw.astype(np.float64), self.lat.astype(np.float64),
+                  int(self.gpus_per_node), int(self.max_rack_nodes))
+        return FactorKernel(sensitivity_factor, params,
+                            np.ascontiguousarray(classes, dtype=np.int64))
 
     def factors(self, cls: np.ndarray, mask: np.ndarray, s_min: np.ndarray, level: np.ndarray,
                 p: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from swftools.errors import UsageError
+from swftools.replay.factors import FactorKernel
 from swftools.replay.model import GpuState, bits, lowest_bits
 
 RuntimeFactor = Callable[[int, list[int], list[list[int]]], float]
@@ -27,6 +28,9 @@ class PlacementInputs:
     module docstring) that ``runtime_factor(j, None, None)`` returns a hashable key of job ``j``
     and that the factor depends on the job only through that key and on the placement only
     through its signature (``Placement.signature``), so placements may cache factors by both.
+
+    ``factor_kernel``: the same keyed factor compiled (``replay.factors.FactorKernel``, its keys
+    one per row of the replayed table), which lets the compiled engine run the general path.
     """
 
     rack: Sequence[int] | None = None
@@ -36,6 +40,7 @@ class PlacementInputs:
     model_speed: Sequence[float] | None = None
     gain: Sequence[float] | None = None
     factor_by_key: bool = False
+    factor_kernel: FactorKernel | None = None
 
     def resolved(self, n_nodes: int, g: int) -> "Machine":
         """The inputs completed with the homogeneous defaults and checked against the machine."""
