@@ -937,3 +937,123 @@ def sacct_split_texts(draw) -> tuple[bytes, int, int]:
     if lines and draw(st.booleans()):
         text = text[:-len(breaks[-1])]  # no line break after the last line
     return text.encode("utf-8"), width, id_pos
+
+
+# --- the compiled twin of random.Random (replay/placement/mtrand.py) -------------------------
+
+@st.composite
+def mt_call_sequences(draw, max_ops: int = 40):
+    """(seed, ops) for one generator: ``("bits", k)``, ``("below", n)``, ``("choice", n)``,
+    ``("sample", n, k)`` (small and large ``n``, ``k`` up to ``n``: both of ``sample``'s
+    branches) and ``("burn", count)`` (``count`` x ``getrandbits(32)``, to reach the 624-word
+    twist at any point)."""
+    seed = draw(st.one_of(st.integers(0, 20), st.integers(-2 ** 64, 2 ** 64)))
+    below = st.one_of(st.integers(1, 70), st.integers(1, 2 ** 32 - 1))
+    ops = []
+    for _ in range(draw(st.integers(1, max_ops))):
+        kind = draw(st.sampled_from(["bits", "below", "choice", "sample", "sample", "burn"]))
+        if kind == "bits":
+            ops.append((kind, draw(st.integers(0, 32))))
+        elif kind in ("below", "choice"):
+            ops.append((kind, draw(below)))
+        elif kind == "sample":
+            n = draw(st.one_of(st.integers(0, 30), st.integers(0, 400), st.integers(0, 3000)))
+            k = draw(st.one_of(st.integers(0, min(n, 8)), st.integers(0, n)))
+            ops.append((kind, n, k))
+        else:
+            ops.append((kind, draw(st.integers(1, 700))))
+    return seed, ops
+
+
+@st.composite
+def random_placement_cases(draw, max_nodes: int = 100, max_steps: int = 12):
+    """(seed, g, free[node][gpu], managed, steps) for ``mtrand.draw_random`` against
+    ``placement.Random.draw``: nodes wholly free, busy or mixed, sites up to ``max_nodes`` wide
+    (several 32-node words), 1 to 8 GPUs a node (now and then 24 or 30, for ``sample``'s set
+    branch over GPUs); a step is ``("draw", shape pick, commit?)`` (a raw number the test maps
+    onto the shapes that fit, and whether the placement is then taken) or ``("free", node)``."""
+    seed = draw(st.one_of(st.integers(0, 20), st.integers(-2 ** 40, 2 ** 40)))
+    g = draw(st.sampled_from(list(range(1, 9)) * 3 + [24, 30]))
+    n_nodes = draw(st.one_of(st.integers(1, 8), st.integers(1, max_nodes)))
+    managed = draw(st.one_of(st.just(n_nodes), st.integers(1, n_nodes)))
+    free = []
+    for _ in range(n_nodes):
+        kind = draw(st.sampled_from(["full", "full", "busy", "mixed"]))
+        if kind == "mixed":
+            free.append(draw(st.lists(st.booleans(), min_size=g, max_size=g)))
+        else:
+            free.append([kind == "full"] * g)
+    free[0] = [True] * g  # something always fits at first
+    steps = []
+    for _ in range(draw(st.integers(1, max_steps))):
+        if draw(st.integers(0, 4)):
+            steps.append(("draw", draw(st.integers(0, 10 ** 6)), draw(st.booleans())))
+        else:
+            steps.append(("free", draw(st.integers(0, n_nodes - 1))))
+    return seed, g, free, managed, steps
+
+
+# --- the compiled general replay path (replay/engine_general_jit.py): wider inputs -------------
+
+@st.composite
+def placement_wide_gpu_cases(draw, max_jobs: int = 40, max_nodes: int = 70):
+    """``placement_gpu_cases`` on sites of up to ``max_nodes`` nodes: node sets over several of
+    the compiled engine's 32-node words, wide multi-node jobs."""
+    table, site = draw(replay_gpu_jobs(max_jobs=max_jobs, max_nodes=max_nodes))
+    inputs = draw(placement_inputs(site.max_nodes, site.gpus_per_node, table.num_rows))
+    return table, site, inputs
+
+
+@st.composite
+def placement_wide_flat_cases(draw, max_jobs: int = 40, max_procs: int = 100):
+    """(table, procs, inputs) for a flat pool of up to ``max_procs`` processors (one-GPU nodes
+    over several words): many multi-processor jobs, some wider than the pool."""
+    procs = draw(st.integers(1, max_procs))
+    n = draw(st.integers(0, max_jobs))
+    t = draw(st.integers(0, 10**5))
+    cols: dict[str, list] = {c: [] for c in ("job_id", "submit_time", "walltime_s", "gpus",
+                                             "requested_walltime_s")}
+    widths = st.sampled_from([1, 1, 2, 3, max(1, procs // 4), max(1, procs // 2), procs,
+                              procs + 1]) | st.integers(1, procs)
+    for job_id in range(1, n + 1):
+        t += draw(st.sampled_from([0, 0, 1, 5, 30]))
+        run = draw(st.sampled_from([0, 10, 100]) | st.integers(0, 400))
+        cols["job_id"].append(job_id)
+        cols["submit_time"].append(t)
+        cols["walltime_s"].append(run)
+        cols["gpus"].append(draw(widths))
+        cols["requested_walltime_s"].append(draw(st.none() | st.just(run) | st.integers(0, 500)))
+    table = jt.from_columns(cols)
+    return table, procs, draw(placement_inputs(procs, 1, n))
+
+
+@st.composite
+def whatif_replay_cases(draw, max_jobs: int = 30, max_nodes: int = 40, max_gpus: int = 4):
+    """(table, site, profile) for a what-if replay on a ``whatif_sites`` site: jobs of every
+    width (wider than the site too), per-GPU scores from a few values (ties) and classes."""
+    import numpy as np
+
+    from swftools.whatif.profile import Profile
+
+    site = draw(whatif_sites(max_nodes=max_nodes, max_gpus=max_gpus))
+    n, g = len(site.gpu_model_of_node), site.gpus_per_node
+    pool = draw(st.lists(st.floats(0.8, 1.2), min_size=1, max_size=4))
+    scores = np.array([[draw(st.sampled_from(pool)) for _ in range(g)] for _ in range(n)])
+    classes = np.array([[draw(st.integers(0, 2)) for _ in range(g)] for _ in range(n)])
+    count = draw(st.integers(1, max_jobs))
+    t = draw(st.integers(1_500_000_000, 1_600_000_000))
+    cols: dict[str, list] = {c: [] for c in ("job_id", "submit_time", "walltime_s", "gpus",
+                                             "nodes", "gpus_per_node", "requested_walltime_s")}
+    for job_id in range(1, count + 1):
+        t += draw(st.sampled_from([0, 0, 1, 10, 100]))
+        run = draw(st.sampled_from([60, 600, 3600]) | st.integers(1, 5000))
+        nodes = draw(st.sampled_from([1, 1, 1, 2, 3, max(1, n // 2), n, n + 1]))
+        per_node = g if nodes > 1 else draw(st.integers(1, g))
+        cols["job_id"].append(draw(st.integers(1, 10**9)) * 100 + job_id)
+        cols["submit_time"].append(t)
+        cols["walltime_s"].append(run)
+        cols["gpus"].append(nodes * per_node)
+        cols["nodes"].append(nodes)
+        cols["gpus_per_node"].append(per_node)
+        cols["requested_walltime_s"].append(draw(st.none() | st.just(run) | st.integers(1, 9000)))
+    return jt.from_columns(cols), site, Profile(scores=scores, classes=classes)
