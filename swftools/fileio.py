@@ -9,9 +9,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-from collections.abc import Callable
+import queue
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 # One compression level for every gzip file swftools writes (SWF, NQSII, data package CSV,
 # telemetry fixtures, release tarball): same input, same bytes.
@@ -23,6 +25,43 @@ _CHUNK = 1 << 20
 def gzip_writer(raw: BinaryIO) -> gzip.GzipFile:
     """A gzip stream over ``raw`` with a bare header (no file name, mtime 0) at ``GZIP_LEVEL``."""
     return gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=GZIP_LEVEL, mtime=0)
+
+
+def write_behind(chunks: Iterable[Any], write: Callable[[Any], Any]) -> None:
+    """``write`` each of ``chunks`` (bytes-like) in a second thread while the next one is made:
+    a file write or a gzip compression releases the GIL, so it overlaps the producer's work.
+    At most two chunks are out at a time, the one being written and the one being made: a
+    producer may reuse a chunk's buffer for the chunk after next. An exception on either side
+    stops both and is raised here, after the writes already started have ended."""
+    room = threading.Semaphore(2)
+    handed: queue.Queue[Any] = queue.Queue()
+    end = object()
+    failed: list[BaseException] = []
+
+    def drain() -> None:
+        while (chunk := handed.get()) is not end:
+            if not failed:
+                try:
+                    write(chunk)
+                except BaseException as exc:  # raised in the producer's thread
+                    failed.append(exc)
+            room.release()
+
+    writer = threading.Thread(target=drain, name="swftools-write-behind", daemon=True)
+    writer.start()
+    items = iter(chunks)
+    try:
+        while not failed:
+            room.acquire()  # the chunk before last is written: its buffer is free
+            chunk = next(items, end)
+            if chunk is end:
+                break
+            handed.put(chunk)
+    finally:
+        handed.put(end)
+        writer.join()
+    if failed:
+        raise failed[0]
 
 
 def is_gzip(path: str | os.PathLike) -> bool:
@@ -48,4 +87,5 @@ def sha256_file(path: str | os.PathLike) -> str:
     return file_digest(path, "sha256")
 
 
-__all__ = ["GZIP_LEVEL", "GZIP_MAGIC", "file_digest", "gzip_writer", "is_gzip", "sha256_file"]
+__all__ = ["GZIP_LEVEL", "GZIP_MAGIC", "file_digest", "gzip_writer", "is_gzip", "sha256_file",
+           "write_behind"]

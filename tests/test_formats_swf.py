@@ -344,9 +344,11 @@ def test_truncated_gzip(tmp_path):
 
 @pytest.fixture
 def tiny_chunks(monkeypatch):
-    """Force the multi-threaded path (3 chunks) even on small inputs."""
+    """Force the multi-threaded path (the numba kernels, 3 chunks) even on small inputs."""
     from swftools.formats.swf import kernels as swf_kernels
 
+    monkeypatch.setattr(swf_kernels, "_THREADED_MIN_BYTES", 1)
+    monkeypatch.setattr(swf_kernels, "_THREADED_MIN_ROWS", 1)
     monkeypatch.setattr(swf_kernels, "_MIN_CHUNK_BYTES", 1)
     monkeypatch.setattr(swf_kernels, "_MIN_CHUNK_ROWS", 1)
     monkeypatch.setattr(swf_kernels, "_workers", lambda: 3)
@@ -357,14 +359,18 @@ def test_chunked_kernels_match_single_pass(table):
     import swftools.formats.swf.kernels as kernels
 
     single = to_bytes(table)
-    saved = kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers
-    kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers = 1, 1, (lambda: 3)
+    names = ("_THREADED_MIN_BYTES", "_THREADED_MIN_ROWS", "_MIN_CHUNK_BYTES", "_MIN_CHUNK_ROWS",
+             "_workers")
+    saved = [getattr(kernels, name) for name in names]
+    for name, value in zip(names, (1, 1, 1, 1, lambda: 3)):
+        setattr(kernels, name, value)
     try:
         chunked = to_bytes(table)
         body = b"".join(line + b"\n" for line in single.split(b"\n") if line and not line.startswith(b";"))
         ints_c = kernels.tokenize(body, 18)
     finally:
-        kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers = saved
+        for name, value in zip(names, saved):
+            setattr(kernels, name, value)
     ints_s = kernels.tokenize(body, 18)
     assert chunked == single
     assert np.array_equal(ints_c[0], ints_s[0]) and np.array_equal(ints_c[2], ints_s[2])

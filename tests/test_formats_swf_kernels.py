@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -73,18 +74,19 @@ def aot_kernels(tmp_path_factory):
                             kernels._jit_source())
 
 
-def _jit():
-    kernels.load_numba_target()
-    from swftools.formats.swf import kernels_jit
+def _jit() -> kernels.Kernels:
+    return kernels.native(large=True)
 
-    return (kernels_jit._tokenize_chunk, kernels_jit._format_rows, True)
+
+def _aot(module) -> kernels.Kernels:
+    return kernels.Kernels(*(getattr(module, name) for name in kernels.AOT_EXPORTS), threads=False)
 
 
 @contextlib.contextmanager
 def _running(native, chunked: bool):
     saved = (kernels._native, kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers)
     kernels._native = native
-    if chunked:  # several chunks even on small inputs (threads with numba, in turn without)
+    if chunked:  # several chunks even on small inputs (with the kernels that run in threads)
         kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers = 1, 1, lambda: 3
     try:
         yield
@@ -98,17 +100,17 @@ def _running(native, chunked: bool):
 def test_aot_tokenizer_equals_numba(aot_kernels, body, chunked):
     _, module = aot_kernels
     results = []
-    for native in (_jit(), (module.tokenize_chunk, module.format_rows, False)):
+    for native in (_jit(), _aot(module)):
         with _running(native, chunked):
             results.append(kernels.tokenize(body, 18))
-    (ints, floats, frac, extra, pads, flags, error), other = results
+    (ints, floats, point, extra, stats, flags, error), other = results
     assert error.tolist() == other[6].tolist()
     if error[0]:
         return  # the reader raises; rows from the bad one on were never written
-    assert np.array_equal(ints, other[0]) and np.array_equal(frac, other[2])
-    decimal = frac >= 0
+    assert np.array_equal(ints, other[0]) and np.array_equal(point, other[2])
+    decimal = point > 0
     assert floats[decimal].tobytes() == other[1][decimal].tobytes()  # bit for bit
-    assert np.array_equal(extra, other[3]) and np.array_equal(pads, other[4])
+    assert np.array_equal(extra, other[3]) and np.array_equal(stats, other[4])
     assert flags.tolist() == other[5].tolist()
 
 
@@ -117,7 +119,7 @@ def test_aot_tokenizer_equals_numba(aot_kernels, body, chunked):
 def test_aot_formatter_equals_numba(aot_kernels, table, chunked):
     _, module = aot_kernels
     outputs = []
-    for native in (_jit(), (module.tokenize_chunk, module.format_rows, False)):
+    for native in (_jit(), _aot(module)):
         with _running(native, chunked):
             outputs.append(to_bytes(table))
     assert outputs[0] == outputs[1]
@@ -157,18 +159,201 @@ def test_large_inputs_run_the_threaded_numba_kernels(monkeypatch):
     small = kernels.tokenize(body, 18)
     calls = []
     threaded = kernels.native(large=True)
-    assert threaded[2] is True  # releases the GIL
+    assert threaded.threads  # releases the GIL
 
     def spy(*args):
         calls.append(1)
-        return threaded[0](*args)
+        return threaded.tokenize_chunk(*args)
 
-    monkeypatch.setattr(kernels, "_threaded", (spy, threaded[1], True))
+    monkeypatch.setattr(kernels, "_threaded", threaded._replace(tokenize_chunk=spy))
     monkeypatch.setattr(kernels, "_THREADED_MIN_BYTES", 1)
     large = kernels.tokenize(body, 18)
     assert calls
-    (ints, floats, frac, extra, pads, flags, error), other = small, large
-    assert np.array_equal(ints, other[0]) and np.array_equal(frac, other[2])
-    assert floats[frac >= 0].tobytes() == other[1][frac >= 0].tobytes()  # (empty elsewhere)
-    assert np.array_equal(extra, other[3]) and np.array_equal(pads, other[4])
+    (ints, floats, point, extra, stats, flags, error), other = small, large
+    assert np.array_equal(ints, other[0]) and np.array_equal(point, other[2])
+    assert floats[point > 0].tobytes() == other[1][point > 0].tobytes()  # (empty elsewhere)
+    assert np.array_equal(extra, other[3]) and np.array_equal(stats, other[4])
     assert flags.tolist() == other[5].tolist() and error.tolist() == other[6].tolist()
+
+
+# -- the kernels against plain-Python statements of what they compute ---------------------------
+
+_BIG = np.iinfo(np.int64).max
+
+
+def _reference_tokenize(body: bytes, n_fields: int):
+    """What ``kernels.tokenize`` returns for newline-terminated ``body``, line by line in Python:
+    (ints, floats, point, extra, stats, flags, error); the arrays only when every line parses."""
+    lines = body.split(b"\n")[:-1]
+    rows = len(lines)
+    ints = np.zeros((n_fields, rows), np.int64)
+    floats = np.zeros((n_fields, rows))
+    point = np.zeros((n_fields, rows), np.int8)
+    extra = np.zeros(rows, np.int32)
+    stats = np.array([[_BIG] * n_fields, [_BIG] * n_fields, [-1] * n_fields, [0] * n_fields,
+                      [0] * n_fields], np.int64)
+    flags = [0, 0, 0, 0, rows]
+    for row, line in enumerate(lines):
+        chunk_start = 0
+        tokens = list(re.finditer(rb"[^ \t\r]+", line))
+        for field, match in enumerate(tokens):
+            token, (start, end) = match.group(), match.span()
+            if field >= n_fields:
+                extra[row] += 1
+                flags[2] = max(flags[2], int(extra[row]))
+                chunk_start = end + 1
+                continue
+            neg = token.startswith(b"-")
+            text = token[1:] if neg else token
+            whole, dot, fraction = text.partition(b".")
+            bad = not (whole + fraction).isdigit() if whole + fraction else False
+            bad = bad or b"." in fraction or not all(48 <= c <= 57 or c == 46 for c in text)
+            digits = len(whole) + len(fraction)
+            if bad or digits == 0 or len(whole) > 18 or len(fraction) > 18:
+                kind = kernels.TOO_LONG if not bad and digits else kernels.BAD_CHAR
+                return None, [kind, row, field]
+            sign = -1 if neg else 1
+            value = int(whole or b"0")
+            ints[field, row] = sign * value
+            if dot:
+                magnitude = value + (int(fraction) if fraction else 0) / 10.0 ** len(fraction)
+                point[field, row] = len(fraction) + 1
+                floats[field, row] = sign * magnitude
+                stats[3, field] += 1
+                unknown, negative = magnitude == 1.0, magnitude > 0.0
+            else:
+                unknown, negative = value == 1, value > 1
+            if neg and unknown:
+                stats[4, field] += 1
+            elif neg and negative:
+                flags[3] = 1
+            width = end - chunk_start
+            stats[0, field] = min(stats[0, field], width)
+            if width > end - start:
+                stats[1, field] = min(stats[1, field], width)
+                stats[2, field] = max(stats[2, field], width)
+            chunk_start = end + 1
+        if len(tokens) < n_fields:
+            return None, [kernels.TOO_FEW, row, len(tokens)]
+        if re.search(rb"[\t\r]", line):
+            flags[0] = 1
+        if line[-1:] in (b" ", b"\t", b"\r"):
+            flags[1] = 1
+    return (ints, floats, point, extra, stats, flags), [0, 0, 0]
+
+
+@st.composite
+def _blank_runs(draw) -> bytes:
+    """``swf_job_bodies`` with the blanks between fields sometimes much longer (the tokenizer
+    skips eight at a time) and lines of a few long numbers (eight digits and more)."""
+    body = draw(swf_job_bodies())
+    if draw(st.booleans()):
+        body = body.replace(b" ", b" " * draw(st.integers(2, 19)))
+    if draw(st.booleans()):
+        body += b"".join(b" ".join(str(draw(st.integers(-1, 10 ** 18 - 1))).encode()
+                                   for _ in range(18)) + b"\n" for _ in range(3))
+    return body
+
+
+@settings(max_examples=300, deadline=None)
+@given(_blank_runs())
+def test_tokenizer_equals_a_python_statement_of_it(body):
+    ints, floats, point, extra, stats, flags, error = kernels.tokenize(body, 18)
+    expected, expected_error = _reference_tokenize(body, 18)
+    assert error.tolist() == expected_error
+    if expected is None:
+        return
+    every_value_unknown = expected[4][4] == ints.shape[1]
+    expected[0][every_value_unknown] = 0  # such a field's row is left untouched (zeros)
+    assert np.array_equal(ints, expected[0]) and np.array_equal(point, expected[2])
+    assert floats[point > 0].tobytes() == expected[1][point > 0].tobytes()  # bit for bit
+    assert np.array_equal(extra, expected[3]) and np.array_equal(stats, expected[4])
+    assert flags.tolist() == expected[5]
+
+
+def test_tokenizer_reads_the_header_after_an_offset():
+    body = b"; Note: x\n" + b" ".join(b"7" for _ in range(18)) + b"\n"
+    ints = kernels.tokenize(body, 18, start=10)[0]
+    assert ints.shape == (18, 1) and ints[:, 0].tolist() == [7] * 18
+
+
+def _reference_line(ints, scaled, digits, widths, r) -> str:
+    fields = []
+    for k in range(len(widths)):
+        d = int(digits[k, r])
+        if d >= 0:
+            v = int(scaled[k, r])
+            text = str(abs(v)).rjust(d + 1, "0")
+            text = ("-" if v < 0 else "") + text[:len(text) - d] + "." + text[len(text) - d:]
+        else:
+            text = str(int(ints[k, r]))
+        fields.append(text.rjust(int(widths[k])))
+    return " ".join(fields) + "\n"
+
+
+@st.composite
+def _format_inputs(draw):
+    n_fields, n_rows = draw(st.integers(1, 5)), draw(st.integers(0, 12))
+    value = st.one_of(st.integers(-2 ** 63, 2 ** 63 - 1), st.integers(-1, 10 ** 6))
+    ints = np.array(draw(st.lists(st.lists(value, min_size=n_rows, max_size=n_rows),
+                                  min_size=n_fields, max_size=n_fields)), np.int64)
+    scaled = np.array(draw(st.lists(st.lists(value, min_size=n_rows, max_size=n_rows),
+                                    min_size=n_fields, max_size=n_fields)), np.int64)
+    digits = np.array(draw(st.lists(st.lists(st.integers(-1, 25), min_size=n_rows,
+                                             max_size=n_rows), min_size=n_fields,
+                                    max_size=n_fields)), np.int8)
+    widths = np.array(draw(st.lists(st.integers(1, 30), min_size=n_fields,
+                                    max_size=n_fields)), np.int64)
+    return (ints.reshape(n_fields, n_rows), scaled.reshape(n_fields, n_rows),
+            digits.reshape(n_fields, n_rows), widths)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_format_inputs(), st.integers(0, 40))
+def test_formatter_equals_a_python_statement_of_it(inputs, initial):
+    ints, scaled, digits, widths = inputs
+    expected = "".join(_reference_line(ints, scaled, digits, widths, r)
+                       for r in range(ints.shape[1]))
+    buffers = [np.empty(initial, np.uint8)]  # too short at first: the kernel asks for more
+    for _ in range(2):  # the buffers reused
+        chunks = kernels.format_lines(ints, scaled, digits, widths, buffers=buffers)
+        assert b"".join(c.tobytes() for c in chunks).decode() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-1, 10 ** 18 - 1), max_size=40))
+def test_int_strings_write_the_numbers(values):
+    offsets, data = kernels.int_strings(np.array(values, np.int64))
+    text = bytes(data)
+    assert [text[a:b].decode() for a, b in zip(offsets[:-1], offsets[1:])] == \
+        ["" if v == -1 else str(v) for v in values]
+
+
+_ID_TEXT = st.one_of(st.integers(0, 2 ** 64).map(str), st.text("0123456789+- x.", max_size=21),
+                     st.sampled_from(["9223372036854775807", "9223372036854775808", "0", "00"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), _ID_TEXT), max_size=30))
+def test_parse_ids_takes_exactly_the_numbers_python_writes(texts):
+    import pyarrow as pa
+
+    array = pa.array(texts, pa.string())
+    n = len(array)
+    _, offsets, data = array.buffers()
+    offsets = np.frombuffer(offsets, np.int32, count=n + 1) if n else np.zeros(1, np.int32)
+    data = np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
+    valid = np.array([t is not None for t in texts], np.uint8)
+    out = np.empty(n, np.int64)
+
+    def is_id(text: str) -> bool:
+        return text.isascii() and text.isdigit() and str(int(text)) == text and \
+            int(text) < 2 ** 63
+
+    bad = [r for r, t in enumerate(texts) if t is not None and not is_id(t)]
+    assert kernels.parse_ids(offsets, data, valid, out) == (bad[0] if bad else -1)
+    if not bad:
+        assert [int(v) for v, t in zip(out, texts) if t is not None] == \
+            [int(t) for t in texts if t is not None]
+    if all(t is not None for t in texts):
+        assert kernels.parse_ids(offsets, data, None, out) == (bad[0] if bad else -1)

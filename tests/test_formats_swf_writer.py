@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from swftools.fileio import write_behind
 from swftools.formats import swf
 from swftools.formats.swf.writer import format_lines, iter_chunks
 from swftools.metadata import TableMetadata
@@ -36,3 +38,60 @@ def test_recorded_layouts_survive_slicing(path, rows_per_slice):
     options = {"widths": layout.get("widths", swf.PWA_WIDTHS),
                "decimals": layout.get("decimals")}
     assert _sliced(table, rows_per_slice, **options) == format_lines(table, **options)
+
+
+@settings(max_examples=50, deadline=None)
+@given(swf_jobs(min_size=0, max_size=40), st.integers(1, 45), st.integers(1, 3))
+def test_reused_buffers_give_the_same_lines(table, rows_per_slice, sets):
+    """With ``buffer_sets`` the chunks are views of buffers used in turn: a chunk holds its text
+    until ``sets - 1`` more slices have been taken."""
+    expected = format_lines(table)
+    chunks = iter_chunks(table, rows_per_slice=rows_per_slice, buffer_sets=sets)
+    taken, texts = [], []
+    for chunk in chunks:
+        taken.append(chunk)
+        if len(taken) > sets:
+            taken.pop(0)
+        assert all(c.tobytes() == t for c, t in zip(taken[:-1], texts[-len(taken) + 1:]))
+        texts.append(chunk.tobytes())
+    assert b"".join(texts) == expected
+
+
+def test_write_behind_keeps_order_and_raises_either_sides_errors():
+    written: list[bytes] = []
+    write_behind((bytes([i]) * 3 for i in range(50)), written.append)
+    assert written == [bytes([i]) * 3 for i in range(50)]
+
+    def failing_write(chunk):
+        if len(written) == 3:
+            raise OSError("disk full")
+        written.append(chunk)
+
+    written.clear()
+    with pytest.raises(OSError, match="disk full"):
+        write_behind((bytes([i]) for i in range(50)), failing_write)
+    assert written == [b"\x00", b"\x01", b"\x02"]
+
+    def failing_chunks():
+        yield b"a"
+        yield b"b"
+        raise ValueError("bad row")
+
+    written.clear()
+    with pytest.raises(ValueError, match="bad row"):
+        write_behind(failing_chunks(), written.append)
+    assert written == [b"a", b"b"]  # what was handed over is written before the error rises
+
+
+def test_a_failing_write_leaves_nothing_behind(tmp_path, monkeypatch):
+    table = swf.read(sorted(GOLDEN.glob("*.swf"))[0])
+    from swftools.formats.swf import writer
+
+    def broken(*args, **kwargs):
+        yield np.frombuffer(b"1 2 3\n", np.uint8)
+        raise RuntimeError("formatting failed")
+
+    monkeypatch.setattr(writer, "iter_chunks", broken)
+    with pytest.raises(RuntimeError, match="formatting failed"):
+        swf.write(table, tmp_path / "out.swf")
+    assert list(tmp_path.iterdir()) == []

@@ -68,6 +68,40 @@ def test_boolean_to_numpy_and_filled(column, offset):
 
 
 @settings(max_examples=200, deadline=None)
+@given(numeric_columns(), st.integers(0, 40), st.integers(0, 3))
+def test_filled_into_a_buffer_and_validity(column, offset, cut):
+    """``filled(..., out=)`` (the SWF writer's reused buffer) and ``validity`` on slices with
+    any bit offset, cut into chunks, with and without nulls."""
+    values, null = column
+    if values.dtype.kind != "i":
+        return
+    array = jt.from_numpy(values, null).slice(min(offset, len(values)))
+    kept = slice(min(offset, len(values)), None)
+    parts = [array.slice(0, len(array) // 2), array.slice(len(array) // 2)][:cut or 2]
+    chunked = pa.chunked_array(parts if cut else [array], type=array.type)
+    n = len(chunked)
+    expected = np.where(null[kept], 7, values[kept])[:n]
+    out = np.full(n + 3, 99, np.int64)[2:2 + n]
+    assert jt.filled(chunked, 7, out) is out and out.tolist() == expected.tolist()
+    valid = jt.validity(chunked)
+    assert (valid is None) == (not null[kept][:n].any())
+    if valid is not None:
+        assert valid.tolist() == (~null[kept][:n]).tolist()
+    all_null = jt.from_numpy(values, True)
+    assert jt.filled(all_null, 7, np.empty(len(values), np.int64)).tolist() == [7] * len(values)
+    with pytest.raises(ValueError, match="out holds"):
+        jt.filled(chunked, 7, np.empty(n + 1, np.int64))
+
+
+@pytest.mark.parametrize("kind", [pa.int64(), pa.float64(), pa.int32(), pa.string(), pa.bool_()])
+@pytest.mark.parametrize("n", [0, 1, 9, 1000])
+def test_nulls_equal_pa_nulls(kind, n):
+    built = jt.nulls(n, kind)
+    built.validate(full=True)
+    assert built.equals(pa.nulls(n, kind)) and built.null_count == n
+
+
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(max_size=12), max_size=50))
 def test_strings_equal_pa_array(texts):
     built = jt.strings(texts)
@@ -101,6 +135,7 @@ import numpy as np
 from swftools import table as jt
 a = jt.from_numpy(np.arange(5), np.arange(5) == 2)
 jt.to_numpy(a.is_null()); jt.filled(a, 0); jt.strings(["x"]); jt.scalar(3)
+jt.filled(a, 0, np.empty(5, np.int64)); jt.validity(a); jt.nulls(3, a.type)
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "pandas")))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

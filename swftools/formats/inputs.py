@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import mmap
 import os
 import warnings
 import zlib
@@ -79,10 +80,30 @@ def read_bytes(path: str | os.PathLike, *, declared: bool = False) -> bytes:
     if not data.startswith(GZIP_MAGIC):
         _warn_plain(path, declared)
         return data
+    return _decompress(path, data)
+
+
+def _decompress(path: str | os.PathLike, data: bytes) -> bytes:
     try:
         return gzip.decompress(data)
     except _GZIP_ERRORS as exc:
         raise gzip_error(path, exc, data) from None
+
+
+def map_bytes(path: str | os.PathLike, *, declared: bool = False) -> bytes | mmap.mmap:
+    """The content of ``path`` as :func:`read_bytes` gives it, but a plain file as a read-only
+    memory map: its pages are the file cache's, neither copied nor freshly allocated (~30 ms
+    and 40 MB less for a 40 MB file). Use what bytes and mmap share: ``len``, slicing (which
+    copies), ``find``, ``re`` searches, the buffer protocol (``numpy.frombuffer``). The map is
+    unmapped once nothing refers to it."""
+    with open(path, "rb") as fh:
+        head = fh.read(len(GZIP_MAGIC))
+        if head == GZIP_MAGIC:
+            return _decompress(path, head + fh.read())
+        _warn_plain(path, declared)
+        if os.fstat(fh.fileno()).st_size == 0:
+            return b""
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 class _CheckedGzip(io.RawIOBase):
@@ -139,8 +160,8 @@ def read_text(path: str | os.PathLike, *, encoding: str = "utf-8", newline: str 
         return fh.read()
 
 
-__all__ = ["MisnamedGzipWarning", "detect_gzip", "gzip_error", "how_far", "is_gzip", "open_binary",
-           "open_text", "read_bytes", "read_text"]
+__all__ = ["MisnamedGzipWarning", "detect_gzip", "gzip_error", "how_far", "is_gzip", "map_bytes",
+           "open_binary", "open_text", "read_bytes", "read_text"]
 
 
 def first_repeat(values: np.ndarray) -> tuple[int, int] | None:

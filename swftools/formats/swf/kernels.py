@@ -1,20 +1,24 @@
-"""Compiled kernels for SWF job lines: tokenize+parse, and format.
+"""Compiled kernels for SWF job lines: tokenize+parse, format, and the id columns' text.
 
 Parsing 450,000 lines is ~8 million tokens; numpy needs a dozen passes over the bytes for the
 same work, and pandas' C tokenizer does not report column positions (needed for the byte-exact
 layout). One compiled pass does both. The kernels themselves are in ``kernels_jit`` (numba,
 cached on disk after the first call); they run from there, releasing the GIL, so ``tokenize``
-and ``format_lines`` split the rows into one chunk per core and run the chunks in threads.
+and ``format_lines`` split large inputs into one chunk per core and run the chunks in threads.
 When the same kernels have been compiled ahead of time (``build_aot``, ``make aot``; see
-``swftools.aot``) they run from that extension module instead, one chunk after the other (it
-holds the GIL), and the process never imports numba (~0.3 s saved; same results).
+``swftools.aot``) they run from that extension module instead, in one chunk (it holds the GIL),
+and the process never imports numba (~0.3 s saved; same results).
+
+Fresh memory is expensive (page faults): ``tokenize`` touches only the rows it writes and the
+decimal arrays only where a token has a decimal point, and ``format_lines`` writes into buffers
+its caller reuses from one row slice to the next.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,16 +31,33 @@ OK, TOO_FEW, BAD_CHAR, TOO_LONG = 0, 1, 2, 3
 MAX_DIGITS = 18  # digits before (or after) the point that fit an int64 exactly
 _MIN_CHUNK_BYTES = 4 << 20  # below these sizes, threads cost more than they save
 _MIN_CHUNK_ROWS = 50_000
+# ``tokenize``'s flags and stats rows (see ``kernels_jit._tokenize_chunk``)
+TABS, TRAILING_BLANKS, EXTRA_FIELDS, NEGATIVE, LINES = range(5)
+DECIMAL_TOKENS, UNKNOWN_TOKENS = 3, 4
 AOT_MODULE = "swftools_swf_kernels"  # the ahead-of-time compiled module's name
 # Its exports: name -> (function in kernels_jit, numba signature of the arrays the callers pass).
 AOT_EXPORTS = {
-    "tokenize_chunk": ("_tokenize_chunk", "void(uint8[:], int64, int64[:, :], float64[:, :], "
+    "tokenize_chunk": ("_tokenize_chunk", "void(uint8[::1], int64, int64[:, :], float64[:, :], "
                                           "int8[:, :], int32[:], int64[:, :], int64[:], int64[:])"),
-    "format_rows": ("_format_rows", "uint8[:](int64[:, :], int64[:, :], int8[:, :], int64[:], "
-                                    "int64, int64)"),
+    "format_rows": ("_format_rows", "int64(int64[:, :], int64[:, :], int8[:, :], int64[:], "
+                                    "int64, int64, uint8[:])"),
+    "int_strings": ("_int_strings", "uint8[:](int64[:], int32[:])"),
+    "parse_ids": ("_parse_ids", "int64(int32[:], uint8[:], uint8[:], int64[:])"),
 }
-_native: tuple[Any, Any, bool] | None = None  # (tokenize_chunk, format_rows, releases the GIL)
-_threaded: tuple[Any, Any, bool] | None = None  # the numba kernels (they release the GIL)
+
+
+class Kernels(NamedTuple):
+    """One set of the compiled kernels (``AOT_EXPORTS``) and whether they release the GIL."""
+
+    tokenize_chunk: Any
+    format_rows: Any
+    int_strings: Any
+    parse_ids: Any
+    threads: bool
+
+
+_native: Kernels | None = None  # the ahead-of-time kernels, else the numba ones
+_threaded: Kernels | None = None  # the numba kernels (they release the GIL)
 # From these sizes on, the numba kernels in threads beat the ahead-of-time ones (which hold the
 # GIL): loading numba costs ~0.3 s once, threads save about half of ~5 ms per MB on 2 cores.
 _THREADED_MIN_BYTES = 128 << 20
@@ -48,22 +69,22 @@ def _jit_source() -> tuple[Path, Path]:
     return Path(__file__).with_name("kernels_jit.py"), Path(__file__)
 
 
-def native(large: bool = False) -> tuple[Any, Any, bool]:
-    """(tokenize_chunk, format_rows, whether they release the GIL): the ahead-of-time compiled
-    kernels when built for this source and these versions, else the numba ones; for ``large``
-    inputs the numba ones, which run in threads."""
+def native(large: bool = False) -> Kernels:
+    """The ahead-of-time compiled kernels when built for this source and these versions, else
+    the numba ones; for ``large`` inputs the numba ones, which run in threads."""
     global _native, _threaded
     if large:
         if _threaded is None:
             load_numba_target()
             from swftools.formats.swf import kernels_jit
 
-            _threaded = (kernels_jit._tokenize_chunk, kernels_jit._format_rows, True)
+            _threaded = Kernels(*(getattr(kernels_jit, function)
+                                  for function, _ in AOT_EXPORTS.values()), threads=True)
         return _threaded
     if _native is None:
         module = aot.load(AOT_MODULE, _jit_source())
-        _native = ((module.tokenize_chunk, module.format_rows, False) if module is not None
-                   else native(large=True))
+        _native = (Kernels(*(getattr(module, name) for name in AOT_EXPORTS), threads=False)
+                   if module is not None else native(large=True))
     return _native
 
 
@@ -77,51 +98,67 @@ def build_aot() -> Path:
                       for name, (function, signature) in AOT_EXPORTS.items()})
 
 
-def _chunks(body: bytes, parts: int) -> list[tuple[int, int, int]]:
-    """(byte start, byte end, first line) of up to ``parts`` newline-aligned chunks."""
-    bounds = [0]
+def _newlines(buf: np.ndarray, a: int, b: int) -> int:
+    """How many newlines ``buf[a:b]`` holds (a block at a time: little fresh memory)."""
+    block = 1 << 20
+    return sum(int(np.count_nonzero(buf[i:min(i + block, b)] == 10)) for i in range(a, b, block))
+
+
+def _chunks(data: bytes, buf: np.ndarray, start: int, parts: int) -> list[tuple[int, int, int]]:
+    """(byte start, byte end, first line) of up to ``parts`` newline-aligned chunks of
+    ``data[start:]`` (``buf``: its bytes as numpy)."""
+    bounds = [start]
     for k in range(1, parts):
-        cut = body.find(b"\n", len(body) * k // parts)
+        cut = data.find(b"\n", start + (len(data) - start) * k // parts)
         if cut < 0 or cut + 1 <= bounds[-1]:
             break
         bounds.append(cut + 1)
-    bounds.append(len(body))
+    bounds.append(len(data))
     out, line = [], 0
     for a, b in zip(bounds[:-1], bounds[1:]):
         if b > a:
             out.append((a, b, line))
-            line += body.count(b"\n", a, b)
+            line += _newlines(buf, a, b)
     return out
 
 
-def tokenize(body: bytes, n_fields: int):
-    """Parse newline-terminated SWF job lines, ``n_fields`` numbers each (extra fields skipped).
+def tokenize(data: bytes, n_fields: int, start: int = 0):
+    """Parse the newline-terminated SWF job lines of ``data[start:]`` (bytes, or any buffer with
+    ``find``, such as a memory map), ``n_fields`` numbers each (extra fields skipped).
 
-    Returns field-major arrays ints[f, n], floats[f, n] (valid where frac >= 0) and frac[f, n]
-    (-1 = no '.'), then extra_per_line[n], pads[3, f] (see ``kernels_jit._tokenize_chunk``), flags[3] and
-    error[3] (kind, row, field; kind OK when every line parsed).
+    Returns field-major arrays ints[f, n], floats[f, n] (valid where point > 0) and point[f, n]
+    (0 = no '.', else 1 + the digits after it), then extra_per_line[n], stats[5, f] (padded
+    widths, decimal and -1 tokens per field: see ``kernels_jit._tokenize_chunk``), flags[5]
+    (``TABS``, ..., ``LINES``) and error[3] (kind, row, field; kind OK when every line parsed).
+    A field whose every value is -1 (``stats[UNKNOWN_TOKENS]`` = n) keeps a row of zeros in
+    ``ints``, memory never touched: its values are known without it.
     """
-    tokenize_chunk, _, threads = native(large=len(body) >= _THREADED_MIN_BYTES)
-    parts = _workers() if len(body) >= 2 * _MIN_CHUNK_BYTES else 1
-    chunks = _chunks(body, parts)
-    n_lines = chunks[-1][2] + body.count(b"\n", chunks[-1][0]) if chunks else 0
-    ints = np.empty((n_fields, n_lines), np.int64)
-    floats = np.empty((n_fields, n_lines), np.float64)  # pages are touched only for decimals
-    frac = np.full((n_fields, n_lines), -1, np.int8)
+    kernels = native(large=len(data) - start >= _THREADED_MIN_BYTES)
+    parts = _workers() if kernels.threads and len(data) - start >= 2 * _MIN_CHUNK_BYTES else 1
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if parts > 1:
+        chunks = _chunks(data, buf, start, parts)
+        n_lines = chunks[-1][2] + _newlines(buf, chunks[-1][0], len(buf)) if chunks else 0
+    else:  # one pass, no line count: a parsed line holds n_fields tokens and separators
+        chunks = [(start, len(data), 0)] if len(data) > start else []
+        n_lines = (len(data) - start) // (2 * max(n_fields, 1)) + 1
+    ints = np.zeros((n_fields, n_lines), np.int64)  # pages touched only where values are
+    floats = np.empty((n_fields, n_lines), np.float64)  # ... and only for decimals
+    point = np.zeros((n_fields, n_lines), np.int8)
     extra = np.zeros(n_lines, np.int32)
-    buf = np.frombuffer(body, dtype=np.uint8)
     big = np.iinfo(np.int64).max
-    pads = np.empty((len(chunks), 3, n_fields), np.int64)
-    pads[:, 0:2, :] = big
-    pads[:, 2, :] = -1
-    flags = np.zeros((len(chunks), 3), np.int64)
-    errors = np.zeros((len(chunks), 3), np.int64)
+    stats = np.zeros((max(len(chunks), 1), 5, n_fields), np.int64)
+    stats[:, 0:2, :] = big
+    stats[:, 2, :] = -1
+    flags = np.zeros((max(len(chunks), 1), 5), np.int64)
+    errors = np.zeros((max(len(chunks), 1), 3), np.int64)
 
     def run(k: int) -> None:
         a, b, first = chunks[k]
-        tokenize_chunk(buf[a:b], first, ints, floats, frac, extra, pads[k], flags[k], errors[k])
+        kernels.tokenize_chunk(buf[a:b], first, ints, floats, point, extra, stats[k], flags[k],
+                               errors[k])
 
-    if len(chunks) > 1 and threads:
+    if len(chunks) > 1:
         with ThreadPoolExecutor(len(chunks)) as pool:
             list(pool.map(run, range(len(chunks))))
     else:
@@ -129,33 +166,77 @@ def tokenize(body: bytes, n_fields: int):
             run(k)
     failed = [e for e in errors if e[0]]
     error = min(failed, key=lambda e: e[1]) if failed else np.zeros(3, np.int64)
-    flag = flags.max(axis=0) if len(chunks) else np.zeros(3, np.int64)
-    merged = np.array([pads[:, 0].min(axis=0) if len(chunks) else np.full(n_fields, big),
-                       pads[:, 1].min(axis=0) if len(chunks) else np.full(n_fields, big),
-                       pads[:, 2].max(axis=0) if len(chunks) else np.full(n_fields, -1)])
-    return ints, floats, frac, extra, merged, flag, error
+    flag = flags.max(axis=0)
+    if parts == 1:  # (after an error, the lines of the file, as many as the arrays hold)
+        flag[LINES] = flags[0, LINES] if not error[0] else min(_newlines(buf, start, len(buf)),
+                                                               n_lines)
+    else:
+        flag[LINES] = n_lines
+    merged = np.concatenate([stats[:, 0:2].min(axis=0), stats[:, 2:3].max(axis=0),
+                             stats[:, 3:].sum(axis=0)])
+    n = int(flag[LINES])
+    for k in np.flatnonzero(merged[UNKNOWN_TOKENS] < n):  # the kernel wrote values + 1
+        ints[k, :n] -= 1
+    return (ints[:, :n], floats[:, :n], point[:, :n], extra[:n], merged, flag, error)
 
 
 def layout_from_pads(pads: np.ndarray) -> tuple[list[int], bool]:
     """Column widths (smallest padded width; 1 when there are no lines) and whether every line
     follows them exactly: a token wider than its field keeps one separator, and every token with
-    more padding is padded to exactly the field's width."""
+    more padding is padded to exactly the field's width (``pads``: ``tokenize``'s stats[0:3])."""
     big = np.iinfo(np.int64).max
     widths = np.where(pads[0] == big, 1, pads[0])
     padded_ok = (pads[2] < 0) | ((pads[1] == widths) & (pads[2] == widths))
     return [int(w) for w in widths], bool(padded_ok.all())
 
 
-def format_lines(ints, scaled, dec_digits, widths) -> list[np.ndarray]:
-    """SWF text of every row, as consecutive byte chunks (one per worker thread)."""
-    n_rows = ints.shape[1]
-    _, format_rows, threads = native(large=n_rows >= _THREADED_MIN_ROWS)
-    parts = _workers() if n_rows >= 2 * _MIN_CHUNK_ROWS else 1
+def format_lines(ints: np.ndarray, scaled: np.ndarray, dec_digits: np.ndarray,
+                 widths: np.ndarray, n_rows: int | None = None,
+                 buffers: list[np.ndarray] | None = None) -> list[np.ndarray]:
+    """SWF text of rows [0, n_rows) (default: all) of the field-major values, as consecutive
+    byte chunks (one per worker thread). With ``buffers`` (a list the caller keeps from one call
+    to the next) the chunks are views of its arrays, reused and grown as needed: each is valid
+    until the next call with the same list."""
+    n_rows = ints.shape[1] if n_rows is None else n_rows
+    kernels = native(large=n_rows >= _THREADED_MIN_ROWS)
+    parts = _workers() if kernels.threads and n_rows >= 2 * _MIN_CHUNK_ROWS else 1
     bounds = [n_rows * k // parts for k in range(parts + 1)]
-    spans = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    if len(spans) <= 1:
-        return [format_rows(ints, scaled, dec_digits, widths, 0, n_rows)]
-    if not threads:
-        return [format_rows(ints, scaled, dec_digits, widths, a, b) for a, b in spans]
+    spans = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(0, 0)]
+    buffers = [] if buffers is None else buffers
+    line = int(np.maximum(widths, 21).sum()) + len(widths)  # the kernel's bound, most often
+    while len(buffers) < len(spans):
+        buffers.append(np.empty(0, np.uint8))
+
+    def run(k: int) -> np.ndarray:
+        a, b = spans[k]
+        if len(buffers[k]) < (b - a) * line:  # pages are touched only where text is written
+            buffers[k] = np.empty((b - a) * line, np.uint8)
+        size = kernels.format_rows(ints, scaled, dec_digits, widths, a, b, buffers[k])
+        if size < 0:  # many decimals: a longer bound
+            buffers[k] = np.empty(-size, np.uint8)
+            size = kernels.format_rows(ints, scaled, dec_digits, widths, a, b, buffers[k])
+        return buffers[k][:size]
+
+    if len(spans) == 1:
+        return [run(0)]
     with ThreadPoolExecutor(len(spans)) as pool:
-        return list(pool.map(lambda s: format_rows(ints, scaled, dec_digits, widths, *s), spans))
+        return list(pool.map(run, range(len(spans))))
+
+
+def int_strings(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets int32[n + 1], data uint8) of an Arrow string array holding the decimal text of
+    ``values`` (>= 0; -1, unknown, is written empty: the caller marks it null). Up to about
+    110 million values (int32 offsets)."""
+    offsets = np.empty(len(values) + 1, np.int32)
+    if len(values) * 19 >= 1 << 31:
+        raise ValueError("int_strings: too many values for int32 offsets")
+    return offsets, native().int_strings(values, offsets)
+
+
+def parse_ids(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None,
+              out: np.ndarray) -> int:
+    """Parse an Arrow string array (``offsets`` int32[n + 1] into ``data``; ``valid``: uint8
+    per row, None when all are) into ``out`` (int64[n]) when every valid string is an id as
+    Python writes a non-negative int64; returns the first row that is not one, or -1."""
+    none = np.empty(0, np.uint8)
+    return int(native().parse_ids(offsets, data, none if valid is None else valid, out))

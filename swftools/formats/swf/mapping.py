@@ -2,28 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from swftools import __version__
 from swftools import table as jt
 from swftools.metadata import TableMetadata
 from swftools.site import Site, resolve_site
+from swftools.formats.swf import kernels as swf_kernels
 from swftools.formats.swf.fields import FIELDS, SwfField
 
 # swf.md §8: termcode 0->1, 1->0, 2 (walltime exceeded)->0, 3 and 4 (cancelled)->5.
 DEFAULT_STATUS = {0: 1, 1: 0, 2: 0, 3: 5, 4: 5}
 
 
-def _is_swf(table: pa.Table) -> bool:
-    return TableMetadata.from_table(table).source_format == "swf"
+def _is_swf(table: pa.Table, meta: TableMetadata | None = None) -> bool:
+    return (meta or TableMetadata.from_table(table)).source_format == "swf"
 
 
 def time_origin(table: pa.Table) -> int:
@@ -31,23 +30,35 @@ def time_origin(table: pa.Table) -> int:
     meta = jt.get_metadata(table)
     if "swf_time_origin" in meta:
         return int(meta["swf_time_origin"] or 0)
+    import pyarrow.compute as pc
+
     first = pc.min(table.column("submit_time")).as_py()
     return int(first) if first is not None else 0
 
 
 def _as_ids(col: pa.ChunkedArray) -> pa.Array | None:
     """The column as integer ids when every value is written exactly as a non-negative decimal
-    number ('7', not '007', '+7' or '-7'); else None (names, to be numbered)."""
-    try:
-        ids = pc.cast(col, pa.int64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    if col.null_count == len(col):
-        return ids
-    same_text = pc.equal(pc.cast(ids, pa.string()), col)
-    if pc.min(ids).as_py() < 0 or not pc.all(same_text).as_py():
-        return None
-    return ids
+    number ('7', not '007', '+7' or '-7'); else None (names, to be numbered). One compiled pass
+    over the text (``kernels.parse_ids``)."""
+    if not pa.types.is_string(col.type):
+        import pyarrow.compute as pc
+
+        col = pc.cast(col, pa.string())
+    out = np.empty(len(col), np.int64)
+    pos = 0
+    for chunk in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+        n = len(chunk)
+        _, offsets, data = chunk.buffers()
+        offsets = np.frombuffer(offsets, np.int32, count=n + 1, offset=chunk.offset * 4) \
+            if n else np.zeros(1, np.int32)
+        data = np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
+        valid = jt.validity(chunk)
+        valid = None if valid is None else valid.view(np.uint8)
+        if swf_kernels.parse_ids(offsets, data, valid, out[pos:pos + n]) >= 0:
+            return None
+        pos += n
+    valid = jt.validity(col)
+    return jt.from_numpy(out, None if valid is None else ~valid)
 
 
 _UNKNOWN: Any = object()  # "not computed yet" for the ``ids`` arguments below
@@ -70,6 +81,8 @@ def dense_ids(col: pa.ChunkedArray, ids: Any = _UNKNOWN) -> pa.Array:
     ids = _as_ids(col) if ids is _UNKNOWN else ids
     if ids is not None:
         return ids
+    import pyarrow.compute as pc
+
     distinct = pc.unique(col.drop_null())
     return pc.add(pc.cast(pc.index_in(col, value_set=distinct), pa.int64()), jt.scalar(1))
 
@@ -80,6 +93,8 @@ def queue_numbers(col: pa.ChunkedArray, site: Site | None, ids: Any = _UNKNOWN) 
     ids = _as_ids(col) if ids is _UNKNOWN else ids
     if ids is not None or site is None:
         return dense_ids(col, ids)
+    import pyarrow.compute as pc
+
     names = [q.name.lower() for q in site.queues]
     numbers = jt.from_numpy(np.array([q.number for q in site.queues], dtype=np.int64))
     idx = pc.index_in(pc.utf8_lower(col), value_set=jt.strings(names))
@@ -92,14 +107,133 @@ def queue_numbers(col: pa.ChunkedArray, site: Site | None, ids: Any = _UNKNOWN) 
     return pc.coalesce(known, extra)
 
 
-def _status(table: pa.Table, site: Site | None) -> pa.Array:
-    status = table.column("swf_status")
+# Fills ``out`` (int64, float64 for field 6) with rows [begin, begin + len(out)) of one SWF
+# field's values, -1 for unknown: ``fill(begin, out)``.
+Filler = Callable[[int, np.ndarray], None]
+
+
+def _column(column: pa.Array | pa.ChunkedArray, kind: pa.DataType = pa.int64()) -> Filler:
+    if column.type != kind:  # (a table not conformed to the job table's types)
+        import pyarrow.compute as pc
+
+        column = pc.cast(column, kind)
+    return lambda begin, out: jt.filled(column.slice(begin, len(out)), -1, out)
+
+
+def _shifted(column: pa.ChunkedArray, origin: int) -> Filler:
+    """The known values of ``column`` minus ``origin``."""
+    values = _column(column)
+    if not origin:
+        return values
+
+    def fill(begin: int, out: np.ndarray) -> None:
+        values(begin, out)
+        valid = jt.validity(column.slice(begin, len(out)))
+        np.subtract(out, origin, out=out, where=True if valid is None else valid)
+    return fill
+
+
+def _difference(end: pa.ChunkedArray, start: pa.ChunkedArray) -> Filler:
+    """``end - start`` where both are known."""
+    def fill(begin: int, out: np.ndarray) -> None:
+        ends, starts = end.slice(begin, len(out)), start.slice(begin, len(out))
+        np.subtract(jt.filled(ends, 0, np.empty_like(out)),
+                    jt.filled(starts, 0, np.empty_like(out)), out=out)
+        for part in (ends, starts):
+            valid = jt.validity(part)
+            if valid is not None:
+                out[~valid] = -1
+    return fill
+
+
+def _coalesce(first: pa.Array | pa.ChunkedArray, fallback: Filler) -> Filler:
+    """``first`` where it is known, else ``fallback`` (``first`` alone when it has no null)."""
+    values = _column(first)
+    if first.null_count == 0:
+        return values
+
+    def fill(begin: int, out: np.ndarray) -> None:
+        values(begin, out)
+        valid = jt.validity(first.slice(begin, len(out)))
+        if valid is not None:
+            other = np.empty_like(out)
+            fallback(begin, other)
+            np.copyto(out, other, where=~valid)
+    return fill
+
+
+def _constant(value: int) -> Filler:
+    def fill(begin: int, out: np.ndarray) -> None:
+        out[:] = value
+    return fill
+
+
+def _status(table: pa.Table, site: Site | None) -> Filler:
+    """SWF status: the recorded one, else the site's mapping of the termcode."""
+    status, termcode = table.column("swf_status"), table.column("termcode")
+    if termcode.null_count == len(termcode):
+        return _column(status)
     mapping = site.termcode_to_swf_status if site and site.termcode_to_swf_status else DEFAULT_STATUS
-    codes = sorted(mapping)
-    mapped = pc.take(jt.from_numpy(np.array([mapping[c] for c in codes], dtype=np.int64)),
-                     pc.index_in(table.column("termcode"),
-                                 value_set=jt.from_numpy(np.array(codes, dtype=np.int64))))
-    return pc.coalesce(status, mapped)
+    codes = np.array(sorted(mapping), dtype=np.int64)
+    statuses = np.array([mapping[c] for c in codes], dtype=np.int64)
+    codes_of = _column(termcode)
+
+    def mapped(begin: int, out: np.ndarray) -> None:
+        codes_of(begin, out)
+        at = np.minimum(np.searchsorted(codes, out), len(codes) - 1)
+        found = codes[at] == out
+        known = jt.validity(termcode.slice(begin, len(out)))
+        if known is not None:
+            found &= known
+        out[:] = np.where(found, statuses[at], -1)
+    return _coalesce(status, mapped)
+
+
+def field_fillers(table: pa.Table, site: Any = None, *,
+                  ids: dict[str, pa.Array | None] | None = None,
+                  meta: TableMetadata | None = None) -> list[Filler]:
+    """For each SWF field, the function filling a buffer with a row slice of its values (int64,
+    field 6 float64; -1 for unknown), with numpy from the table's column buffers. What needs
+    whole columns (first-appearance numbering, the time origin) is computed here once, the rest
+    slice by slice when asked: no column is copied whole. ``ids``: ``id_columns(table)``,
+    ``meta``: the table's metadata, when already known."""
+    site = resolve_site(site, table)
+    ids = id_columns(table) if ids is None else ids
+    col = table.column
+    derived = not _is_swf(table, meta)
+    fillers: dict[SwfField, Filler] = {
+        SwfField.JOB_ID: _column(col("job_id")),
+        SwfField.SUBMIT_TIME: _shifted(col("submit_time"), time_origin(table)),
+        SwfField.WAIT_TIME:
+            _coalesce(col("wait_s"), _difference(col("start_time"), col("submit_time"))),
+        SwfField.RUN_TIME:
+            _coalesce(col("walltime_s"), _difference(col("finish_time"), col("start_time"))),
+        SwfField.ALLOCATED_PROCESSOR_COUNT: _column(col("gpus")),
+        SwfField.AVERAGE_CPU_TIME_USED: _column(col("avg_cpu_time_s"), pa.float64()),
+        SwfField.USED_MEMORY: _column(col("used_memory_kb")),
+        SwfField.REQUESTED_NUMBER_OF_PROCESSORS:
+            _coalesce(col("requested_procs"), _column(col("gpus"))) if derived
+            else _column(col("requested_procs")),
+        SwfField.REQUESTED_TIME: _column(col("requested_walltime_s")),
+        SwfField.REQUESTED_MEMORY: _column(col("requested_memory_kb")),
+        SwfField.STATUS: _status(table, site),
+        SwfField.USER_ID: _column(dense_ids(col("user"), ids["user"])),
+        SwfField.GROUP_ID: _column(dense_ids(col("group"), ids["group"])),
+        SwfField.EXECUTABLE_ID: _column(col("executable")),
+        SwfField.QUEUE_ID: _column(queue_numbers(col("queue"), site, ids["queue"])),
+        SwfField.PARTITION_ID:
+            _coalesce(col("partition"), _constant(1)) if derived and site
+            else _column(col("partition")),
+        SwfField.PRECEDING_JOB_ID: _column(col("preceding_job_id")),
+        SwfField.THINK_TIME_FROM_PRECEDING_JOB: _column(col("think_time_s")),
+    }
+    return [fillers[field] for field in FIELDS]
+
+
+def field_dtype(field: SwfField) -> np.dtype:
+    """The numpy type of an SWF field's values: float64 for the average CPU time (decimals
+    allowed), int64 for the others."""
+    return np.dtype(np.float64 if field is SwfField.AVERAGE_CPU_TIME_USED else np.int64)
 
 
 def swf_field_values(table: pa.Table, site: Any = None) -> list[pa.Array]:
@@ -110,49 +244,16 @@ def swf_field_values(table: pa.Table, site: Any = None) -> list[pa.Array]:
 def iter_field_values(table: pa.Table, site: Any = None, rows_per_slice: int = 1 << 18, *,
                       ids: dict[str, pa.Array | None] | None = None) -> Iterator[list[pa.Array]]:
     """``swf_field_values`` of consecutive row slices of ``table`` (at least one, empty for an
-    empty table): what needs whole columns (first-appearance numbering, the time origin) is
-    computed once, the casts and -1 fills slice by slice (memory on large tables). ``ids``:
-    ``id_columns(table)`` when already known."""
-    site = resolve_site(site, table)
-    ids = id_columns(table) if ids is None else ids
-    col = table.column
-    origin = time_origin(table)
-    derived = not _is_swf(table)
-    values: dict[SwfField, Any] = {
-        SwfField.JOB_ID: col("job_id"),
-        SwfField.SUBMIT_TIME: pc.subtract(col("submit_time"), jt.scalar(origin)),
-        SwfField.WAIT_TIME: pc.coalesce(col("wait_s"), pc.subtract(col("start_time"), col("submit_time"))),
-        SwfField.RUN_TIME: pc.coalesce(col("walltime_s"), pc.subtract(col("finish_time"), col("start_time"))),
-        SwfField.ALLOCATED_PROCESSOR_COUNT: col("gpus"),
-        SwfField.AVERAGE_CPU_TIME_USED: col("avg_cpu_time_s"),
-        SwfField.USED_MEMORY: col("used_memory_kb"),
-        SwfField.REQUESTED_NUMBER_OF_PROCESSORS:
-            pc.coalesce(col("requested_procs"), col("gpus")) if derived else col("requested_procs"),
-        SwfField.REQUESTED_TIME: col("requested_walltime_s"),
-        SwfField.REQUESTED_MEMORY: col("requested_memory_kb"),
-        SwfField.STATUS: _status(table, site),
-        SwfField.USER_ID: dense_ids(col("user"), ids["user"]),
-        SwfField.GROUP_ID: dense_ids(col("group"), ids["group"]),
-        SwfField.EXECUTABLE_ID: col("executable"),
-        SwfField.QUEUE_ID: queue_numbers(col("queue"), site, ids["queue"]),
-        SwfField.PARTITION_ID:
-            pc.coalesce(col("partition"), jt.scalar(1)) if derived and site else col("partition"),
-        SwfField.PRECEDING_JOB_ID: col("preceding_job_id"),
-        SwfField.THINK_TIME_FROM_PRECEDING_JOB: col("think_time_s"),
-    }
-    for field in FIELDS:
-        if isinstance(values[field], pa.ChunkedArray):
-            values[field] = values[field].combine_chunks()
+    empty table; see ``field_fillers``). ``ids``: ``id_columns(table)`` when already known."""
+    fillers = field_fillers(table, site, ids=ids)
     n_rows = table.num_rows
     for begin in range(0, max(n_rows, 1), rows_per_slice):
         count = min(rows_per_slice, n_rows - begin)
         out = []
-        for field in FIELDS:
-            arr = values[field].slice(begin, count)
-            if field is SwfField.AVERAGE_CPU_TIME_USED:
-                out.append(pc.fill_null(pc.cast(arr, pa.float64()), jt.scalar(-1.0, pa.float64())))
-            else:
-                out.append(pc.fill_null(pc.cast(arr, pa.int64()), jt.scalar(-1)))
+        for field, fill in zip(FIELDS, fillers):
+            values = np.empty(count, field_dtype(field))
+            fill(begin, values)
+            out.append(jt.from_numpy(values))
         yield out
 
 
@@ -163,6 +264,8 @@ def _date1(epoch: int, tz: str) -> str:
 
 def build_header(table: pa.Table, site: Any = None) -> list[list[str]]:
     """A complete SWF 2.2 header for a table that did not come from SWF."""
+    import pyarrow.compute as pc
+
     site = resolve_site(site, table)
     meta = TableMetadata.from_table(table)
     tz = meta.time_zone or (site.time_zone if site else "UTC")
@@ -210,16 +313,19 @@ def build_header(table: pa.Table, site: Any = None) -> list[list[str]]:
 
 
 def describe_losses(table: pa.Table, site: Any = None, *,
-                    ids: dict[str, pa.Array | None] | None = None) -> list[str]:
+                    ids: dict[str, pa.Array | None] | None = None,
+                    meta: TableMetadata | None = None) -> list[str]:
     """What an SWF file cannot carry of ``table``: one sentence per loss, nothing when lossless.
-    ``ids``: ``id_columns(table)`` when already known."""
+    ``ids``: ``id_columns(table)``, ``meta``: the table's metadata, when already known."""
     site = resolve_site(site, table)
     ids = id_columns(table) if ids is None else ids
-    meta = TableMetadata.from_table(table)
+    meta = meta or TableMetadata.from_table(table)
     col = table.column
     losses = []
     for name in ("user", "group"):
         if ids[name] is None:
+            import pyarrow.compute as pc
+
             n = len(pc.unique(col(name).drop_null()))
             losses.append(f"{name} names replaced by numbers 1..{n} in order of first appearance")
     if ids["queue"] is None:
@@ -229,14 +335,12 @@ def describe_losses(table: pa.Table, site: Any = None, *,
         losses.append(f"{' and '.join(shape)} have no SWF field: field 5 holds total GPUs"
                       + (f" (nodes = ceil(GPUs/{site.gpus_per_node}) under the whole-node policy)"
                          if site else ""))
-    known_term = pc.and_(pc.is_valid(col("termcode")), pc.is_null(col("swf_status")))
-    if pc.any(known_term).as_py():
+    if _count_rows(table, _termcode_without_status):
         losses.append("termcode mapped to SWF status: failed and walltime-exceeded both become 0, "
                       "user and system cancels both become 5")
     for start, base, dur, label in (("start_time", "submit_time", "wait_s", "wait"),
                                     ("finish_time", "start_time", "walltime_s", "walltime")):
-        diff = pc.not_equal(pc.subtract(col(start), col(base)), col(dur))
-        n_bad = pc.sum(pc.cast(diff, pa.int64())).as_py() or 0
+        n_bad = _count_rows(table, _disagreeing(start, base, dur))
         if n_bad:
             losses.append(f"{n_bad} jobs: {start} disagrees with {base} + {dur}; SWF keeps the "
                           f"recorded {label} only")
@@ -244,3 +348,38 @@ def describe_losses(table: pa.Table, site: Any = None, *,
     if layout.get("reasons") and layout.get("n_rows") == table.num_rows:
         losses.append("not byte-identical to the SWF input: " + "; ".join(layout["reasons"]))
     return losses
+
+
+_CHECK_ROWS = 1 << 16  # rows checked at a time: the temporaries stay small
+
+
+def _count_rows(table: pa.Table, rows: Callable[[pa.Table], np.ndarray | None]) -> int:
+    """How many rows of ``table`` ``rows`` (of a row slice: a bool mask, or None for none)
+    marks, slice by slice."""
+    return sum(int(np.count_nonzero(mask)) for begin in range(0, table.num_rows, _CHECK_ROWS)
+               if (mask := rows(table.slice(begin, _CHECK_ROWS))) is not None)
+
+
+def _termcode_without_status(rows: pa.Table) -> np.ndarray | None:
+    """Rows with a termcode but no SWF status (the status will be mapped from the termcode)."""
+    termcode, status = rows.column("termcode"), rows.column("swf_status")
+    if termcode.null_count == len(termcode) or status.null_count == 0:
+        return None
+    known = jt.validity(termcode)
+    return ~jt.validity(status) if known is None else known & ~jt.validity(status)
+
+
+def _disagreeing(end: str, base: str, duration: str) -> Callable[[pa.Table], np.ndarray | None]:
+    """Rows where ``end - base`` and ``duration`` are known and differ."""
+    def rows(part: pa.Table) -> np.ndarray | None:
+        columns = [part.column(name) for name in (end, base, duration)]
+        if any(c.null_count == len(c) for c in columns):
+            return None
+        ends, bases, durations = (jt.filled(c, 0, np.empty(len(c), np.int64)) for c in columns)
+        differ = ends - bases != durations
+        for column in columns:
+            known = jt.validity(column)
+            if known is not None:
+                differ &= known
+        return differ
+    return rows

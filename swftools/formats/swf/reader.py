@@ -1,7 +1,8 @@
 """Standard Workload Format (SWF 2.2) reader; the writer is ``swftools.formats.swf.writer``.
 
-The reader works on whole columns: the job lines are tokenized with numpy, normalized to single
-spaces and parsed by pyarrow's CSV reader. It records the file's layout (per-column minimum width,
+The job lines are parsed in one compiled pass (``kernels.tokenize``) straight from the file's
+pages (a plain file is memory-mapped, not copied) into field-major int64 rows that become the
+table's columns without a copy. The reader records the file's layout (per-column minimum width,
 which rows wrote decimals) as table metadata so that the writer reproduces the file byte for byte;
 when that is impossible (tabs, trailing blanks, irregular spacing) the layout says why.
 """
@@ -14,12 +15,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from swftools import __version__
 from swftools import table as jt
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
-from swftools.formats.inputs import read_bytes  # gzip by content; also swf.read_bytes
+from swftools.formats.inputs import map_bytes, read_bytes  # gzip by content; also swf.read_bytes
 from swftools.formats.swf import kernels as swf_kernels
 from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
 from swftools.formats.swf.header import header_int, parse_header
@@ -28,6 +28,7 @@ from swftools.metadata import TableMetadata
 
 N_FIELDS = len(FIELDS)
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BLANK = re.compile(rb"\s*")
 # Fields the SWF definition allows to be fractional: the time fields.
 FRACTIONAL_FIELDS = (SwfField.SUBMIT_TIME, SwfField.WAIT_TIME, SwfField.RUN_TIME,
                      SwfField.AVERAGE_CPU_TIME_USED, SwfField.REQUESTED_TIME,
@@ -35,27 +36,28 @@ FRACTIONAL_FIELDS = (SwfField.SUBMIT_TIME, SwfField.WAIT_TIME, SwfField.RUN_TIME
 
 
 def _check_text(path: str, data: bytes, header_end: int) -> None:
-    """Empty files and binary headers are refused here; binary job lines fail in the tokenizer."""
-    if not data or data.isspace():
+    """Empty files and binary headers are refused here; binary job lines fail in the tokenizer.
+    (``data``: bytes or a memory map, see ``inputs.map_bytes``.)"""
+    if _BLANK.fullmatch(data):
         raise InputError(str(path), "empty file", expected="SWF header comments and job lines")
     control = _CONTROL.search(data, 0, header_end)
     if control:
         bad = control.start()
-        line = data.count(b"\n", 0, bad) + 1
+        line = data[:bad].count(b"\n") + 1
         raise InputError(str(path), f"binary data (byte 0x{data[bad]:02x} at offset {bad}); "
                          "this is not an SWF text file", line=line, expected="ASCII text")
 
 
-def _split_header(data: bytes) -> tuple[list[str], bytes, int]:
-    """Split the leading ';' comment block from the job lines; returns (lines, body, count)."""
+def _split_header(data: bytes) -> tuple[list[str], int]:
+    """The leading ';' comment block: (its lines, the offset where the job lines start)."""
     lines: list[str] = []
     pos = 0
-    while pos < len(data) and data.startswith(b";", pos):
+    while pos < len(data) and data[pos:pos + 1] == b";":
         end = data.find(b"\n", pos)
         end = len(data) if end < 0 else end
         lines.append(data[pos:end].decode("latin-1"))
         pos = end + 1
-    return lines, data[pos:], len(lines)
+    return lines, min(pos, len(data))
 
 
 def _comment_or_blank(body: bytes, row: int) -> bool:
@@ -77,28 +79,27 @@ def _extract_comment_lines(body: bytes) -> tuple[bytes, list[list[Any]]]:
     return b"\n".join(kept) + b"\n" if kept else b"", others
 
 
-def _decimals(frac: np.ndarray, reasons: list[str]) -> dict[str, Any]:
+def _decimals(point: np.ndarray, stats: np.ndarray, reasons: list[str]) -> dict[str, Any]:
     """Which rows write each field with decimals, and how many digits."""
     out: dict[str, Any] = {}
-    for k in np.flatnonzero((frac >= 0).any(axis=1)):
-        column = frac[k]
-        mask = column >= 0
-        digits = np.unique(column[mask])
+    for k in np.flatnonzero(stats[swf_kernels.DECIMAL_TOKENS]):
+        mask = point[k] > 0
+        digits = np.unique(point[k][mask]) - 1
         if len(digits) > 1:
             reasons.append(f"field {k + 1} mixes {sorted(int(d) for d in digits)} decimals")
         out[str(int(k) + 1)] = {"digits": int(digits.max()), "rows": pack_mask(mask)}
     return out
 
 
-def _layout(pads: np.ndarray, flags: np.ndarray) -> dict[str, Any]:
+def _layout(stats: np.ndarray, flags: np.ndarray) -> dict[str, Any]:
     """Per-column minimum widths and whether every line follows them exactly."""
-    widths, aligned = swf_kernels.layout_from_pads(pads)
+    widths, aligned = swf_kernels.layout_from_pads(stats[0:3])
     reasons = []
-    if flags[0]:
+    if flags[swf_kernels.TABS]:
         reasons.append("tabs or carriage returns between fields")
     if not aligned:
         reasons.append("fields are not right-aligned to fixed column widths")
-    if flags[1]:
+    if flags[swf_kernels.TRAILING_BLANKS]:
         reasons.append("trailing blanks after the last field")
     return {"widths": widths, "reasons": reasons}
 
@@ -131,33 +132,34 @@ def _tokenize_error(path: str, body: bytes, error: np.ndarray, row_lines: np.nda
                       value=value, expected="a number (-1 if unknown)")
 
 
-def _float_column(ints: np.ndarray, floats: np.ndarray, frac: np.ndarray, k: int) -> np.ndarray:
+def _float_column(ints: np.ndarray, floats: np.ndarray, point: np.ndarray, k: int) -> np.ndarray:
     """Field ``k`` as float64: the integer parse, with the decimal tokens' exact values."""
     column = ints[k].astype(np.float64)
-    decimal = frac[k] >= 0
+    decimal = point[k] > 0
     column[decimal] = floats[k][decimal]
     return column
 
 
-def _check_negative(path: str, ints: np.ndarray, floats: np.ndarray, frac: np.ndarray,
+def _check_negative(path: str, ints: np.ndarray, floats: np.ndarray, point: np.ndarray,
                     row_lines: np.ndarray) -> None:
+    """Raise for the first value below 0 other than -1 (by field, then row)."""
     bad = ints < -1
-    for k in np.flatnonzero((frac >= 0).any(axis=1)):  # '-0.5' parses to an integer part of 0
-        values = _float_column(ints, floats, frac, int(k))
+    for k in np.flatnonzero((point > 0).any(axis=1)):  # '-0.5' parses to an integer part of 0
+        values = _float_column(ints, floats, point, int(k))
         bad[k] |= (values < 0) & (values != -1)
     if bad.any():
         k, row = (int(x) for x in np.argwhere(bad)[0])
-        value = f"{_float_column(ints, floats, frac, k)[row]:g}"
+        value = f"{_float_column(ints, floats, point, k)[row]:g}"
         raise InputError(path, f"negative value {value}", line=int(row_lines[row]),
                          field=FIELDS[k].label, value=value,
                          expected="a value >= 0, or -1 for unknown")
 
 
-def _not_integer(path: str, body: bytes, frac: np.ndarray, k: int,
+def _not_integer(path: str, body: bytes, point: np.ndarray, k: int,
                  row_lines: np.ndarray) -> InputError:
     """The error for the first decimal token in count field ``k`` (SWF allows decimals only in
     the time fields and the average CPU time)."""
-    row = int(np.flatnonzero(frac[k] >= 0)[0])
+    row = int(np.flatnonzero(point[k] > 0)[0])
     value = _line_tokens(body, row)[k]
     return InputError(path, f"{value!r} is not an integer", line=int(row_lines[row]),
                       field=FIELDS[k].label, value=value,
@@ -165,8 +167,54 @@ def _not_integer(path: str, body: bytes, frac: np.ndarray, k: int,
                                "time fields and the average CPU time")
 
 
-def _column(values: np.ndarray) -> pa.Array:
-    return jt.from_numpy(values, values == -1)
+def _unknown(values: np.ndarray, count: int) -> np.ndarray | bool | None:
+    """Which of a field's values are -1 (``count`` of them): a mask, or True for all, None
+    for none (``table.from_numpy``'s ``null``)."""
+    if count == 0:
+        return None
+    return True if count == len(values) else values == -1
+
+
+def _either(a: np.ndarray | bool | None, b: np.ndarray | bool | None) -> np.ndarray | bool | None:
+    """Rows unknown in ``a`` or ``b`` (``_unknown`` masks)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return True if a is True or b is True else a | b
+
+
+def _sum(values: np.ndarray, null: np.ndarray | bool | None, add: np.ndarray | int,
+         add_null: np.ndarray | bool | None = None) -> tuple[np.ndarray, Any]:
+    """(values + add, its unknown rows): an absolute time from an offset or a duration."""
+    null = _either(null, add_null)
+    if null is True:  # no value at all: memory never touched
+        return np.zeros(len(values), np.int64), True
+    if isinstance(add, int) and add == 0:
+        return values, null
+    return values + add, null
+
+
+def _id_text(ints: np.ndarray, column: pa.Array) -> pa.Array:
+    """The user, group or queue numbers ``ints`` (``column``: them as Arrow, -1 null) as the
+    job table's text."""
+    if column.null_count == len(column):
+        return jt.nulls(len(column), pa.string())
+    try:
+        offsets, data = swf_kernels.int_strings(ints)
+    except ValueError:  # beyond int32 offsets
+        import pyarrow.compute as pc
+
+        return pc.cast(column, pa.string())
+    return pa.Array.from_buffers(pa.string(), len(column), [column.buffers()[0],
+                                 pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=column.null_count)
+
+
+def _row_lines(n_rows: int, n_header: int, other_lines: list[list[Any]]) -> np.ndarray:
+    """The file line of every job row (for messages)."""
+    row_lines = np.arange(n_rows, dtype=np.int64) + n_header + 1
+    for row_before, _ in other_lines:
+        row_lines[row_before:] += 1
+    return row_lines
 
 
 def read(path: str | Path, *, site: Any = None, progress: bool = False,
@@ -177,69 +225,76 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False,
     """
     del site, progress  # SWF carries its own header; reading is a single bulk pass
     name = str(path)
-    data = read_bytes(path)
-    header_lines, body, n_header = _split_header(data)
-    _check_text(name, data, len(data) - len(body))
+    data = map_bytes(path)  # a plain file is mapped, not copied
+    header_lines, start = _split_header(data)  # the job lines are data[start:] (not copied)
+    n_header = len(header_lines)
+    _check_text(name, data, start)
     reasons: list[str] = []
-    if body and not body.endswith(b"\n"):
+    if len(data) > start and data[-1:] != b"\n":
         reasons.append("no newline at the end of the file")
-        body += b"\n"
+        data = data[:] + b"\n"
     other_lines: list[list[Any]] = []
-    ints, floats, frac, extra, pads, flags, error = swf_kernels.tokenize(body, N_FIELDS)
-    if error[0] and _comment_or_blank(body, int(error[1])):
+    ints, floats, point, extra, stats, flags, error = swf_kernels.tokenize(data, N_FIELDS, start)
+    if error[0] and _comment_or_blank(data[start:], int(error[1])):
         # comment or blank lines among the jobs (rare): set them aside, remember where they stood
-        body, other_lines = _extract_comment_lines(body)
-        ints, floats, frac, extra, pads, flags, error = swf_kernels.tokenize(body, N_FIELDS)
+        data, other_lines = _extract_comment_lines(data[start:])
+        start = 0
+        ints, floats, point, extra, stats, flags, error = swf_kernels.tokenize(data, N_FIELDS)
     n_rows = ints.shape[1]
     if n_rows == 0 and not allow_empty:
         raise InputError(name, NO_JOB_ROWS, line=n_header or None, expected=NO_JOB_ROWS_EXPECTED)
-    row_lines = np.arange(n_rows, dtype=np.int64) + n_header + 1
-    for row_before, _ in other_lines:
-        row_lines[row_before:] += 1
+
+    def row_lines() -> np.ndarray:
+        return _row_lines(n_rows, n_header, other_lines)
+
     if error[0]:
-        raise _tokenize_error(name, body, error, row_lines)
+        raise _tokenize_error(name, data[start:], error, row_lines())
     extra_columns = None
-    if flags[2]:
+    if flags[swf_kernels.EXTRA_FIELDS]:
         rows_extra = np.flatnonzero(extra)
-        extra_columns = {"count": int(flags[2]), "lines": int(len(rows_extra)),
-                         "first_line": int(row_lines[rows_extra[0]])}
+        extra_columns = {"count": int(flags[swf_kernels.EXTRA_FIELDS]),
+                         "lines": int(len(rows_extra)),
+                         "first_line": int(row_lines()[rows_extra[0]])}
         reasons.append(f"{len(rows_extra)} job lines have more than {N_FIELDS} fields "
                        "(extra fields dropped)")
-    layout = _layout(pads, flags)
+    layout = _layout(stats, flags)
     reasons = layout.pop("reasons") + reasons
-    layout["decimals"] = _decimals(frac, reasons)
-    _check_negative(name, ints, floats, frac, row_lines)
+    layout["decimals"] = _decimals(point, stats, reasons)
+    if flags[swf_kernels.NEGATIVE]:
+        _check_negative(name, ints, floats, point, row_lines())
     pairs = parse_header(header_lines)
     origin = header_int(pairs, "UnixStartTime")
-    values: dict[str, Any] = {}
+    unknown = stats[swf_kernels.UNKNOWN_TOKENS]
+    numbers: list[np.ndarray] = []  # each field's values, -1 for unknown
     for k, field in enumerate(FIELDS):
-        has_frac = bool((frac[k] >= 0).any()) if n_rows else False
-        if field is SwfField.AVERAGE_CPU_TIME_USED:
-            col = _float_column(ints, floats, frac, k)
-            values[field.column] = jt.from_numpy(col, col == -1.0)
-            continue
-        if has_frac:
+        if field is SwfField.AVERAGE_CPU_TIME_USED:  # all unknown: memory never touched
+            numbers.append(np.zeros(n_rows) if unknown[k] == n_rows else
+                           _float_column(ints, floats, point, k))
+        elif stats[swf_kernels.DECIMAL_TOKENS, k]:
             if field not in FRACTIONAL_FIELDS:
-                raise _not_integer(name, body, frac, k, row_lines)
-            exact = _float_column(ints, floats, frac, k)
-            rounded = np.rint(exact).astype(np.int64)
-            if np.any(rounded != exact):
+                raise _not_integer(name, data[start:], point, k, row_lines())
+            exact = _float_column(ints, floats, point, k)
+            numbers.append(np.rint(exact).astype(np.int64))
+            if np.any(numbers[-1] != exact):
                 reasons.append(f"{field.label}: fractional values rounded to whole seconds")
-            values[field.column] = _column(rounded)
         else:
-            values[field.column] = _column(ints[k])
-    del ints, floats, frac
-    job_ids = values["job_id"]
-    if job_ids.null_count:
-        row = int(np.flatnonzero(np.asarray(pc.is_null(job_ids)))[0])
-        raise InputError(name, "job number -1", line=int(row_lines[row]),
+            numbers.append(ints[k])
+    if unknown[0]:
+        row = int(np.argmax(ints[0] == -1))
+        raise InputError(name, "job number -1", line=int(row_lines()[row]),
                          field=SwfField.JOB_ID.label, value="-1", expected="a job number >= 0")
-    for key in ("user", "group", "queue"):
-        values[key] = pc.cast(values[key], pa.string())
-    if origin is not None:
-        values["submit_time"] = pc.add(values["submit_time"], jt.scalar(origin))
-    values["start_time"] = pc.add(values["submit_time"], values["wait_s"])
-    values["finish_time"] = pc.add(values["start_time"], values["walltime_s"])
+    nulls = [_unknown(values, count) for values, count in zip(numbers, unknown)]
+    columns = {field.column: jt.from_numpy(values, null)
+               for field, values, null in zip(FIELDS, numbers, nulls)}
+    for field in (SwfField.USER_ID, SwfField.GROUP_ID, SwfField.QUEUE_ID):
+        columns[field.column] = _id_text(ints[field - 1], columns[field.column])
+    # the job table's absolute times: submit (the header's origin + field 2), start, finish
+    submit, wait, run = (SwfField.SUBMIT_TIME - 1, SwfField.WAIT_TIME - 1, SwfField.RUN_TIME - 1)
+    times = {"submit_time": _sum(numbers[submit], nulls[submit], origin or 0)}
+    times["start_time"] = _sum(*times["submit_time"], numbers[wait], nulls[wait])
+    times["finish_time"] = _sum(*times["start_time"], numbers[run], nulls[run])
+    columns.update({key: jt.from_numpy(*time) for key, time in times.items()})
+    del ints, floats, point, numbers
     layout.update({"exact": not reasons, "reasons": reasons, "n_rows": n_rows,
                    "other_lines": other_lines})
     tz = next((v for k, v in pairs if k.lower() == "timezonestring"), None)
@@ -248,7 +303,7 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False,
         converter_version=f"swftools {__version__}", time_zone=tz or None,
         swf_header=pairs, swf_header_lines=header_lines, swf_layout=layout,
         swf_time_origin=origin, swf_first_line=n_header + 1, swf_extra_columns=extra_columns)
-    return jt.from_columns(values, metadata)
+    return jt.from_columns(columns, metadata)
 
 
 def row_line_numbers(table: pa.Table) -> np.ndarray:
