@@ -95,9 +95,12 @@ class TableMetadata:
     # -- reading -------------------------------------------------------------------------------
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> TableMetadata:
-        """The typed form of a metadata dict, checked against the schema (``InputError`` if not)."""
-        check(data, source=source)
+    def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None,
+                  checked: bool = False) -> TableMetadata:
+        """The typed form of a metadata dict, checked against the schema (``InputError`` if not;
+        ``checked``: the caller knows it is well-formed)."""
+        if not checked:
+            check(data, source=source)
         known = _known_fields()
         values = {k: copy.deepcopy(v) for k, v in data.items() if k in known}
         extra = {k: copy.deepcopy(v) for k, v in data.items() if k not in known}
@@ -106,8 +109,12 @@ class TableMetadata:
 
     @classmethod
     def from_table(cls, table: pa.Table) -> TableMetadata:
-        """The metadata a table carries (empty when none), checked against the schema."""
-        return cls.from_dict(decode(table))
+        """The metadata a table carries (empty when none), checked against the schema, unless
+        this process serialized those very bytes from a ``TableMetadata`` (``to_table``): a
+        table a reader just built is not checked again (the check, with its jsonschema import,
+        costs about 0.1 s of a short process; tests check every reader's metadata)."""
+        raw = (table.schema.metadata or {}).get(METADATA_KEY)
+        return cls.from_dict(json.loads(raw) if raw else {}, checked=raw in _SERIALIZED)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -129,7 +136,11 @@ class TableMetadata:
 
     def to_table(self, table: pa.Table) -> pa.Table:
         """``table`` carrying this metadata (replacing any earlier schema metadata)."""
-        return table.replace_schema_metadata({METADATA_KEY: self.to_json()})
+        raw = self.to_json()
+        _SERIALIZED[raw] = None
+        while len(_SERIALIZED) > SERIALIZED_KEPT:
+            del _SERIALIZED[next(iter(_SERIALIZED))]
+        return table.replace_schema_metadata({METADATA_KEY: raw})
 
     # -- derived facts -------------------------------------------------------------------------
 
@@ -167,6 +178,12 @@ def _header_says_gpus(header: list[Any]) -> bool:
                 "processors are gpus" in str(entry[1]).lower():
             return True
     return False
+
+
+# Metadata bytes this process serialized from the typed object (``to_table``), oldest first: the
+# dataclass's own output, so reading them back skips the schema check.
+_SERIALIZED: dict[bytes, None] = {}
+SERIALIZED_KEPT = 64
 
 
 @lru_cache(maxsize=1)
