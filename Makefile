@@ -13,6 +13,9 @@ $(BIN)/swftools: pyproject.toml
 	# cffconvert is used only for its CFF 1.2.0 JSON Schema (tests validate CITATION.cff against it);
 	# its own runtime pins (jsonschema<4) conflict with ours, so it is installed without them.
 	$(BIN)/python -m pip install --quiet --no-deps cffconvert==2.0.0
+	# bytecode for the editable package, as a wheel install has it (with PYTHONDONTWRITEBYTECODE
+	# set, every command would otherwise compile the modules it imports: ~0.1 s a process)
+	$(BIN)/python -m compileall -q swftools
 	touch $@
 
 dev: $(BIN)/swftools

@@ -268,6 +268,9 @@ def main() -> None:
         from bench_replay import setup_accasim
 
         setup_accasim(args.accasim_venv)
+    # the package's bytecode, as a wheel install has it (PYTHONDONTWRITEBYTECODE, set on some
+    # machines, would make every timed process compile the modules it imports)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "swftools")], check=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="swftools-bench-process-") as tmp:
         work = Path(tmp)
