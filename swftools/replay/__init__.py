@@ -16,7 +16,10 @@ job's run time and EASY estimate by the factor of the placement it got (``row``:
 ``table``); ``min_factor`` (scalar or per row) bounds the factors from below for the backfill
 filter. Either one runs the general path of ``engine_gpu.run_gpu``; a flat pool then runs as
 ``procs`` one-GPU nodes (``model.FlatNodes``), processors listed in ``node_ids``. Without them
-the output is byte-identical to a plain replay.
+the output is byte-identical to a plain replay. Large replays (``engine_gpu.COMPILED_MIN_JOBS``)
+with a built-in placement and no factor, or a keyed factor also given in compiled form
+(``PlacementInputs.factor_kernel``, its keys per row: mapped to queue order here), run the
+general path's compiled twin (``engine_general``): the same output.
 """
 
 from __future__ import annotations
@@ -93,9 +96,9 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
     general = placement is not None or runtime_factor is not None
     scaled = None
     if general:
-        model, work, chosen, factor, bound = _general_inputs(
+        model, work, chosen, factor, bound, kernel = _general_inputs(
             model, work, placement, placement_inputs, runtime_factor, min_factor, seed)
-        run = run_gpu(work, model, policy, chosen, factor, bound)
+        run = run_gpu(work, model, policy, chosen, factor, bound, factor_kernel=kernel)
         start = run.start
         node_ids = run.node_ids()
         gpu_ids = run.gpu_ids() if isinstance(model, GpuNodes) else None
@@ -145,7 +148,8 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
 def _general_inputs(model, work, placement, inputs, runtime_factor, min_factor, seed):
     """The engine's inputs for a replay with a placement or run-time factors: the model (a flat
     pool becomes one-GPU nodes), the workload (a flat job of size s is s nodes x 1), the bound
-    placement, the factor callback and bound in queue order."""
+    placement, the factor callback and bound in queue order, and the compiled factor
+    (``PlacementInputs.factor_kernel``) with its keys in queue order."""
     import dataclasses
 
     if isinstance(model, FlatPool):
@@ -165,15 +169,21 @@ def _general_inputs(model, work, placement, inputs, runtime_factor, min_factor, 
         chosen = make_placement(name, machine, gains, seed)
     factor = None
     if runtime_factor is not None:
-        rows = work.row.tolist()
+        rows: list[int] = []  # the rows as ints, made on the first call (the Python path's)
         user = runtime_factor
 
         def factor(j: int, nodes: list[int], gpus: list[list[int]]) -> float:
+            if not rows:
+                rows.extend(work.row.tolist())
             return user(rows[j], nodes, gpus)
     bound = min_factor
     if min_factor is not None and not isinstance(min_factor, (int, float)):
         bound = np.asarray(min_factor, dtype=float)[work.row].tolist()
-    return model, work, chosen, factor, bound
+    kernel = inputs.factor_kernel
+    if kernel is not None and runtime_factor is not None:
+        kernel = dataclasses.replace(kernel, keys=np.asarray(kernel.keys, dtype=np.int64)[
+            work.row])
+    return model, work, chosen, factor, bound, kernel
 
 
 def _jobs_table(table: pa.Table, work: Workload, start: np.ndarray, keep: np.ndarray,

@@ -38,7 +38,12 @@ One event loop, two paths (chosen once, at the top of ``run_gpu``):
   (size, group, factor bound): once the reservation refuses the choice of such a combination,
   its other jobs get the same choice and factor, so they are skipped by the window filter (when
   the factor is at least their bound) or by their estimate alone -- the same starts, far fewer
-  jobs placed and checked.
+  jobs placed and checked. From ``COMPILED_MIN_JOBS`` jobs on the general path too runs as its
+  numba twin (``engine_general`` decides, ``engine_general_jit`` runs it): for the built-in
+  placements with no run-time factor or a keyed one given in compiled form
+  (``factor_kernel``, a ``factors.FactorKernel``); the same schedule job for job, tested
+  (``tests/test_replay_engine_general_jit.py``). A user placement (a subclass, or any other
+  class) or a factor callback without a kernel runs in Python.
 
 Flat pools (SWF traces): ``engine_flat.run_flat`` stays the specialised fast path of the same
 loop for plain replays (a processor count instead of bit sets; measured against this engine's
@@ -65,6 +70,7 @@ import pyarrow as pa
 from swftools import table as jt
 from swftools.errors import UsageError
 from swftools.replay.engine_flat import fits_int64_keys
+from swftools.replay.factors import FactorKernel
 from swftools.replay.model import (FlatNodes, GpuNodes, GpuState, TrackedGpuState, bits,
                                    gpu_reservation)
 from swftools.replay.placement import BestFit, Placement, RuntimeFactor
@@ -219,7 +225,8 @@ def never_fits_again(nodes: int, now: int) -> str:
 def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
             placement: Placement | None = None, runtime_factor: RuntimeFactor | None = None,
             min_factor: float | Sequence[float] | None = None,
-            compiled: bool | None = None) -> GpuRun:
+            compiled: bool | None = None,
+            factor_kernel: FactorKernel | None = None) -> GpuRun:
     """Replay ``work`` on the site's GPU nodes (or a flat pool seen as 1-GPU nodes).
 
     With neither ``placement`` nor ``runtime_factor`` this is the fast path (the allocation rule
@@ -233,18 +240,27 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
     against the reservation with its real factor (default: 1.0 without a callback, else 0,
     which is always correct but searches more).
 
-    ``compiled``: run the fast path's numba twin (``engine_gpu_jit``, the same schedule job for
-    job); None decides by size (``COMPILED_MIN_JOBS``). The twin is used only on the fast path
-    and when the workload fits its words (``compiled_fits``); otherwise this runs in Python.
+    ``compiled``: run the numba twin (the same schedule job for job): the fast path's
+    (``engine_gpu_jit``), or the general path's (``engine_general_jit``) for the built-in
+    placements with no ``runtime_factor`` or a keyed one given as ``factor_kernel`` (its keys in
+    queue order; see ``engine_general``); None decides by size (``COMPILED_MIN_JOBS``). A
+    workload the twins cannot hold (``compiled_fits``), a user placement or an uncompiled
+    factor runs in Python.
     """
     n = len(work)
     general = placement is not None or runtime_factor is not None
-    if not general and n:
-        if compiled is None:
-            compiled = n >= COMPILED_MIN_JOBS
-        distinct = np.unique(work.size) if compiled else None
-        if compiled and compiled_fits(work, model, distinct):
-            return _run_gpu_compiled(work, model, policy, distinct)
+    if n and (compiled or (compiled is None and n >= COMPILED_MIN_JOBS)):
+        if general:
+            from swftools.replay.engine_general import run_general_compiled
+
+            run = run_general_compiled(work, model, policy, placement, runtime_factor,
+                                       factor_kernel, min_factor)
+            if run is not None:
+                return run
+        else:
+            distinct = np.unique(work.size)
+            if compiled_fits(work, model, distinct):
+                return _run_gpu_compiled(work, model, policy, distinct)
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return GpuRun(empty, [], [], [], empty if general else None,

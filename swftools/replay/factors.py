@@ -14,6 +14,11 @@ for ``PlacementInputs.gpu_model`` value ``m``), ``s_min`` the lowest score held 
 ``nodes`` and ``racks`` the counts spanned, ``per_node`` the GPUs held on each node, ``params``
 the kernel's own constants (a tuple of arrays and numbers). It must return exactly the float the
 callback returns for that placement (the compiled and Python paths are tested job for job).
+
+``replay()`` hands ``run_gpu`` the kernel with its keys in queue order; the compiled general path
+(``engine_general_jit``) evaluates it inlined, through ``factors_jit.KernelRef`` (numba's disk
+cache holds one engine per kernel). A kernel should be a plain ``@njit(cache=True)`` function of
+a module with a source file; its signature is computed as ``Placement.signature`` does.
 """
 
 from __future__ import annotations

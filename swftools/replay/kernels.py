@@ -5,6 +5,10 @@ functions. Built ahead of time (``build_aot``, ``make aot``; see ``swftools.aot`
 extension module that a replay loads in a millisecond instead of importing numba and loading its
 CPU target (about 0.3 s of every replay process); without that module, or after the engines'
 source changed, numba runs the same code. Both give the same schedules (tested).
+
+The general path's twin (``engine_general_jit.run_general_compiled``: placements, factor
+kernels) is not exported: it takes the factor kernel as a typed argument, so it runs on numba's
+JIT only, from its disk cache.
 """
 
 from __future__ import annotations

@@ -1,0 +1,190 @@
+"""The general path of ``engine_gpu.run_gpu`` on its compiled twin (``engine_general_jit``):
+when it applies, and its inputs as arrays.
+
+It applies to the built-in placements (``type(placement)`` one of ``POLICY_CLASSES``, not a
+subclass) with no run-time factor, or with a keyed one (``Machine.factor_by_key``) given in
+compiled form (``factors.FactorKernel``, its keys in queue order), on workloads that fit the
+twin's int64 words (``engine_gpu.compiled_fits``), finite factor bounds and GPU model indices
+below 63. Otherwise ``run_gpu`` runs its Python general path, the reference (the same schedule
+job for job: ``tests/test_replay_engine_general_jit.py``).
+
+The queue bit of a waiting job: its (size, group, factor bound) combination's (the engine's
+``choice_group`` logic) for the most frequent combinations, as many as the int64 holds beside
+the size bits (62 in all); the others keep their size's bit. Which combinations get a bit
+changes how many candidates are looked at, never a start.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Sequence
+
+import numpy as np
+
+from swftools.errors import UsageError
+from swftools.replay.factors import FactorKernel
+from swftools.replay.model import FlatNodes, GpuNodes
+from swftools.replay.placement import (POLICY_CLASSES, BestFit, Placement, PlacementInputs,
+                                       RuntimeFactor)
+from swftools.replay.workload import Workload
+
+COMPILED_MAX_BITS = 62  # queue bits: sizes first, then combinations
+EXACT_FLOAT = float(1 << 53)  # estimate x bound below this: numpy's product is Python's
+
+
+def _bound_arrays(work: Workload, min_factor, has_factor: bool):
+    """(per job lower bound of the factor, the queue's ``round(estimate x bound)``), as
+    ``run_gpu`` computes them; None when a bound is not finite or the products not exact."""
+    n = len(work)
+    if min_factor is None:
+        min_factor = 0.0 if has_factor else 1.0
+    if isinstance(min_factor, (int, float)):
+        lower = np.full(n, float(min_factor))
+    else:
+        lower = np.asarray(min_factor, dtype=np.float64)
+        if lower.shape != (n,):
+            return None
+    if not np.isfinite(lower).all():
+        return None
+    product = work.estimate.astype(np.float64) * lower
+    if not (np.abs(product) < EXACT_FLOAT).all():
+        return None
+    return lower + 0.0, np.rint(product).astype(np.int64)  # (+ 0.0: -0.0 is 0.0, as a key)
+
+
+def _encode(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each value's index among the distinct values in order of first occurrence, and their
+    count (Arrow's hash table: no sort)."""
+    import pyarrow.compute as pc
+
+    from swftools import table as jt
+
+    encoded = pc.dictionary_encode(jt.from_numpy(np.ascontiguousarray(values)))
+    return (jt.to_numpy(encoded.indices).astype(np.int64), len(encoded.dictionary))
+
+
+def _queue_bits(size_index: np.ndarray, n_sizes: int, side: np.ndarray, key: np.ndarray,
+                lower: np.ndarray):
+    """Each job's queue bit (of its (size, ``side``, ``key``, ``lower``) combination, or of its
+    size) and per bit index its size index, whether it is a combination's and its factor
+    bound; the fit masks (``fit_masks[i]``: the bits of the ``i`` smallest sizes)."""
+    n = len(size_index)
+    bit_shape = np.arange(64, dtype=np.int64)  # (per bit index of an int64)
+    bit_combo = np.zeros(64, dtype=np.bool_)
+    bit_lower = np.zeros(64, dtype=np.float64)
+    index = size_index
+    used = n_sizes
+    room = COMPILED_MAX_BITS - n_sizes
+    if room > 0 and n:
+        # one int64 code per combination, numbered in order of first occurrence
+        key_index, n_keys = _encode(key)
+        bound_index, n_bounds = _encode(lower)
+        inverse, n_combos = _encode(((size_index * 2 + side) * n_keys + key_index) * n_bounds
+                                    + bound_index)
+        counts = np.bincount(inverse, minlength=n_combos)
+        # (ids come in order of first occurrence: where the running maximum grows)
+        first = np.flatnonzero(np.diff(np.maximum.accumulate(inverse), prepend=-1) > 0)
+        combos = np.arange(n_combos)
+        order = np.lexsort((combos, -counts))  # the most frequent first
+        chosen = order[counts[order] > 1][:room]
+        slot = np.full(len(combos), -1, dtype=np.int64)
+        slot[chosen] = n_sizes + np.arange(len(chosen), dtype=np.int64)
+        bit_shape[slot[chosen]] = size_index[first[chosen]]
+        bit_combo[slot[chosen]] = True
+        bit_lower[slot[chosen]] = lower[first[chosen]]
+        mine = slot[inverse]
+        index = np.where(mine >= 0, mine, size_index)
+        used += len(chosen)
+    bit = np.left_shift(np.int64(1), index.astype(np.int64))
+    fit_masks = np.zeros(n_sizes + 1, dtype=np.int64)
+    for b in range(used):
+        fit_masks[bit_shape[b] + 1:] |= np.int64(1) << b
+    return bit, bit_shape, bit_combo, bit_lower, fit_masks
+
+
+def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: str,
+                         placement: Placement | None, runtime_factor: RuntimeFactor | None,
+                         factor_kernel: FactorKernel | None,
+                         min_factor: float | Sequence[float] | None):
+    """``run_gpu``'s general path on the compiled twin, or None when it does not apply (see
+    the module docstring). ``factor_kernel``'s keys are in queue order."""
+    from swftools.replay.engine_gpu import GpuRun, compiled_fits, never_fits_again
+
+    n = len(work)
+    if placement is None:
+        placement = BestFit() if model.allocation == "best-fit" else Placement()
+    names = {cls: name for name, cls in POLICY_CLASSES.items()}
+    name = names.get(type(placement))
+    if name is None or not n:
+        return None
+    g, n_nodes = model.gpus_per_node, model.max_nodes
+    machine = placement.machine or PlacementInputs().resolved(n_nodes, g)
+    has_factor = runtime_factor is not None
+    if has_factor and (factor_kernel is None or not machine.factor_by_key
+                       or len(factor_kernel.keys) != n):
+        return None
+    distinct = np.unique(work.size)
+    if not compiled_fits(work, model, distinct):
+        return None
+    bounds = _bound_arrays(work, min_factor, has_factor)
+    if bounds is None:
+        return None
+    lower, tree_est = bounds
+    from swftools.replay.placement.tables import placement_tables
+
+    tables = placement_tables(name, machine, n_nodes, g, placement.gains, n)
+    if tables is None:
+        return None
+    aux, score, high = tables
+
+    from swftools import aot
+
+    aot.load_numba_target()
+    from swftools.replay.engine_general_jit import (BAD_FACTOR, OVERFLOW, no_factor,
+                                                    run_general_compiled as run)
+    from numba.core.errors import NumbaIRAssumptionWarning
+
+    from swftools.replay.factors_jit import KernelRef
+    from swftools.replay.placement.jit import POLICY_IDS
+    from swftools.replay.placement.mtrand import mt_state
+
+    def as64(a) -> np.ndarray:
+        return np.ascontiguousarray(a, dtype=np.int64)
+
+    size = as64(work.size)
+    size_index = np.searchsorted(distinct, size).astype(np.int64)
+    first = np.full(len(distinct), n, dtype=np.int64)
+    np.minimum.at(first, size_index, np.arange(n, dtype=np.int64))
+    keys = (as64(factor_kernel.keys) if has_factor else np.zeros(n, dtype=np.int64))
+    # a job's choice group (``Placement.choice_group``): its priority side, its factor key
+    bit, bit_shape, bit_combo, bit_lower, fit_masks = _queue_bits(
+        size_index, len(distinct), high, keys, lower)
+    nodes, per_node = as64(work.nodes), as64(work.gpus_per_node)
+    changes = model.capacity_changes()
+    submit = as64(work.submit)
+    mt = mt_state(placement.seed) if name == "random" else np.zeros(625, dtype=np.uint32)
+    kernel, params = ((factor_kernel.function, factor_kernel.params) if has_factor
+                      else (no_factor, (0.0,)))
+    kernel = KernelRef(kernel)  # (a type per kernel name: the engine's disk cache holds)
+    with warnings.catch_warnings():  # compiling: numba's pedantic SSA notes on inlined code
+        warnings.simplefilter("ignore", NumbaIRAssumptionWarning)
+        out = run(
+            submit, as64(work.runtime), size, as64(work.estimate), tree_est, nodes, per_node,
+            bit, bit_shape, bit_combo, bit_lower, size_index, as64(distinct), fit_masks,
+            nodes[first], per_node[first], np.int64(g), np.int64(n_nodes), policy == "easy",
+            as64([t for t, _ in changes]), as64([c for _, c in changes]),
+            np.int64(model.nodes_at(int(submit[0]))), np.int64(POLICY_IDS[name]), aux, score,
+            has_factor, kernel, params, keys, mt)
+    (status, start, node_off, node_list, gpu_mask, runtime, estimate, dropped_j, dropped_reach,
+     dropped_at, bad_j, bad_f) = out
+    if status == BAD_FACTOR:
+        raise UsageError(f"run-time factor of job {int(work.job_id[bad_j])} must be positive "
+                         f"and finite, not {float(bad_f)!r}")
+    if status == OVERFLOW:
+        return None
+    for j in dropped_j.tolist():  # never started: no nodes
+        node_list[node_off[j]:node_off[j + 1]] = -1
+    dropped = [(j, never_fits_again(r, t)) for j, r, t in
+               zip(dropped_j.tolist(), dropped_reach.tolist(), dropped_at.tolist())]
+    return GpuRun(start, None, None, dropped, runtime, estimate, node_off=node_off,
+                  node_list=node_list, gpu_mask=gpu_mask)

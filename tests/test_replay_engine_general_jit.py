@@ -1,0 +1,281 @@
+"""The compiled general path (``engine_general_jit``) gives ``run_gpu``'s Python general-path
+schedule job for job: start times, node sets, GPU sets, dropped jobs, replayed run times and
+estimates, for every built-in placement, with and without keyed factors (a compiled kernel and
+its Python callback), on GPU nodes and flat pools, FCFS and EASY."""
+
+from __future__ import annotations
+
+import dataclasses
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+
+from swftools import synth
+from swftools.errors import UsageError
+from swftools.replay import PLACEMENTS, PlacementInputs, _general_inputs, engine_general, replay
+from swftools.replay import engine_gpu
+from swftools.replay.engine_gpu import run_gpu
+from swftools.replay.factors import FactorKernel
+from swftools.replay.model import FlatPool, GpuNodes
+from swftools.replay.workload import prepare
+from swftools.site import load_site, resolve_site
+
+from .strategies import (placement_flat_cases, placement_gpu_cases, placement_wide_flat_cases,
+                         placement_wide_gpu_cases, whatif_replay_cases)
+
+SCALE = (1.0, 0.7, 1.3)
+
+
+@njit(cache=True)
+def keyed_kernel(key, models, s_min, nodes, racks, per_node, params):  # pragma: no cover
+    """``keyed_factor``'s factor from the key and the placement signature."""
+    scale, speed = params
+    slowest = np.inf
+    m = 0
+    while models:
+        if models & 1 and speed[m] < slowest:
+            slowest = speed[m]
+        models >>= 1
+        m += 1
+    return scale[key] / (slowest * s_min) * (1 + 0.1 * (racks - 1))
+
+
+def keyed_factor(inputs: PlacementInputs, n_nodes: int, g: int, n_rows: int):
+    """(inputs with the keyed flag and the kernel, the Python callback, a lower bound): the factor
+    ``SCALE[row % 3] / (slowest model speed x lowest score) x (1 + 0.1 per extra rack)``."""
+    m = inputs.resolved(n_nodes, g)
+
+    def factor(row, nodes, gpus):
+        if nodes is None:  # the key query
+            return row % 3
+        slowest_model = min(m.model_speed[m.model[k]] for k in nodes)
+        lowest = min(m.score[k][i] for k, held in zip(nodes, gpus) for i in held)
+        racks = len({m.rack[k] for k in nodes})
+        return SCALE[row % 3] / (slowest_model * lowest) * (1 + 0.1 * (racks - 1))
+
+    kernel = FactorKernel(keyed_kernel, (np.array(SCALE), np.array(m.model_speed, dtype=float)),
+                          np.arange(n_rows, dtype=np.int64) % 3)
+    lower = min(SCALE) / max(m.model_speed[m.model[k]] * s for k in range(n_nodes)
+                             for s in m.score[k])
+    keyed = dataclasses.replace(inputs, factor_by_key=True, factor_kernel=kernel)
+    return keyed, factor, lower
+
+
+def assert_same_run(python, compiled, gpu=True):
+    assert compiled.node_sets is None, "the compiled twin did not run"
+    assert python.start.tolist() == compiled.start.tolist()
+    assert python.node_masks() == compiled.node_masks()
+    assert python.gpu_masks() == compiled.gpu_masks()
+    assert python.dropped == compiled.dropped
+    assert python.runtime.tolist() == compiled.runtime.tolist()
+    assert python.estimate.tolist() == compiled.estimate.tolist()
+    assert python.node_ids().equals(compiled.node_ids())
+    if gpu:
+        assert python.gpu_ids().equals(compiled.gpu_ids())
+
+
+def both_runs(table, model, name, inputs, policy, factor=None, bound=None, seed=0):
+    """The Python and the compiled general path on the same inputs (a fresh placement each)."""
+    work = prepare(table, model)
+    runs = []
+    for compiled in (False, True):
+        m, w, chosen, f, b, kernel = _general_inputs(model, work, name, inputs, factor, bound,
+                                                     seed)
+        runs.append(run_gpu(w, m, policy, chosen, f, b, compiled=compiled, factor_kernel=kernel))
+    return runs, len(work)
+
+
+def check_case(table, model, name, inputs, policy, factors, seed, n_nodes, g):
+    factor = lower = None
+    if factors != "none":
+        inputs, factor, lower = keyed_factor(inputs, n_nodes, g, table.num_rows)
+    bound = {"none": None, "factor": None, "bound": lower, "too-high": 1.2,
+             "per-job": None}[factors]
+    if factors == "per-job":
+        bound = np.array([lower * (1 + (r % 2)) for r in range(table.num_rows)])
+    (python, compiled), n = both_runs(table, model, name, inputs, policy, factor, bound, seed)
+    if n:
+        assert_same_run(python, compiled, gpu=isinstance(model, GpuNodes))
+
+
+FACTORS = st.sampled_from(["none", "factor", "bound", "too-high", "per-job"])
+POLICIES = st.sampled_from(["easy", "fcfs"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(placement_gpu_cases(), st.sampled_from(PLACEMENTS), POLICIES, FACTORS, st.integers(0, 3))
+def test_compiled_general_path_matches_python_on_small_sites(case, name, policy, factors, seed):
+    table, site, inputs = case
+    check_case(table, GpuNodes(site), name, inputs, policy, factors, seed, site.max_nodes,
+               site.gpus_per_node)
+
+
+@settings(max_examples=200, deadline=None)
+@given(placement_wide_gpu_cases(), st.sampled_from(PLACEMENTS), POLICIES, FACTORS,
+       st.integers(0, 3))
+def test_compiled_general_path_matches_python_on_sites_wider_than_a_word(case, name, policy,
+                                                                         factors, seed):
+    """Sites of up to 70 nodes: node sets over several 32-node words, wide multi-node jobs."""
+    table, site, inputs = case
+    check_case(table, GpuNodes(site), name, inputs, policy, factors, seed, site.max_nodes,
+               site.gpus_per_node)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(placement_flat_cases(), placement_wide_flat_cases()),
+       st.sampled_from(PLACEMENTS), POLICIES, FACTORS, st.integers(0, 3))
+def test_compiled_general_path_matches_python_on_flat_pools(case, name, policy, factors, seed):
+    """Flat pools as one-GPU nodes (``FlatNodes``): a job of s processors is s whole nodes."""
+    table, procs, inputs = case
+    check_case(table, FlatPool(procs), name, inputs, policy, factors, seed, procs, 1)
+
+
+def _counting():
+    """A spy on the compiled general path: how many replays it ran."""
+    calls = []
+    real = engine_general.run_general_compiled
+
+    def spy(*args, **kwargs):
+        run = real(*args, **kwargs)
+        calls.append(run is not None)
+        return run
+    return calls, mock.patch.object(engine_general, "run_general_compiled", spy)
+
+
+def _whatif_both(table, site, policies, **kwargs):
+    from swftools.whatif.run import whatif
+
+    out = []
+    for threshold in (1 << 62, 1):
+        calls, spy = _counting()
+        with spy, mock.patch.object(engine_gpu, "COMPILED_MIN_JOBS", threshold):
+            out.append(whatif(table, site, policies=policies, **kwargs))
+        assert all(calls) and len(calls) == (len(policies) if threshold == 1 else 0)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(whatif_replay_cases(), st.sampled_from(["easy", "fcfs"]), st.integers(0, 2))
+def test_whatif_sensitivity_kernel_matches_python(case, scheduler, seed):
+    """The what-if model's kernel (``FactorModel.kernel``) on heterogeneous sites: every
+    placement's replay is the same with the compiled general path as in Python."""
+    table, site, profile = case
+    python, compiled = _whatif_both(table, site, list(PLACEMENTS), profile=profile,
+                                    scheduler=scheduler, seed=seed)
+    for name in PLACEMENTS:
+        assert python.results[name].jobs.equals(compiled.results[name].jobs), name
+        assert python.results[name].skipped.equals(compiled.results[name].skipped), name
+
+
+@pytest.mark.slow
+def test_whatif_on_a_synthetic_aaic_trace_is_the_same_compiled():
+    """A few thousand synthetic AAIC jobs on ``aaic-v100-half`` with a generated profile (as
+    ``benchmarks/bench_whatif.py``): every policy's ``whatif()`` result is the same either way."""
+    from swftools.whatif.profile import generate_profile
+
+    site = load_site("aaic-v100-half")
+    table = synth.generate(4000, seed=11, site=resolve_site("aaic"))
+    profile = generate_profile(site, spread=0.05, seed=1, classes=4)
+    python, compiled = _whatif_both(table, site, list(PLACEMENTS), profile=profile)
+    assert python.to_json() == compiled.to_json()
+    for name in PLACEMENTS:
+        assert python.results[name].jobs.equals(compiled.results[name].jobs), name
+        assert python.results[name].skipped.equals(compiled.results[name].skipped), name
+
+
+def test_capacity_timeline_and_replay_output_are_the_same_either_way():
+    """The AAIC preset's capacity timeline, through ``replay()``: the same jobs table."""
+    site = resolve_site("aaic")
+    table = synth.generate(3000, seed=5, site=site)
+    inputs = PlacementInputs(gpu_model=[0] * 20 + [1] * 20, model_speed=[1.0, 1.5],
+                             gpu_class=[[k % 3] * 8 for k in range(40)],
+                             rack=[k // 10 for k in range(40)],
+                             gain=[1.0 + (r % 4) for r in range(table.num_rows)])
+    keyed, factor, lower = keyed_factor(inputs, 40, 8, table.num_rows)
+    for name in PLACEMENTS:
+        for kwargs in ({"placement_inputs": inputs},
+                       {"placement_inputs": keyed, "runtime_factor": factor,
+                        "min_factor": lower}):
+            results = []
+            for threshold in (1 << 62, 1):
+                calls, spy = _counting()
+                with spy, mock.patch.object(engine_gpu, "COMPILED_MIN_JOBS", threshold):
+                    results.append(replay(table, site=site, placement=name, seed=7, **kwargs))
+                assert all(calls) and len(calls) == (threshold == 1)
+            assert results[0].jobs.equals(results[1].jobs), name
+            assert results[0].skipped.equals(results[1].skipped), name
+
+
+def test_what_the_compiled_path_does_not_take_runs_in_python():
+    """A user subclass, an uncompiled factor or a factor without keys: the Python path."""
+    from swftools.replay.placement import Placement
+
+    class Mine(Placement):
+        pass
+
+    site = resolve_site("aaic")
+    table = synth.generate(300, seed=2, site=site)
+    model = GpuNodes(site)
+    work = prepare(table, model)
+    keyed, factor, lower = keyed_factor(PlacementInputs(), 40, 8, table.num_rows)
+    assert run_gpu(work, model, "easy", Mine(), compiled=True).node_sets is not None
+    m, w, chosen, f, b, kernel = _general_inputs(model, work, "lxv", keyed, factor, lower, 0)
+    assert run_gpu(w, m, "easy", chosen, f, b, compiled=True).node_sets is not None
+    assert run_gpu(w, m, "easy", chosen, f, b, compiled=True,
+                   factor_kernel=kernel).node_sets is None
+    unkeyed = dataclasses.replace(keyed, factor_by_key=False)
+    m, w, chosen, f, b, kernel = _general_inputs(model, work, "lxv", unkeyed, factor, lower, 0)
+    assert run_gpu(w, m, "easy", chosen, f, b, compiled=True,
+                   factor_kernel=kernel).node_sets is not None
+
+
+def test_a_bad_factor_is_the_same_usage_error():
+    """A factor of 0 (``keyed_kernel`` with a zero scale for odd rows): the same error."""
+    site = resolve_site("aaic")
+    table = synth.generate(50, seed=2, site=site)
+    kernel = FactorKernel(keyed_kernel, (np.array([1.0, 0.0]), np.array([1.0])),
+                          np.arange(table.num_rows, dtype=np.int64) % 2)
+    inputs = PlacementInputs(factor_by_key=True, factor_kernel=kernel)
+
+    def factor(row, nodes, gpus):
+        return row % 2 if nodes is None else float(1 - row % 2)
+
+    messages = []
+    for threshold in (1 << 62, 1):
+        with mock.patch.object(engine_gpu, "COMPILED_MIN_JOBS", threshold):
+            with pytest.raises(UsageError, match="must be positive") as err:
+                replay(table, site=site, placement="packed", placement_inputs=inputs,
+                       runtime_factor=factor)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(placement_wide_gpu_cases(), st.sampled_from(PLACEMENTS), POLICIES,
+       st.sampled_from(["none", "bound", "too-high"]), st.integers(0, 62))
+def test_the_combination_bits_change_no_start(case, name, policy, factors, bits):
+    """Fewer queue bits for the (size, group, bound) combinations (none at all from 0 on): the
+    same schedule as Python; the bits only spare candidates."""
+    table, site, inputs = case
+    with mock.patch.object(engine_general, "COMPILED_MAX_BITS", bits):
+        check_case(table, GpuNodes(site), name, inputs, policy, factors, 0, site.max_nodes,
+                   site.gpus_per_node)
+
+
+def test_the_tables_header_is_the_compiled_one():
+    from swftools.replay.placement import jit, tables
+
+    assert tables.HEADER == jit.HEADER
+
+
+def test_round_half_to_even_like_python():
+    """Scaled times round half to even as Python's ``round`` of the float product."""
+    from swftools.replay.engine_general_jit import _scaled
+
+    for t, f in [(1, 0.5), (3, 0.5), (5, 0.5), (7, 1.5), (9, 0.5), (2, 1.25), (10, 0.05),
+                 (12345, 1.0000001), (1 << 40, 1.5), (0, 3.0)]:
+        assert _scaled(t, f) == round(t * f), (t, f)
