@@ -138,3 +138,29 @@ def test_the_backfill_bound_is_below_every_realized_factor(sample):
                                       jobs.column("run_s").to_pylist(),
                                       jobs.column("recorded_run_s").to_pylist()):
             assert bounds[row_of[job]] * recorded <= run + 0.5, (name, job)
+
+
+def test_the_backfill_bounds_are_the_per_row_formula(sample):
+    """``_factor_lower_bounds`` (one value per distinct class and GPU count) gives each row
+    exactly the scalar formula of its own class and largest GPU count."""
+    import numpy as np
+
+    from swftools.replay.workload import int_column, job_size
+    from swftools.site import load_site
+    from swftools.whatif.run import _factor_lower_bounds
+    from swftools.whatif.sensitivity import assign_classes, factor_model, load_sensitivity
+
+    site = load_site("aaic-v100-half")
+    sens = load_sensitivity("mlperf-p100-v100")
+    classes, _ = assign_classes(sample, sens)
+    fm = factor_model(site, sens)
+    speeds = fm.speed[:, np.unique(fm.node_model)]
+    bounds = _factor_lower_bounds(sample, fm, speeds, classes)
+    r_min = np.array([fm.trace_speed[c] / speeds[c].max() for c in range(len(speeds))])
+    r_min = r_min / float(np.max(fm.score))
+    size, _ = job_size(sample)
+    gpus, known = int_column(sample, "gpus")
+    p_max = np.maximum(np.maximum(size, np.where(known, gpus, 1)), 1)
+    for row, (c, p) in enumerate(zip(classes.tolist(), p_max.tolist())):
+        i = float(fm.iter_s[c])
+        assert bounds[row] == float(i * r_min[c] / (i + fm.comm_s(c, fm.recorded_level(p), p)))

@@ -99,15 +99,15 @@ def _factor_lower_bounds(table: pa.Table, fm: Any, speeds: np.ndarray,
     size, _ = job_size(table)
     gpus, known = int_column(table, "gpus")
     p_max = np.maximum(np.maximum(size, np.where(known, gpus, 1)), 1)
-    bounds = np.empty(table.num_rows)
-    cache: dict[tuple[int, int], float] = {}
-    for row, (c, p) in enumerate(zip(classes.tolist(), p_max.tolist())):
-        key = (c, p)
-        if key not in cache:
-            i = float(fm.iter_s[c])
-            cache[key] = float(i * r_min[c] / (i + fm.comm_s(c, fm.recorded_level(p), p)))
-        bounds[row] = cache[key]
-    return bounds
+    # one bound per distinct (class, p_max) pair, computed as scalars, then spread to the rows
+    classes = np.asarray(classes, dtype=np.int64)
+    width = int(p_max.max()) + 1 if len(p_max) else 1
+    pairs, inverse = np.unique(classes * width + p_max, return_inverse=True)
+    values = np.empty(len(pairs))
+    for k, (c, p) in enumerate(zip((pairs // width).tolist(), (pairs % width).tolist())):
+        i = float(fm.iter_s[c])
+        values[k] = float(i * r_min[c] / (i + fm.comm_s(c, fm.recorded_level(p), p)))
+    return values[inverse.reshape(-1)]
 
 
 def parse_policies(policies: str | Sequence[str]) -> list[str]:
