@@ -24,10 +24,10 @@ from swftools.replay.model import FlatPool, GpuNodes
 from swftools.replay.workload import prepare
 from swftools.site import load_site, resolve_site
 
+from .test_replay_placement import KEYED_SCALE as SCALE, make_keyed_factor
 from .strategies import (placement_flat_cases, placement_gpu_cases, placement_wide_flat_cases,
                          placement_wide_gpu_cases, whatif_replay_cases)
 
-SCALE = (1.0, 0.7, 1.3)
 
 
 @njit(cache=True)
@@ -45,22 +45,12 @@ def keyed_kernel(key, models, s_min, nodes, racks, per_node, params):  # pragma:
 
 
 def keyed_factor(inputs: PlacementInputs, n_nodes: int, g: int, n_rows: int):
-    """(inputs with the keyed flag and the kernel, the Python callback, a lower bound): the factor
-    ``SCALE[row % 3] / (slowest model speed x lowest score) x (1 + 0.1 per extra rack)``."""
+    """(inputs with the keyed flag and the kernel, the Python callback, a lower bound): the
+    keyed factor of ``test_replay_placement.make_keyed_factor`` and its kernel."""
+    factor, lower = make_keyed_factor(inputs, n_nodes, g, n_rows)
     m = inputs.resolved(n_nodes, g)
-
-    def factor(row, nodes, gpus):
-        if nodes is None:  # the key query
-            return row % 3
-        slowest_model = min(m.model_speed[m.model[k]] for k in nodes)
-        lowest = min(m.score[k][i] for k, held in zip(nodes, gpus) for i in held)
-        racks = len({m.rack[k] for k in nodes})
-        return SCALE[row % 3] / (slowest_model * lowest) * (1 + 0.1 * (racks - 1))
-
     kernel = FactorKernel(keyed_kernel, (np.array(SCALE), np.array(m.model_speed, dtype=float)),
                           np.arange(n_rows, dtype=np.int64) % 3)
-    lower = min(SCALE) / max(m.model_speed[m.model[k]] * s for k in range(n_nodes)
-                             for s in m.score[k])
     keyed = dataclasses.replace(inputs, factor_by_key=True, factor_kernel=kernel)
     return keyed, factor, lower
 

@@ -236,11 +236,14 @@ def test_random_is_deterministic_by_seed(case, seed):
     assert a.jobs.equals(b.jobs)
 
 
+KEYED_SCALE = (1.0, 0.7, 1.3)  # per key (row % 3)
+
+
 def make_keyed_factor(inputs: PlacementInputs, n_nodes: int, g: int, n_rows: int):
     """A factor that depends on the job only through a key (row % 3) and on the placement only
     through its signature (models held, lowest score, racks): the keyed-factor protocol."""
     m = inputs.resolved(n_nodes, g)
-    scale = (1.0, 0.7, 1.3)
+    scale = KEYED_SCALE
 
     def factor(row, nodes, gpus):
         if nodes is None:  # the key query

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from numba import njit
 
-from swftools.replay.model import GpuState
 from swftools.replay.placement import Random
 from swftools.replay.placement import mtrand as mr
 
 from .strategies import mt_call_sequences, random_placement_cases
+from .test_replay_placement import as_state
 
 WORD = mr.WORD
 
@@ -78,19 +78,6 @@ def test_calls_match_cpython(case):
         assert mr.python_state(mt) == rng.getstate(), op
 
 
-def python_state(free, managed, g):
-    """A ``GpuState`` of the snapshot (free[node][gpu], nodes ``0 .. managed - 1`` managed)."""
-    st_ = GpuState.__new__(GpuState)
-    st_.g, st_.n_nodes, st_.full_gpus, st_.best_fit = g, len(free), (1 << g) - 1, False
-    st_.free = [sum(row) for row in free]
-    st_.gpu_free = [sum(1 << i for i in range(g) if row[i]) for row in free]
-    st_.managed = (1 << managed) - 1
-    st_.exact = [0] * (g + 1)
-    for k in range(managed):
-        st_.exact[st_.free[k]] |= 1 << k
-    return st_
-
-
 def compiled_state(free, managed, g):
     """The same snapshot as ``engine_gpu_jit`` holds it: (exact words, cnt, gpu_free)."""
     n = len(free)
@@ -115,7 +102,7 @@ def shapes_that_fit(free, managed, g):
 
 def assert_same_draws(seed, g, free, managed, steps):
     placement = Random(seed=seed)
-    placement.start(python_state(free, managed, g), None)
+    placement.start(as_state(free, managed, g), None)
     mt = mr.mt_state(seed)
     out = np.full(len(free), -1, dtype=np.int64)
     scratch = mr.new_scratch(len(free))
@@ -130,7 +117,7 @@ def assert_same_draws(seed, g, free, managed, steps):
             if not shapes:
                 continue
             nodes, per_node = shapes[step[1] % len(shapes)]
-        want_set, want_gpus = placement.draw(python_state(free, managed, g), nodes, per_node)
+        want_set, want_gpus = placement.draw(as_state(free, managed, g), nodes, per_node)
         exact, cnt, gpu_free = compiled_state(free, managed, g)
         count, gpus = mr.draw_random(mt, exact, cnt, gpu_free, g, nodes, per_node, out,
                                      scratch)

@@ -245,6 +245,9 @@ def run_general_compiled(submit, runtime, size, estimate, tree_est, nodes_of, pe
     empty = np.zeros(0, np.int64)
     no_f = np.zeros(0, np.float64)
 
+    # deliberate twin of engine_gpu_jit.run_gpu_compiled's set-up and event loop: that one is
+    # exported ahead of time (no function argument) and keeps no placement upkeep; this one
+    # threads the policy's tables (``aux``), the state generation and the scaled times through
     i_sub = 0
     while i_sub < n or n_ends or waiting:
         now = submit[i_sub] if i_sub < n else INFINITY

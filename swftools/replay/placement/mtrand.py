@@ -28,12 +28,13 @@ import random
 import numpy as np
 from numba import njit
 
+from swftools.replay.engine_gpu_jit import WORD, _ctz
+
 N = 624  # MT19937 state words
 M = 397
 MATRIX_A = 0x9908B0DF
 UPPER_MASK = 0x80000000
 LOWER_MASK = 0x7FFFFFFF
-WORD = 32  # nodes per word of the engine's node bit sets (``engine_gpu_jit.WORD``)
 GPU_OUT = 64  # scratch offset of a single-node job's sampled GPU indices (GPUs per node <= 62)
 LOG4 = math.log(4.0)
 
@@ -178,27 +179,6 @@ def _popcount32(x):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _ctz32(x):  # pragma: no cover - compiled
-    """Index of the lowest set bit of ``0 < x < 2 ** 32``."""
-    n = 0
-    if not x & 0xFFFF:
-        n += 16
-        x >>= 16
-    if not x & 0xFF:
-        n += 8
-        x >>= 8
-    if not x & 0xF:
-        n += 4
-        x >>= 4
-    if not x & 0x3:
-        n += 2
-        x >>= 2
-    if not x & 0x1:
-        n += 1
-    return n
-
-
-@njit(cache=True)
 def _select64(mask, r):  # pragma: no cover - compiled
     """Index of the ``r``-th (from 0) lowest set bit of ``0 <= mask < 2 ** 63``."""
     low = mask & 0xFFFFFFFF
@@ -211,7 +191,7 @@ def _select64(mask, r):  # pragma: no cover - compiled
         base = 0
     for _ in range(r):
         low &= low - 1
-    return base + _ctz32(low)
+    return base + _ctz(low)
 
 
 @njit(cache=True)
@@ -259,7 +239,7 @@ def _select_ranks(row, ranks, count):  # pragma: no cover - compiled
             while seen < r:
                 m &= m - 1
                 seen += 1
-            ranks[q] = w * WORD + _ctz32(m)
+            ranks[q] = w * WORD + _ctz(m)
             q += 1
         base += c
 
@@ -294,7 +274,7 @@ def draw_random(mt, exact, cnt, gpu_free, g, nodes, per_node, out_nodes,
         if r < c:
             for _ in range(r):
                 m &= m - 1
-            k = w * WORD + _ctz32(m)
+            k = w * WORD + _ctz(m)
             break
         r -= c
     out_nodes[0] = k
