@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from numba import njit
 
 from swftools import synth
 from swftools.errors import UsageError
@@ -30,18 +29,23 @@ from .strategies import (placement_flat_cases, placement_gpu_cases, placement_wi
 
 
 
-@njit(cache=True)
 def keyed_kernel(key, models, s_min, nodes, racks, per_node, params):  # pragma: no cover
-    """``keyed_factor``'s factor from the key and the placement signature."""
-    scale, speed = params
+    """``keyed_factor``'s factor from the key and the placement signature; ``params``: the
+    number of keys, the scale per key, the speed per GPU model (``kernel_params``)."""
+    n_keys = np.int64(params[0])
     slowest = np.inf
     m = 0
     while models:
-        if models & 1 and speed[m] < slowest:
-            slowest = speed[m]
+        if models & 1 and params[1 + n_keys + m] < slowest:
+            slowest = params[1 + n_keys + m]
         models >>= 1
         m += 1
-    return scale[key] / (slowest * s_min) * (1 + 0.1 * (racks - 1))
+    return params[1 + key] / (slowest * s_min) * (1 + 0.1 * (racks - 1))
+
+
+def kernel_params(scale, speed) -> np.ndarray:
+    """``keyed_kernel``'s params array."""
+    return np.array([len(scale), *scale, *speed], dtype=np.float64)
 
 
 def keyed_factor(inputs: PlacementInputs, n_nodes: int, g: int, n_rows: int):
@@ -49,7 +53,7 @@ def keyed_factor(inputs: PlacementInputs, n_nodes: int, g: int, n_rows: int):
     keyed factor of ``test_replay_placement.make_keyed_factor`` and its kernel."""
     factor, lower = make_keyed_factor(inputs, n_nodes, g, n_rows)
     m = inputs.resolved(n_nodes, g)
-    kernel = FactorKernel(keyed_kernel, (np.array(SCALE), np.array(m.model_speed, dtype=float)),
+    kernel = FactorKernel(keyed_kernel, kernel_params(SCALE, m.model_speed),
                           np.arange(n_rows, dtype=np.int64) % 3)
     keyed = dataclasses.replace(inputs, factor_by_key=True, factor_kernel=kernel)
     return keyed, factor, lower
@@ -227,7 +231,7 @@ def test_a_bad_factor_is_the_same_usage_error():
     """A factor of 0 (``keyed_kernel`` with a zero scale for odd rows): the same error."""
     site = resolve_site("aaic")
     table = synth.generate(50, seed=2, site=site)
-    kernel = FactorKernel(keyed_kernel, (np.array([1.0, 0.0]), np.array([1.0])),
+    kernel = FactorKernel(keyed_kernel, kernel_params([1.0, 0.0], [1.0]),
                           np.arange(table.num_rows, dtype=np.int64) % 2)
     inputs = PlacementInputs(factor_by_key=True, factor_kernel=kernel)
 

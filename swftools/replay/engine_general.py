@@ -140,11 +140,11 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
     from swftools import aot
 
     aot.load_numba_target()
-    from swftools.replay.engine_general_jit import (BAD_FACTOR, OVERFLOW, no_factor,
+    from swftools.replay.engine_general_jit import (BAD_FACTOR, OVERFLOW,
                                                     run_general_compiled as run)
     from numba.core.errors import NumbaIRAssumptionWarning
 
-    from swftools.replay.factors_jit import KernelRef
+    from swftools.replay.factors_jit import compiled, no_factor
     from swftools.replay.placement.jit import POLICY_IDS
     from swftools.replay.placement.mtrand import mt_state
 
@@ -163,9 +163,9 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
     changes = model.capacity_changes()
     submit = as64(work.submit)
     mt = mt_state(placement.seed) if name == "random" else np.zeros(625, dtype=np.uint32)
-    kernel, params = ((factor_kernel.function, factor_kernel.params) if has_factor
-                      else (no_factor, (0.0,)))
-    kernel = KernelRef(kernel)  # (a type per kernel name: the engine's disk cache holds)
+    kernel = compiled(factor_kernel.function if has_factor else no_factor)
+    params = (np.ascontiguousarray(factor_kernel.params, dtype=np.float64) if has_factor
+              else np.zeros(1))
     with warnings.catch_warnings():  # compiling: numba's pedantic SSA notes on inlined code
         warnings.simplefilter("ignore", NumbaIRAssumptionWarning)
         out = run(

@@ -3,8 +3,8 @@
 The pure-Python general path stays the reference (``run_gpu(..., compiled=False)``); this is its
 twin (``engine_general`` decides when it applies) for the built-in placements (``placement.jit``;
 ``random`` through ``placement.mtrand``, CPython's Mersenne Twister) with no run-time factor or
-a keyed one given in compiled form (``factors.FactorKernel``, called through
-``factors_jit.KernelRef``: one cached specialization per kernel). The node state is
+a keyed one given in compiled form (``factors.FactorKernel``, called through a function pointer
+of one signature, ``factors_jit``: one cached engine for every kernel). The node state is
 ``engine_gpu_jit``'s (32-node words: any width, flat pools of 93,312 one-GPU nodes too); the
 queue, heap, reservation and search are its helpers. Step for step as ``run_gpu``: the queue's
 segment tree holds ``round(estimate x min_factor)``; a started job runs ``round(runtime x f)``
@@ -23,8 +23,8 @@ because each array a compiled call binds costs two atomic reference-count operat
 
 A function of a function-typed argument cannot be exported ahead of time
 (``kernels.AOT_EXPORTS``): this path runs on numba's JIT only (``cache=True``). Its first use
-per kernel (and per version of these sources) compiles for about a minute; later processes load
-it from numba's cache in well under a second.
+(per version of these sources; every factor kernel shares it) compiles for about a minute;
+later processes load it from numba's cache in well under a second.
 """
 
 from __future__ import annotations
@@ -43,12 +43,6 @@ from swftools.replay.placement.mtrand import GPU_OUT, draw_random
 OK, BAD_FACTOR, OVERFLOW = 0, 1, 2  # status of a run
 SATURATE = float(1 << 61)  # scaled times at least this: beyond any key (the run is redone)
 MEMO_MAX_NODES = 256  # combinations of wider jobs keep no memo of their choice
-
-
-@njit(cache=True)
-def no_factor(key, models, s_min, nodes, racks, per_node, params):  # pragma: no cover
-    """The kernel passed when there is no run-time factor (never called)."""
-    return 1.0
 
 
 @njit(cache=True, inline="always")
@@ -148,8 +142,8 @@ def run_general_compiled(submit, runtime, size, estimate, tree_est, nodes_of, pe
     queue bit (its size's, or its combination's); per bit index ``bit_shape`` (its size index),
     ``bit_combo`` (a combination) and ``bit_lower`` (its factor bound); ``shape_index``: each
     job's size index; ``pol``, ``aux``, ``score``: the placement and its tables
-    (``placement.jit``); the factor when ``has_factor``: ``kernel``'s (a
-    ``factors_jit.KernelRef``) of ``keys[j]``, the signature and ``params``; ``mt``: ``random``'s
+    (``placement.jit``); the factor when ``has_factor``: ``kernel``'s (a C callback of
+    ``factors_jit.SIGNATURE``) of ``keys[j]``, the signature and ``params``; ``mt``: ``random``'s
     generator state (``placement.mtrand``). Returns (status,
     start, node_off, node_list, gpu_set, runtime, estimate, dropped job, dropped reach,
     dropped instant, bad job, bad factor); status ``BAD_FACTOR``: job ``bad job``'s factor is

@@ -1,10 +1,29 @@
-"""The sensitivity model's run-time factor compiled with numba (``sensitivity.FactorModel``'s
-formula, operation for operation, so that both give the same floats): the ``FactorKernel`` the
-compiled replay engine evaluates per placement signature."""
+"""The sensitivity model's run-time factor as a factor kernel (``replay.factors.FactorKernel``):
+``sensitivity.FactorModel``'s formula, operation for operation, so that both give the same
+floats. ``FactorModel.kernel`` packs the model's tables into the kernel's one float64 array:
+
+    [classes, masks, gpus_per_node, max_rack_nodes, trace_speed (classes),
+     min_speed (classes x masks, row-major), iter_s (classes), grad_bytes (classes),
+     bw (4 levels), lat (4 levels)]
+"""
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
+
+HEADER = 4  # classes, masks, gpus_per_node, max_rack_nodes
+
+
+def pack(trace_speed: np.ndarray, min_speed: np.ndarray, iter_s: np.ndarray,
+         grad_bytes: np.ndarray, bw: np.ndarray, lat: np.ndarray, gpus_per_node: int,
+         max_rack_nodes: int) -> np.ndarray:
+    """The kernel's ``params`` array (the layout of the module docstring)."""
+    n_cls, n_masks = min_speed.shape
+    head = np.array([n_cls, n_masks, gpus_per_node, max_rack_nodes], dtype=np.float64)
+    return np.ascontiguousarray(np.concatenate(
+        [head, trace_speed, min_speed.reshape(-1), iter_s, grad_bytes, bw, lat]
+    ).astype(np.float64))
 
 
 @njit(cache=True)
@@ -20,18 +39,25 @@ def _recorded_level(gpus_per_node, max_rack_nodes, p):  # pragma: no cover - com
 
 @njit(cache=True)
 def _comm_s(grad_bytes, bw, lat, level, p):  # pragma: no cover - compiled
-    """``FactorModel.comm_s``: 2(p-1)/p G / B + 2(p-1) L (0 for one GPU or level 0)."""
+    """``FactorModel.comm_s``: 2(p-1)/p G / B + 2(p-1) L (0 for one GPU or level 0); ``bw``,
+    ``lat``: the level's."""
     if p <= 1 or level == 0:
         return 0.0
-    return 2.0 * (p - 1) / p * grad_bytes / bw[level] + 2.0 * (p - 1) * lat[level]
+    return 2.0 * (p - 1) / p * grad_bytes / bw + 2.0 * (p - 1) * lat
 
 
-@njit(cache=True)
 def sensitivity_factor(key, models, s_min, nodes, racks, per_node,
                        params):  # pragma: no cover - compiled
     """``FactorModel.factor_of`` from a placement signature (``replay.factors``); ``params``:
-    (trace_speed, min_speed, iter_s, grad_bytes, bw, lat, gpus_per_node, max_rack_nodes)."""
-    trace_speed, min_speed, iter_s, grad_bytes, bw, lat, gpus_per_node, max_rack_nodes = params
+    ``pack``'s array."""
+    n_cls = np.int64(params[0])
+    n_masks = np.int64(params[1])
+    ts = HEADER
+    ms = ts + n_cls
+    it = ms + n_cls * n_masks
+    gb = it + n_cls
+    bw = gb + n_cls
+    lat = bw + 4
     p = nodes * per_node
     if p <= 1:
         level = 0
@@ -41,10 +67,11 @@ def sensitivity_factor(key, models, s_min, nodes, racks, per_node,
         level = 2
     else:
         level = 3
-    r = trace_speed[key] / min_speed[key, models] / s_min
-    rec = _recorded_level(gpus_per_node, max_rack_nodes, p)
+    r = params[ts + key] / params[ms + key * n_masks + models] / s_min
+    rec = _recorded_level(np.int64(params[2]), np.int64(params[3]), p)
     if r == 1.0 and level == rec:
         return 1.0
-    i = iter_s[key]
-    g = grad_bytes[key]
-    return (i * r + _comm_s(g, bw, lat, level, p)) / (i + _comm_s(g, bw, lat, rec, p))
+    i = params[it + key]
+    g = params[gb + key]
+    return ((i * r + _comm_s(g, params[bw + level], params[lat + level], level, p))
+            / (i + _comm_s(g, params[bw + rec], params[lat + rec], rec, p)))

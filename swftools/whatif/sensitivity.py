@@ -384,12 +384,10 @@ class FactorModel:
         """This model as a ``replay.factors.FactorKernel`` (the compiled engine's form of the
         factor; ``classes``: the class index of each row, the factor key)."""
         from swftools.replay.factors import FactorKernel
-        from swftools.whatif.kernel import sensitivity_factor
+        from swftools.whatif.kernel import pack, sensitivity_factor
 
-        params = (self.trace_speed.astype(np.float64), self.min_speed.astype(np.float64),
-                  self.iter_s.astype(np.float64), self.grad_bytes.astype(np.float64),
-                  self.bw.astype(np.float64), self.lat.astype(np.float64),
-                  int(self.gpus_per_node), int(self.max_rack_nodes))
+        params = pack(self.trace_speed, self.min_speed, self.iter_s, self.grad_bytes, self.bw,
+                      self.lat, int(self.gpus_per_node), int(self.max_rack_nodes))
         return FactorKernel(sensitivity_factor, params,
                             np.ascontiguousarray(classes, dtype=np.int64))
 

@@ -35,7 +35,6 @@ import numpy as np
 from numba import njit
 
 from swftools.replay.engine_gpu_jit import WORD, _ctz, _lowest_bits, _place, _popcount
-from swftools.replay.factors_jit import call_factor
 
 PACKED, BEST_FIT, RANDOM, EVEN, PRIORITY, VARIABILITY_FIRST, LOCALITY_FIRST, LXV = range(8)
 POLICY_IDS = {"packed": PACKED, "best-fit": BEST_FIT, "random": RANDOM, "even": EVEN,
@@ -367,11 +366,11 @@ def signature(chosen, count, gpus, aux, score):  # pragma: no cover - compiled
 def factor(j, chosen, count, gpus, aux, score, has_factor, kernel, params,
            keys):  # pragma: no cover - compiled
     """The run-time factor of job ``j`` on the placement (1.0 without a factor; ``kernel``: a
-    ``factors_jit.KernelRef``)."""
+    factor kernel as ``factors_jit.compiled`` makes it, ``params`` its float64 constants)."""
     if not has_factor:
         return 1.0
     models, s_min, racks, per_node = signature(chosen, count, gpus, aux, score)
-    return call_factor(kernel, keys[j], models, s_min, count, racks, per_node, params)
+    return kernel(keys[j], models, s_min, count, racks, per_node, params)
 
 
 @njit(cache=True)
