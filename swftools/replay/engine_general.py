@@ -108,7 +108,8 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
                          min_factor: float | Sequence[float] | None):
     """``run_gpu``'s general path on the compiled twin, or None when it does not apply (see
     the module docstring). ``factor_kernel``'s keys are in queue order."""
-    from swftools.replay.engine_gpu import GpuRun, compiled_fits, never_fits_again
+    from swftools.replay.engine_gpu import compiled_fits, never_fits_again
+    from swftools.replay.gpurun import GpuRun
 
     n = len(work)
     if placement is None:

@@ -60,19 +60,17 @@ the pool width.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from dataclasses import dataclass
 from heapq import heappop, heappush
 from typing import Sequence
 
 import numpy as np
-import pyarrow as pa
 
-from swftools import table as jt
 from swftools.errors import UsageError
 from swftools.replay.engine_flat import fits_int64_keys
 from swftools.replay.factors import FactorKernel
 from swftools.replay.model import (FlatNodes, GpuNodes, GpuState, TrackedGpuState, bits,
                                    gpu_reservation)
+from swftools.replay.gpurun import GpuRun
 from swftools.replay.placement import BestFit, Placement, RuntimeFactor
 from swftools.replay.workload import Workload
 
@@ -81,90 +79,6 @@ FLOAT_INF = float("inf")
 MAX_COMBOS = 1024  # (size, choice group, factor bound) combinations with their own queue bit
 COMPILED_MIN_JOBS = 20_000  # below this, loading the compiled twin costs more than it saves
 COMPILED_MAX_BITS = 62  # the compiled twin's shape and GPU bit sets are int64 words
-
-
-@dataclass
-class GpuRun:
-    """Engine output in queue order: start, node set and GPU set per job; dropped jobs.
-
-    The Python engine gives node and GPU sets as bit sets (``node_sets``, ``gpu_sets``); the
-    compiled twin as arrays (a job's nodes ``node_list[node_off[j]:node_off[j + 1]]``, its GPUs
-    on each the bit set ``gpu_mask[j]``). ``node_masks``, ``gpu_masks``, ``node_ids`` and
-    ``gpu_ids`` read either.
-    """
-
-    start: np.ndarray
-    node_sets: list[int] | None
-    gpu_sets: list[int] | None
-    dropped: list[tuple[int, str]]  # (queue index, reason)
-    runtime: np.ndarray | None = None  # general path: the replayed (scaled) run times
-    estimate: np.ndarray | None = None  # general path: the scaled estimates EASY used
-    node_off: np.ndarray | None = None
-    node_list: np.ndarray | None = None
-    gpu_mask: np.ndarray | None = None
-
-    def node_masks(self) -> list[int]:
-        """Each job's node set as a bit set (bit ``k`` = node ``k``)."""
-        if self.node_sets is not None:
-            return self.node_sets
-        out = [0] * len(self.start)
-        off, nodes = self.node_off.tolist(), self.node_list.tolist()
-        for j in range(len(out)):
-            m = 0
-            for k in nodes[off[j]:off[j + 1]]:
-                if k >= 0:  # -1: a dropped job's (none)
-                    m |= 1 << k
-            out[j] = m
-        return out
-
-    def gpu_masks(self) -> list[int]:
-        """Each job's GPU set on each of its nodes as a bit set (bit ``i`` = GPU ``i``)."""
-        return self.gpu_sets if self.gpu_sets is not None else self.gpu_mask.tolist()
-
-    def node_ids(self) -> pa.Array:
-        """Each job's nodes as text ("0,1,5"), a string array in queue order."""
-        if self.node_sets is not None:
-            return jt.strings(_format_sets(self.node_sets))
-        off, nodes = self.node_off, self.node_list
-        count = np.diff(off)
-        width = int(nodes.max()) + 1 if len(nodes) else 1
-        index = np.zeros(len(count), dtype=np.int64)
-        single = count == 1
-        index[single] = nodes[off[:-1][single]]
-        words = [str(k) for k in range(width)] + [""]  # "": dropped jobs (node -1)
-        index[index < 0] = width
-        multi: dict[tuple[int, ...], int] = {}
-        for j in np.flatnonzero(~single).tolist():  # multi-node jobs only (few)
-            key = tuple(k for k in nodes[off[j]:off[j + 1]].tolist() if k >= 0)
-            at = multi.get(key)
-            if at is None:
-                at = multi[key] = len(words)
-                words.append(",".join(map(str, key)))
-            index[j] = at
-        return pa.DictionaryArray.from_arrays(jt.from_numpy(index), jt.strings(words)
-                                              ).dictionary_decode()
-
-    def gpu_ids(self) -> pa.Array:
-        """Each job's GPUs on each of its nodes as text ("0,1"), a string array in queue order."""
-        if self.gpu_sets is not None:
-            return jt.strings(_format_sets(self.gpu_sets))
-        masks = np.unique(self.gpu_mask)  # (return_inverse would sort every job)
-        index = np.searchsorted(masks, self.gpu_mask)
-        words = [",".join(map(str, bits(m))) for m in masks.tolist()]
-        return pa.DictionaryArray.from_arrays(jt.from_numpy(index.astype(np.int64)),
-                                              jt.strings(words)).dictionary_decode()
-
-
-def _format_sets(masks: list[int]) -> list[str]:
-    """Bit sets as comma-separated indices ("0,1,5"); sets repeat a lot, so format each once."""
-    text: dict[int, str] = {}
-    out = []
-    for m in masks:
-        t = text.get(m)
-        if t is None:
-            t = text[m] = ",".join(map(str, bits(m)))
-        out.append(t)
-    return out
 
 
 def compiled_fits(work: Workload, model: GpuNodes | FlatNodes,
