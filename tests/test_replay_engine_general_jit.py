@@ -273,3 +273,32 @@ def test_round_half_to_even_like_python():
     for t, f in [(1, 0.5), (3, 0.5), (5, 0.5), (7, 1.5), (9, 0.5), (2, 1.25), (10, 0.05),
                  (12345, 1.0000001), (1 << 40, 1.5), (0, 3.0)]:
         assert _scaled(t, f) == round(t * f), (t, f)
+
+
+def test_the_first_compile_is_announced_once():
+    """``on_first_compile`` calls back once when numba starts compiling the general engine (not
+    for other functions, not when nothing compiles)."""
+    from numba.core import event
+
+    from swftools.replay import engine_general_jit
+
+    said = []
+    with engine_general.on_first_compile(lambda: said.append(1)):
+        with event.trigger_event("numba:compile", data={"dispatcher": engine_gpu_jit_dispatcher()}):
+            pass
+        assert said == []
+        for _ in range(2):
+            with event.trigger_event("numba:compile",
+                                     data={"dispatcher": engine_general_jit.run_general_compiled}):
+                pass
+    assert said == [1]
+    with event.trigger_event("numba:compile",
+                             data={"dispatcher": engine_general_jit.run_general_compiled}):
+        pass
+    assert said == [1]  # the listener is gone with the block
+
+
+def engine_gpu_jit_dispatcher():
+    from swftools.replay import engine_gpu_jit
+
+    return engine_gpu_jit.run_gpu_compiled

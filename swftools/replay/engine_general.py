@@ -17,7 +17,8 @@ changes how many candidates are looked at, never a start.
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -189,3 +190,26 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
                zip(dropped_j.tolist(), dropped_reach.tolist(), dropped_at.tolist())]
     return GpuRun(start, None, None, dropped, runtime, estimate, node_off=node_off,
                   node_list=node_list, gpu_mask=gpu_mask)
+
+
+@contextmanager
+def on_first_compile(callback: Callable[[], None]) -> Iterator[None]:
+    """Call ``callback()`` once when the compiled general engine starts compiling inside this
+    block (its first use, about a minute; numba's disk cache then holds it): a command can say
+    why it is slow. Loading it from the cache calls nothing."""
+    from numba.core import event
+
+    class Listener(event.Listener):
+        said = False
+
+        def on_start(self, ev: event.Event) -> None:
+            function = getattr(ev.data.get("dispatcher"), "py_func", None)
+            if not self.said and getattr(function, "__name__", "") == "run_general_compiled":
+                self.said = True
+                callback()
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    with event.install_listener("numba:compile", Listener()):
+        yield
