@@ -148,7 +148,11 @@ def _whatif_both(table, site, policies, **kwargs):
         calls, spy = _counting()
         with spy, mock.patch.object(engine_gpu, "COMPILED_MIN_JOBS", threshold):
             out.append(whatif(table, site, policies=policies, **kwargs))
-        assert all(calls) and len(calls) == (len(policies) if threshold == 1 else 0)
+        # (a trace whose every job can never fit may run no engine at all)
+        replayed = any(r.jobs.num_rows for r in out[-1].results.values())
+        expected = ({len(policies)} if replayed else {0, len(policies)}) if threshold == 1 \
+            else {0}
+        assert all(calls) and len(calls) in expected
     return out
 
 

@@ -35,7 +35,8 @@ from numba import njit
 from swftools.replay.engine_flat_jit import (_bit_length, _heap_pop, _record_start,
                                              _sorted_remove)
 from swftools.replay.engine_gpu_jit import (INFINITY, WORD, _allows, _ctz, _dequeue, _enqueue,
-                                            _fit_bound, _reserve, _search)
+                                            _fit_bound, _job_arrays, _reserve, _search,
+                                            _timeline)
 from swftools.replay.placement.jit import (RANDOM, cands_word, choose, factor, give_back,
                                            set_capacity, take)
 from swftools.replay.placement.mtrand import GPU_OUT, draw_random
@@ -158,46 +159,17 @@ def run_general_compiled(submit, runtime, size, estimate, tree_est, nodes_of, pe
     managed = set_capacity(pol, g, exact, cnt, free, gpu_free, aux, 0, nodes_t0)
     gen = 0
 
-    first = np.searchsorted(cap_t, submit[0], side="right")
-    n_changes = len(cap_t) - first
-    change_at = np.empty(n_changes + 1, np.int64)
-    change_at[:n_changes] = cap_t[first:]
-    change_at[n_changes] = INFINITY
-    change_nodes = cap_n[first:]
-    future_max = change_nodes.copy()
-    for k in range(n_changes - 2, -1, -1):
-        if future_max[k + 1] > future_max[k]:
-            future_max[k] = future_max[k + 1]
+    change_at, change_nodes, future_max, n_changes, reach = _timeline(cap_t, cap_n, submit[0],
+                                                                      managed)
     i_change = 0
-    reach = managed
-    if n_changes and future_max[0] > reach:
-        reach = future_max[0]
-
-    start = np.zeros(n, np.int64)
+    (start, node_off, node_list, gpu_set, dropped_j, dropped_reach, dropped_at, shift, low_mask,
+     ends, running, est_key, leaves, keys_tree, min_est, job_at) = _job_arrays(nodes_of)
     run_actual = np.zeros(n, np.int64)
     est_actual = np.zeros(n, np.int64)
-    node_off = np.zeros(n + 1, np.int64)
-    for j in range(n):
-        node_off[j + 1] = node_off[j] + nodes_of[j]
-    node_list = np.zeros(node_off[n], np.int64)
-    gpu_set = np.zeros(n, np.int64)
-    dropped_j = np.empty(n, np.int64)
-    dropped_reach = np.empty(n, np.int64)
-    dropped_at = np.empty(n, np.int64)
     n_dropped = 0
-    shift = max(1, _bit_length(n))
-    low_mask = (1 << shift) - 1
     key_limit = np.int64(1) << (63 - shift)
-    ends = np.empty(n, np.int64)
     n_ends = 0
-    running = np.empty(n, np.int64)
     n_running = 0
-    est_key = np.empty(n, np.int64)
-
-    leaves = 1 << max(1, _bit_length(n - 1))
-    keys_tree = np.zeros(2 * leaves, np.int64)
-    min_est = np.full(2 * leaves, INFINITY, np.int64)
-    job_at = np.empty(n, np.int64)
     next_pos = 0
     head = 0
     waiting = 0

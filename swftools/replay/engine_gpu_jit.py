@@ -321,6 +321,55 @@ def _launch(j, now, exact, cnt, g, best_fit, free, gpu_free, nodes_of, per_node,
 
 
 @njit(cache=True)
+def _timeline(cap_t, cap_n, t0, managed):  # pragma: no cover - compiled
+    """The capacity changes after ``t0``: (their instants with ``INFINITY`` appended, their node
+    counts, the largest count from each on, their number, the largest count ever reachable)."""
+    first = np.searchsorted(cap_t, t0, side="right")
+    n_changes = len(cap_t) - first
+    change_at = np.empty(n_changes + 1, np.int64)
+    change_at[:n_changes] = cap_t[first:]
+    change_at[n_changes] = INFINITY
+    change_nodes = cap_n[first:]
+    future_max = change_nodes.copy()
+    for k in range(n_changes - 2, -1, -1):
+        if future_max[k + 1] > future_max[k]:
+            future_max[k] = future_max[k + 1]
+    reach = managed
+    if n_changes and future_max[0] > reach:
+        reach = future_max[0]
+    return change_at, change_nodes, future_max, n_changes, reach
+
+
+@njit(cache=True)
+def _job_arrays(nodes_of):  # pragma: no cover - compiled
+    """Per-job outputs and the loop's structures for ``len(nodes_of)`` jobs: (start, node_off,
+    node_list, gpu_set, dropped job / reach / instant, key shift, its mask, end heap, running
+    list, estimate keys, segment tree leaves, its shape keys and minimum estimates, job_at).
+    (np.empty: written before read; untouched pages cost no memory.)"""
+    n = len(nodes_of)
+    start = np.zeros(n, np.int64)
+    node_off = np.zeros(n + 1, np.int64)
+    for j in range(n):
+        node_off[j + 1] = node_off[j] + nodes_of[j]
+    node_list = np.zeros(node_off[n], np.int64)
+    gpu_set = np.zeros(n, np.int64)
+    dropped_j = np.empty(n, np.int64)
+    dropped_reach = np.empty(n, np.int64)
+    dropped_at = np.empty(n, np.int64)
+    shift = max(1, _bit_length(n))
+    low_mask = (1 << shift) - 1
+    ends = np.empty(n, np.int64)
+    running = np.empty(n, np.int64)
+    est_key = np.empty(n, np.int64)
+    leaves = 1 << max(1, _bit_length(n - 1))
+    keys = np.zeros(2 * leaves, np.int64)
+    min_est = np.full(2 * leaves, INFINITY, np.int64)
+    job_at = np.empty(n, np.int64)
+    return (start, node_off, node_list, gpu_set, dropped_j, dropped_reach, dropped_at, shift,
+            low_mask, ends, running, est_key, leaves, keys, min_est, job_at)
+
+
+@njit(cache=True)
 def run_gpu_compiled(submit, runtime, size, estimate, nodes_of, per_node, bit, distinct,
                      fit_masks, shape_nodes, shape_per_node, g, n_nodes, best_fit, easy,
                      cap_t, cap_n, nodes_t0):  # pragma: no cover - compiled
@@ -341,45 +390,14 @@ def run_gpu_compiled(submit, runtime, size, estimate, nodes_of, per_node, bit, d
     gpu_free = np.full(n_nodes, (1 << g) - 1, np.int64)
     managed = _set_capacity(exact, cnt, free, 0, nodes_t0)
 
-    # capacity changes after the first submission, and the largest count from each on
-    first = np.searchsorted(cap_t, submit[0], side="right")
-    n_changes = len(cap_t) - first
-    change_at = np.empty(n_changes + 1, np.int64)
-    change_at[:n_changes] = cap_t[first:]
-    change_at[n_changes] = INFINITY
-    change_nodes = cap_n[first:]
-    future_max = change_nodes.copy()
-    for k in range(n_changes - 2, -1, -1):
-        if future_max[k + 1] > future_max[k]:
-            future_max[k] = future_max[k + 1]
+    change_at, change_nodes, future_max, n_changes, reach = _timeline(cap_t, cap_n, submit[0],
+                                                                      managed)
     i_change = 0
-    reach = managed
-    if n_changes and future_max[0] > reach:
-        reach = future_max[0]
-
-    start = np.zeros(n, np.int64)
-    node_off = np.zeros(n + 1, np.int64)
-    for j in range(n):
-        node_off[j + 1] = node_off[j] + nodes_of[j]
-    node_list = np.zeros(node_off[n], np.int64)
-    gpu_set = np.zeros(n, np.int64)
-    dropped_j = np.empty(n, np.int64)
-    dropped_reach = np.empty(n, np.int64)
-    dropped_at = np.empty(n, np.int64)
+    (start, node_off, node_list, gpu_set, dropped_j, dropped_reach, dropped_at, shift, low_mask,
+     ends, running, est_key, leaves, keys, min_est, job_at) = _job_arrays(nodes_of)
     n_dropped = 0
-    # (np.empty: written before read; untouched pages cost no memory)
-    shift = max(1, _bit_length(n))
-    low_mask = (1 << shift) - 1
-    ends = np.empty(n, np.int64)
     n_ends = 0
-    running = np.empty(n, np.int64)
     n_running = 0
-    est_key = np.empty(n, np.int64)
-
-    leaves = 1 << max(1, _bit_length(n - 1))
-    keys = np.zeros(2 * leaves, np.int64)
-    min_est = np.full(2 * leaves, INFINITY, np.int64)
-    job_at = np.empty(n, np.int64)
     next_pos = 0
     head = 0
     waiting = 0
