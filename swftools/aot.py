@@ -52,7 +52,24 @@ def _versions() -> str:
     import numpy
 
     return f"numba {version('numba')}; numpy {numpy.__version__}; {sys.version}; " \
-           f"{platform.machine()}; {sys.implementation.cache_tag}"
+           f"{platform.machine()}; {sys.implementation.cache_tag}; {_cpu()}"
+
+
+def _cpu() -> str:
+    """The processor the modules are built for (they use its instruction set, as numba's JIT
+    does): its model and feature flags from /proc/cpuinfo where there is one."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            lines = fh.read(1 << 16).splitlines()
+    except OSError:
+        return platform.processor()
+    found = {}
+    for line in lines:
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key in ("model name", "flags", "Features", "CPU part") and key not in found:
+            found[key] = value.strip()
+    return "; ".join(f"{k}={v}" for k, v in sorted(found.items()))
 
 
 def module_path(name: str, source: Path | Sequence[Path]) -> Path:
@@ -100,6 +117,7 @@ def build(name: str, source: Path | Sequence[Path],
     work = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
     try:
         cc = CC(name)
+        cc.target_cpu = "host"  # this processor's instruction set (the key names it), as the JIT
         cc.output_dir = str(work)
         cc.verbose = False
         for exported, (function, signature) in exports.items():
