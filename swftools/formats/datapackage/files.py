@@ -1,14 +1,17 @@
 """The data files of a package: gzip CSV and Parquet, written deterministically, read back typed.
 
 Used by :mod:`swftools.formats.datapackage.package`; knows nothing about descriptors beyond a Table Schema's
-``fields``. CSV files are written by pyarrow (whole columns at once) into a gzip stream with
-mtime 0 and no file name, so the same table always gives the same bytes.
+``fields``. CSV files are written by pyarrow (whole columns at once, ``CSV_CHUNK_ROWS`` rows a
+chunk) into a gzip stream with mtime 0 and no file name, compressed in a second thread while the
+next chunk is formatted; deflate's output does not depend on how its input is split, so the
+same table always gives the same bytes.
 """
 
 from __future__ import annotations
 
 import csv
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +21,15 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from swftools.errors import InputError
-from swftools.fileio import gzip_writer
+from swftools.fileio import gzip_writer, write_behind
 from swftools.formats.datapackage import cells
 from swftools.formats.inputs import detect_gzip, open_binary, open_text
 from swftools.table import arrow_schema_of, is_required
 
 PARQUET_COMPRESSION = "zstd"
+# Rows formatted per CSV chunk (about 7 MB of text for a job table): the CSV text of a large
+# table is never held whole; the bytes do not depend on it.
+CSV_CHUNK_ROWS = 1 << 16
 
 
 # --------------------------------------------------------------------------------------- write
@@ -40,7 +46,16 @@ def write_csv_gz(table: pa.Table, path: Path) -> None:
             if column.type != field.type:
                 table = table.set_column(i, field.name, column)
     with open(path, "wb") as raw, gzip_writer(raw) as gz:
-        pacsv.write_csv(table, gz, pacsv.WriteOptions(include_header=True, batch_size=8192))
+        write_behind(_csv_chunks(table), gz.write)
+
+
+def _csv_chunks(table: pa.Table) -> Iterator[pa.Buffer]:
+    """The CSV text of ``table`` (header first) in chunks of ``CSV_CHUNK_ROWS`` rows."""
+    for start in range(0, max(table.num_rows, 1), CSV_CHUNK_ROWS):
+        sink = pa.BufferOutputStream()
+        pacsv.write_csv(table.slice(start, CSV_CHUNK_ROWS), sink,
+                        pacsv.WriteOptions(include_header=start == 0, batch_size=8192))
+        yield sink.getvalue()
 
 
 def write_parquet(table: pa.Table, path: Path) -> None:

@@ -21,11 +21,14 @@ from swftools.formats.nqsii.timefmt import (
     EPOCH_PATTERN,
     ISO_PATTERN,
     LOCAL_PATTERN,
+    contiguous,
     describe_formats,
     local_to_utc,
     parse_datetime_matrix,
+    parse_datetimes,
     parse_hms,
     parse_offset,
+    row_pieces,
     string_matrix,
 )
 from swftools.site import Site
@@ -65,14 +68,34 @@ def _try_int(tokens: pa.Array) -> np.ndarray | None:
     not all digits is not tried."""
     if len(tokens) and not re.fullmatch(r"-?[0-9]+", tokens[0].as_py()):
         return None
+    values = np.empty(len(tokens), dtype=np.int64)
     try:
-        values = pc.cast(tokens, pa.int64())
+        for start, piece in row_pieces(tokens):
+            values[start:start + len(piece)] = pc.cast(piece, pa.int64()).to_numpy()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    # Arrow's cast also takes hexadecimal ('0x10'): only plain ASCII digits are integers here
-    if not pc.all(pc.match_substring_regex(tokens, r"^-?[0-9]+$")).as_py() and len(tokens):
-        return None
-    return np.asarray(values.to_numpy(), dtype=np.int64)
+    # Arrow's cast also takes hexadecimal ('0x10') and a '+' sign: only plain ASCII digits
+    # (after an optional '-') are integers here; a cast that took only those bytes took those
+    return values if _digits_and_minus_only(tokens) else None
+
+
+_DIGIT_OR_MINUS = np.zeros(256, dtype=bool)
+_DIGIT_OR_MINUS[[ord("-"), *range(ord("0"), ord("9") + 1)]] = True
+
+
+def _digits_and_minus_only(tokens: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether the text of every token holds only the bytes 0-9 and '-'."""
+    for arr in tokens.chunks if isinstance(tokens, pa.ChunkedArray) else [tokens]:
+        if arr.type != pa.string():
+            return bool(pc.all(pc.match_substring_regex(arr, r"^[-0-9]*$")).as_py() is not False)
+        if len(arr) == 0 or arr.buffers()[2] is None:
+            continue
+        offsets = np.frombuffer(arr.buffers()[1], np.int32)[arr.offset:arr.offset + len(arr) + 1]
+        data = np.frombuffer(arr.buffers()[2], np.uint8)[offsets[0]:offsets[-1]]
+        for i in range(0, len(data), 1 << 24):
+            if not _DIGIT_OR_MINUS[data[i:i + (1 << 24)]].all():
+                return False
+    return True
 
 
 def describe_bad_integer(token: str, not_what: str = "a number") -> str:
@@ -106,7 +129,9 @@ def parse_integers(tokens: pa.Array, ref: FieldRef, expected: str = NON_NEGATIVE
         row = _first(negative)
         raise ref.error(row, tokens[row].as_py(), "is negative", expected)
     if enum is not None:
-        outside = ~np.isin(values, enum)
+        outside = np.ones(len(values), dtype=bool)
+        for allowed in enum:  # a few values: faster than np.isin
+            outside &= values != allowed
         if outside.any():
             row = _first(outside)
             raise ref.error(row, tokens[row].as_py(), f"is not a {ref.title}", expected)
@@ -114,18 +139,18 @@ def parse_integers(tokens: pa.Array, ref: FieldRef, expected: str = NON_NEGATIVE
 
 
 def parse_integer_ids(tokens: pa.Array, ref: FieldRef) -> pa.Array:
-    """Integer ids kept as their text (published user and group)."""
+    """Integer ids kept as their text, in one piece (published user and group)."""
     parse_integers(tokens, ref)
-    return tokens
+    return contiguous(tokens)
 
 
 def parse_names(tokens: pa.Array, ref: FieldRef) -> pa.Array:
-    """Non-empty names (raw user and group)."""
+    """Non-empty names, in one piece (raw user and group)."""
     empty = _mask(pc.equal(pc.binary_length(tokens), 0))
     if empty.any():
         row = _first(empty)
         raise ref.error(row, "", "is empty", f"a {ref.title} name")
-    return tokens
+    return contiguous(tokens)
 
 
 def parse_queue_numbers(tokens: pa.Array, ref: FieldRef, site: Site) -> pa.Array:
@@ -160,7 +185,10 @@ def parse_queue_names(tokens: pa.Array, ref: FieldRef, site: Site) -> tuple[pa.A
         bad = [d for d, c in zip(distinct.to_pylist(), canonical) if c is None]
         row = _first(_mask(pc.is_in(tokens, pa.array(bad, pa.string()))))
         raise ref.error(row, tokens[row].as_py(), f"is not a queue of site {site.name}", expected)
-    names = pa.array(canonical, pa.string()).take(pc.index_in(tokens, distinct))
+    position = pc.index_in(tokens, distinct)
+    if isinstance(position, pa.ChunkedArray):
+        position = position.combine_chunks()
+    names = pa.array(canonical, pa.string()).take(position)
     spellings: dict[str, set[str]] = {}
     for token, name in zip(distinct.to_pylist(), canonical):
         spellings.setdefault(name, set()).add(token)
@@ -189,13 +217,11 @@ def parse_timestamps(tokens: pa.Array, ref: FieldRef, formats: tuple[str, ...],
         if values is not None and (values >= 0).all():
             return values, {"format": "epoch"}
     if "local" in formats:
-        matrix = string_matrix(tokens, DATETIME_WIDTH)
-        if matrix is not None:
-            naive, ok = parse_datetime_matrix(matrix)
-            if ok.all():
-                utc, zone_ok = local_to_utc(naive, zone)
-                if zone_ok.all() and (utc >= 0).all():
-                    return utc, {"format": "local"}
+        naive = parse_datetimes(tokens)
+        if naive is not None:
+            utc, zone_ok = local_to_utc(naive, zone)
+            if zone_ok.all() and (utc >= 0).all():
+                return utc, {"format": "local"}
     return _parse_timestamps_mixed(tokens, ref, formats, zone)
 
 
@@ -266,14 +292,15 @@ def parse_durations(tokens: pa.Array, ref: FieldRef, formats: tuple[str, ...]) -
         values = _try_int(tokens)
         if values is not None and (values >= 0).all():
             return values, {"format": "seconds"}
-    seconds_mask = (_matches(tokens, EPOCH_PATTERN) if "seconds" in formats
-                    else np.zeros(len(tokens), dtype=bool))
     if "hms" in formats:
         hms_values, hms_mask, hour_digits = parse_hms(tokens)
-        hms_mask &= ~seconds_mask
     else:
-        hms_values = hour_digits = np.zeros(len(tokens), dtype=np.int64)
+        hms_values, hour_digits = np.zeros((2, len(tokens)), dtype=np.int64)
         hms_mask = np.zeros(len(tokens), dtype=bool)
+    # an HH:MM:SS value holds a ':', never seconds: only the other values are searched
+    seconds_mask = (_matches(tokens, EPOCH_PATTERN) if "seconds" in formats and not hms_mask.all()
+                    else np.zeros(len(tokens), dtype=bool))
+    hms_mask &= ~seconds_mask
     bad = ~(seconds_mask | hms_mask)
     if bad.any():
         row = _first(bad)
@@ -282,7 +309,7 @@ def parse_durations(tokens: pa.Array, ref: FieldRef, formats: tuple[str, ...]) -
         if why not in ("is negative", "is empty", "is out of range"):
             why = "is not a duration"
         raise ref.error(row, token, why, describe_formats(formats))
-    values = hms_values.copy()
+    values = hms_values  # parse_hms's own array
     if seconds_mask.any():
         subset = tokens.filter(pa.array(seconds_mask))
         values[seconds_mask] = np.asarray(pc.cast(subset, pa.int64()).to_numpy(), dtype=np.int64)

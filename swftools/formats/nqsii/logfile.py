@@ -7,11 +7,12 @@ rows too, so the numbering holds).
 from __future__ import annotations
 
 import csv
-import io
+import mmap
 import os
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
@@ -155,18 +156,44 @@ def load_log(path: str | os.PathLike, allow_empty: bool = False) -> RawLog:
 
 def _plain_body(path: str | os.PathLike, offset: int) -> bool:
     """Whether the job lines from ``offset`` hold some text, no NUL byte and no separator
-    followed by a space (which :func:`split_log` rewrites in memory)."""
-    text = False
-    previous = b""
+    followed by a space (which :func:`split_log` rewrites in memory). The file is mapped, not
+    read, and each block's pages are let go once checked."""
     with open(path, "rb") as fh:
-        fh.seek(offset)
-        while block := fh.read(_SCAN_BYTES):
-            joined = previous + block
-            if b"\x00" in block or b", " in joined:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        return re.compile(rb"\S").search(mapped, offset) is not None and \
+            _plain_blocks(mapped, offset)
+    finally:
+        mapped.close()
+
+
+def _plain_blocks(mapped: mmap.mmap, offset: int) -> bool:
+    data = np.frombuffer(mapped, np.uint8)
+    try:
+        for i in range(offset, len(data), _SCAN_BYTES):
+            if mapped.find(b"\x00", i, i + _SCAN_BYTES) >= 0 or \
+                    _has_spaced_separator(data[i:i + _SCAN_BYTES + 1]):
                 return False
-            text = text or re.search(rb"\S", block) is not None
-            previous = block[-1:]
-    return text
+            first = i - i % mmap.PAGESIZE
+            mapped.madvise(mmap.MADV_DONTNEED, first, min(i + _SCAN_BYTES, len(data)) - first)
+        return True
+    finally:
+        del data  # the map closes only without views
+
+
+_SPACED_SEPARATOR = int.from_bytes(b", ", "little")
+
+
+def _has_spaced_separator(data: np.ndarray) -> bool:
+    """Whether the bytes hold ``", "``: a compare of 16-bit words at both alignments (a few
+    times faster than a byte search for a pair whose first byte is everywhere)."""
+    for i in range(0, max(len(data) - 1, 0), _SCAN_BYTES):
+        block = data[i:i + _SCAN_BYTES + 1]  # one byte more: a pair across blocks
+        for start in (0, 1):
+            words = block[start:start + (len(block) - start) // 2 * 2].view("<u2")
+            if (words == _SPACED_SEPARATOR).any():
+                return True
+    return False
 
 
 def _first_invalid_row(body: bytes, names: list[str]) -> tuple[int, int, str] | None:
@@ -185,7 +212,7 @@ def _first_invalid_row(body: bytes, names: list[str]) -> tuple[int, int, str] | 
 
 
 def _read(body: bytes, names: list[str], threads: bool, handler=None) -> pa.Table:
-    return pacsv.read_csv(io.BytesIO(body), **_csv_options(
+    return pacsv.read_csv(pa.BufferReader(body), **_csv_options(
         names, threads, min(max(len(body) + 1, 1 << 20), 1 << 24), handler))
 
 
@@ -194,7 +221,7 @@ def _read_file(source: tuple[str, int], names: list[str]) -> pa.Table:
     path, offset = source
     with pa.OSFile(path, "rb") as fh:
         fh.seek(offset)
-        return pacsv.read_csv(fh, **_csv_options(names, False, 1 << 24))
+        return pacsv.read_csv(fh, **_csv_options(names, True, 1 << 24))
 
 
 def _csv_options(names: list[str], threads: bool, block_size: int, handler=None) -> dict:
@@ -210,14 +237,14 @@ def _csv_options(names: list[str], threads: bool, block_size: int, handler=None)
     }
 
 
-def parse_body(log: RawLog, path: str) -> list[pa.Array]:
-    """The body's text tokens, one string array per header column; InputError on a wrong
-    field count."""
+def parse_body(log: RawLog, path: str) -> list[pa.ChunkedArray]:
+    """The body's text tokens, one string column per header column (in blocks: pyarrow parses
+    them on every core, in the same order); InputError on a wrong field count."""
     names = [f"c{i}" for i in range(len(log.header))]
     if log.source is None and not re.search(rb"\S", log.body):  # a header only (allow_empty)
-        return [pa.array([], pa.string()) for _ in names]
+        return [pa.chunked_array([], pa.string()) for _ in names]
     try:
-        table = _read(log.body, names, threads=False) if log.source is None else \
+        table = _read(log.body, names, threads=True) if log.source is None else \
             _read_file(log.source, names)
     except pa.ArrowInvalid as exc:
         log.load_body()
@@ -229,11 +256,4 @@ def parse_body(log: RawLog, path: str) -> list[pa.Array]:
         what = "empty line" if not text.strip() else f"{count} field{'s' * (count != 1)}"
         raise InputError(path, f"{what}, expected {len(names)} (one per header column)",
                          line=line, value=text) from None
-    columns = table.columns
-    del table
-    out = []
-    for i, column in enumerate(columns):  # one column's copy at a time (memory on large logs)
-        out.append(column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
-        columns[i] = None
-        del column
-    return out
+    return table.columns  # the table goes: each column is freed on its own once parsed

@@ -8,7 +8,9 @@ so that writing the table back in the same form reproduces the file byte for byt
 
 from __future__ import annotations
 
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,10 @@ from swftools.metadata import TableMetadata
 from swftools.site import Site
 
 __all__ = ["FORMS", "read"]
+
+# Columns parsed at once (each holds its parse's temporaries).
+_PARSE_THREADS = 4
+
 
 def _looks_published(fields: list[NqsiiField], tokens: list[pa.Array]) -> bool:
     """Published logs hold integers where raw logs hold names: user, group and queue."""
@@ -66,6 +72,30 @@ def _choose_form(log: RawLog, form: str | None, path: str) -> tuple[FormSchema, 
         published = "published" in mapped and _looks_published(mapped["published"], tokens)
     chosen = "published" if published or "raw" not in mapped else "raw"
     return form_schema(chosen), mapped[chosen], tokens
+
+
+def _parse_columns(fields: list[NqsiiField], tokens: list[Any], refs: dict[str, FieldRef],
+                   site: Site, zone: str, step: Any) -> list[Any]:
+    """Each column parsed (:func:`_convert`) in a pool of threads (pyarrow and numpy release
+    the GIL), in file order: its values and layout part, or its InputError. A column's text is
+    freed once it parsed (``tokens[i]`` None), kept for the messages when it did not."""
+    def parse(position: int) -> Any:
+        f, text = fields[position], tokens[position]
+        tokens[position] = None
+        part: dict[str, Any] = {"formats": {}}
+        try:
+            return _convert(f, text, refs[f.column], site, zone, part), part
+        except InputError as exc:
+            tokens[position] = text
+            return exc
+
+    workers = max(1, min(_PARSE_THREADS, os.cpu_count() or 1, len(fields)))
+    with ThreadPoolExecutor(workers, thread_name_prefix="swftools-nqsii") as pool:
+        futures = [pool.submit(parse, position) for position in range(len(fields))]
+        for f, future in zip(fields, futures):
+            future.result()
+            step(f.name)
+    return [future.result() for future in futures]
 
 
 def _empty_line_error(row: int, tokens: list[pa.Array | None], path: str) -> InputError | None:
@@ -177,17 +207,16 @@ def read(path: str | Path, *, site: Site | str | Path | None = None, form: str |
             "gpus_column": "total" if gpus_total else "per_node", "formats": {},
             "queue_spelling": {},
         }
-        for position, (f, header) in enumerate(zip(fields, log.header)):
-            text = tokens[position]
-            ref = refs[f.column] = FieldRef(name, header, f.title)
-            try:
-                columns[f.column] = _convert(f, text, ref, site_obj, zone, layout)
-            except InputError as exc:
-                problems.append((exc.line or 0, position, exc))
-            if not problems:  # parsed: its text is no longer needed (memory on large logs)
-                tokens[position] = None
-            del text
-            step(f.name)
+        for f, header in zip(fields, log.header):
+            refs[f.column] = FieldRef(name, header, f.title)
+        outcomes = _parse_columns(fields, tokens, refs, site_obj, zone, step)
+        for position, (f, outcome) in enumerate(zip(fields, outcomes)):
+            if isinstance(outcome, InputError):
+                problems.append((outcome.line or 0, position, outcome))
+                continue
+            columns[f.column], part = outcome
+            layout["formats"].update(part["formats"])
+            layout["queue_spelling"] = part.get("queue_spelling", layout["queue_spelling"])
         if problems:  # report the earliest line; on one line, the leftmost column
             line, _, first = min(problems, key=lambda p: p[:2])
             raise _empty_line_error(line - 2, tokens, name) or first

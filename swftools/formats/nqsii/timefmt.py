@@ -8,6 +8,7 @@ parsed and formatted as an ``(n, 19)`` byte matrix with numpy; the zone offset i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from zoneinfo import ZoneInfo
@@ -52,12 +53,25 @@ def describe_formats(formats: list[str] | tuple[str, ...]) -> str:
 
 # ---------------------------------------------------------------- string arrays <-> byte matrix
 
-def _plain_string_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+def contiguous(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A string array in one piece (a copy when it came in several chunks)."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
     if arr.type != pa.string():
         arr = arr.cast(pa.string())
     return arr
+
+
+def row_pieces(arr: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, pa.Array]]:
+    """``(first row, string array)`` pieces of at most ``CHUNK_ROWS`` rows, in order, without
+    copying the text (a column read in blocks is never put in one piece)."""
+    start = 0
+    for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
+        if chunk.type != pa.string():
+            chunk = chunk.cast(pa.string())
+        for i in range(0, len(chunk), CHUNK_ROWS):
+            yield start + i, chunk.slice(i, CHUNK_ROWS)
+        start += len(chunk)
 
 
 def string_lengths(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -67,7 +81,7 @@ def string_lengths(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 def string_matrix(arr: pa.Array | pa.ChunkedArray, width: int) -> np.ndarray | None:
     """View a string array whose values all have ``width`` bytes as an ``(n, width)`` uint8 matrix."""
-    arr = _plain_string_array(arr)
+    arr = contiguous(arr)
     n = len(arr)
     if arr.null_count:
         return None
@@ -144,6 +158,35 @@ def _parse_datetime_rows(matrix: np.ndarray, separators: bytes) -> tuple[np.ndar
             + _DAYS_BEFORE_MONTH[month_index] + (leap & after_february) + day - 1)
     seconds = days * _DAY_S + hour * 3600 + minute * 60 + second
     return np.where(ok, seconds, 0), ok
+
+
+# Per byte of ``YYYY-MM-DD?HH:MM:SS``: the lowest value and the span above it (a digit 0..9,
+# a separator exactly); the separator (position 10) is set per call.
+_LAYOUT_LOW = np.frombuffer(b"0000-00-00 00:00:00", np.uint8).copy()
+_LAYOUT_SPAN = np.where(_LAYOUT_LOW == ord("0"), 9, 0).astype(np.uint8)
+
+
+def parse_datetimes(arr: pa.Array | pa.ChunkedArray, separator: bytes = b" ") -> np.ndarray | None:
+    """Naive seconds since 1970 of strings ``YYYY-MM-DD?HH:MM:SS`` (``?`` the ``separator``)
+    when every one is a real calendar date-time, else None (:func:`parse_datetime_matrix` then
+    says which are not). The layout is checked with numpy, the calendar by Arrow's ISO 8601
+    cast: the same answers, a few times faster."""
+    low = _LAYOUT_LOW.copy()
+    low[10] = separator[0]
+    seconds = np.empty(len(arr), dtype=np.int64)
+    for start, piece in row_pieces(arr):
+        matrix = string_matrix(piece, DATETIME_WIDTH)
+        if matrix is None or ((matrix - low) > _LAYOUT_SPAN).any():
+            return None  # a byte out of place
+        try:
+            stamps = pc.cast(piece, pa.timestamp("s"))
+        except pa.ArrowInvalid:
+            return None
+        seconds[start:start + len(piece)] = stamps.view(pa.int64()).to_numpy()
+    return seconds if not len(seconds) or seconds.min() >= _YEAR_1 else None  # year 0
+
+
+_YEAR_1 = -62_135_596_800  # 0001-01-01 00:00:00
 
 
 def format_datetime_matrix(naive_s: np.ndarray, separator: str = " ") -> np.ndarray:
@@ -283,28 +326,45 @@ _TWO_DIGITS = pa.array([f"{i:02d}" for i in range(60)])
 
 
 def parse_hms(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Parse ``H+:MM:SS`` strings. Returns ``(seconds, ok, hour_digits)`` per value."""
-    arr = _plain_string_array(arr)
-    if len(arr) <= CHUNK_ROWS:
-        return _parse_hms_rows(arr)
+    """Parse ``H+:MM:SS`` strings (1 to 12 hour digits). Returns ``(seconds, ok, hour_digits)``
+    per value (``hour_digits`` is the length before ``:MM:SS``, meaningful where ``ok``)."""
     out = (np.empty(len(arr), np.int64), np.empty(len(arr), bool), np.empty(len(arr), np.int64))
-    for i in range(0, len(arr), CHUNK_ROWS):
-        for whole, part in zip(out, _parse_hms_rows(arr.slice(i, CHUNK_ROWS))):
-            whole[i:i + CHUNK_ROWS] = part
+    for start, piece in row_pieces(arr):
+        for whole, part in zip(out, _parse_hms_rows(piece)):
+            whole[start:start + len(piece)] = part
     return out
 
 
+_HMS_TAIL = np.arange(-6, 0)  # ":MM:SS", the last six bytes
+
+
 def _parse_hms_rows(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    ok = np.asarray(pc.match_substring_regex(arr, HMS_PATTERN).to_numpy(zero_copy_only=False),
-                    dtype=bool)
-    seconds = np.zeros(len(arr), dtype=np.int64)
-    hour_digits = np.asarray(pc.find_substring(arr, ":").to_numpy(zero_copy_only=False),
-                             dtype=np.int64)
-    if ok.any():
-        good = arr.filter(pa.array(ok)) if not ok.all() else arr
-        parts = pc.list_flatten(pc.split_pattern(good, ":"))
-        hms = np.asarray(pc.cast(parts, pa.int64()).to_numpy(), dtype=np.int64).reshape(-1, 3)
-        seconds[ok] = hms[:, 0] * 3600 + hms[:, 1] * 60 + hms[:, 2]
+    """``HMS_PATTERN`` on the string bytes with numpy: the fixed ``:MM:SS`` tail, then the hour
+    digits right to left."""
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], np.int32)[arr.offset:arr.offset + n + 1]
+    end = offsets[1:].astype(np.int64)
+    hour_digits = end - offsets[:-1] - 6
+    ok = (hour_digits >= 1) & (hour_digits <= 12)
+    if arr.null_count:
+        ok &= np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), dtype=bool)
+    seconds = np.zeros(n, dtype=np.int64)
+    if not ok.any():
+        return seconds, ok, hour_digits
+    data = np.frombuffer(arr.buffers()[2], np.uint8)
+    at = np.where(ok, end, 7)  # rows that cannot match look at valid bytes too
+    tail = data[at[:, None] + _HMS_TAIL]
+    digit = tail - np.uint8(48)  # a byte below '0' wraps to over 9
+    ok &= (tail[:, 0] == 58) & (tail[:, 3] == 58)  # ':'
+    ok &= (digit[:, 1] <= 5) & (digit[:, 2] <= 9) & (digit[:, 4] <= 5) & (digit[:, 5] <= 9)
+    d = digit.astype(np.int64)
+    total = d[:, 1] * 600 + d[:, 2] * 60 + d[:, 4] * 10 + d[:, 5]
+    for k in range(int(hour_digits[ok].max(initial=0))):  # hour digit k, from the right
+        has = ok & (hour_digits > k)
+        value = data[np.where(has, at - 7 - k, 0)] - np.uint8(48)
+        ok &= ~has | (value <= 9)
+        total += np.where(has, value, 0).astype(np.int64) * (3600 * 10 ** k)
+    seconds[ok] = total[ok]
     return seconds, ok, hour_digits
 
 
