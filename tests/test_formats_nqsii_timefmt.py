@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import numpy as np
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from swftools.formats.nqsii.timefmt import (
@@ -17,6 +17,7 @@ from swftools.formats.nqsii.timefmt import (
     local_to_utc,
     matrix_strings,
     parse_datetime_matrix,
+    parse_datetimes,
     parse_hms,
     parse_offset,
     string_matrix,
@@ -97,6 +98,53 @@ def test_local_time_round_trip(values, zone):
     if zone in ("Asia/Tokyo", "UTC"):
         assert ok.all()
 
+
+
+@given(st.lists(datetime_like, min_size=1, max_size=40), st.integers(1, 5),
+       st.sampled_from([" ", "T"]))
+@example(["0000-01-01 00:00:00"], 1, " ")  # year 0: Arrow's cast takes it, the calendar does not
+@example(["2018-02-29 00:00:00", "2016-02-29 00:00:00"], 2, " ")
+def test_datetime_column_parser_agrees_with_the_matrix_parser(texts, pieces, separator):
+    """parse_datetimes (layout by numpy, calendar by Arrow) gives the matrix parser's seconds when
+    every value is a real date-time with ``separator``, else None, whatever the chunking."""
+    import pyarrow as pa
+
+    matrix = np.frombuffer("".join(texts).encode(), dtype=np.uint8).reshape(-1, 19)
+    expected, ok = parse_datetime_matrix(matrix, separator.encode())
+    size = -(-len(texts) // pieces)
+    column = pa.chunked_array([pa.array(texts[i:i + size]) for i in range(0, len(texts), size)])
+    got = parse_datetimes(column, separator.encode())
+    if ok.all():
+        assert got is not None and got.tolist() == expected.tolist()
+    else:
+        assert got is None
+
+
+hms_like = st.one_of(st.from_regex(r"\A[0-9]{0,14}:[0-9]{1,2}:[0-9]{1,3}\Z"),
+                     st.text(alphabet="0123456789:+- x", max_size=18), st.none())
+
+
+@given(st.lists(hms_like, min_size=1, max_size=30), st.integers(1, 4))
+@example(["123456789012:59:59", "1234567890123:00:00", None, ":00:00"], 2)
+def test_hms_parser_is_the_pattern(texts, pieces):
+    """parse_hms accepts exactly HMS_PATTERN's texts (nulls never), in any chunking, and
+    gives their seconds and hour digits."""
+    import re
+
+    import pyarrow as pa
+
+    from swftools.formats.nqsii.timefmt import HMS_PATTERN
+
+    size = -(-len(texts) // pieces)
+    column = pa.chunked_array([pa.array(texts[i:i + size], pa.string())
+                               for i in range(0, len(texts), size)])
+    seconds, ok, hour_digits = parse_hms(column)
+    for text, value, good, digits in zip(texts, seconds.tolist(), ok.tolist(),
+                                         hour_digits.tolist()):
+        assert good == (text is not None and re.search(HMS_PATTERN, text) is not None), text
+        if good:
+            h, m, s = text.split(":")
+            assert (value, digits) == (int(h) * 3600 + int(m) * 60 + int(s), len(h))
 
 @given(st.lists(st.integers(0, 10**9), min_size=1, max_size=40), st.sampled_from([1, 2]))
 def test_hms_format_matches_python_and_parses_back(values, width):
