@@ -93,3 +93,24 @@ def test_queue_names_record_a_consistent_spelling():
     assert spelling == {"Normal": "normal", "Short": "SHORT"}
     _, mixed = parse_queue_names(pa.array(["normal", "Normal"]), REF, site)
     assert mixed == {}
+
+
+integer_like = st.one_of(st.integers(0, 10**18).map(str), st.from_regex(r"\A[-+0-9x ]{1,5}\Z"),
+                         st.sampled_from(["0x10", "+5", "-0", "1-2", "", " 7", "٣"]))
+
+
+@given(st.lists(integer_like, min_size=1, max_size=30), st.integers(1, 3))
+def test_integers_are_plain_ascii_digits(tokens, pieces):
+    """A column parses when every token is plain ASCII digits (no sign, hexadecimal or blank),
+    whatever its chunking; else the error names the first row that is not."""
+    import re
+
+    size = -(-len(tokens) // pieces)
+    column = pa.chunked_array([pa.array(tokens[i:i + size]) for i in range(0, len(tokens), size)])
+    bad = [i for i, t in enumerate(tokens) if not re.fullmatch(r"[0-9]+", t, re.ASCII)]
+    if bad:
+        with pytest.raises(InputError) as info:
+            parse_integers(column, REF)
+        assert info.value.line == bad[0] + 2
+    else:
+        assert parse_integers(column, REF).tolist() == [int(t) for t in tokens]
