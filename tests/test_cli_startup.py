@@ -15,7 +15,8 @@ import pytest
 
 # Loaded only by the commands that use them, when they run.
 HEAVY = ("scipy", "matplotlib", "duckdb", "frictionless", "numba", "pandas", "pyarrow",
-         "jsonschema", "numpy", "dask")
+         "jsonschema", "numpy", "dask",
+         "rich")  # typer's rich help rendering (the CLI asks for click's plain help)
 
 _DUMP = "import sys, json; print(json.dumps(sorted(sys.modules)))"
 
