@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from swftools.errors import InputError
@@ -100,14 +100,23 @@ integer_like = st.one_of(st.integers(0, 10**18).map(str), st.from_regex(r"\A[-+0
 
 
 @given(st.lists(integer_like, min_size=1, max_size=30), st.integers(1, 3))
+@example(["-0", "7"], 1)
+@example(["-0", "0x10"], 1)
+@example(["1" + "0" * 18, "x"], 2)
+@example(["+5"], 1)
 def test_integers_are_plain_ascii_digits(tokens, pieces):
-    """A column parses when every token is plain ASCII digits (no sign, hexadecimal or blank),
-    whatever its chunking; else the error names the first row that is not."""
+    """A column parses when every token is plain ASCII digits, a minus sign at most before them,
+    and no value is negative ('-0' is 0; no '+', hexadecimal or blank), whatever its chunking.
+    Else the error names the first row whose token is not 1 to 18 plain digits (there '-0'
+    counts as bad too)."""
     import re
+
+    from swftools.formats.nqsii.timefmt import EPOCH_PATTERN
 
     size = -(-len(tokens) // pieces)
     column = pa.chunked_array([pa.array(tokens[i:i + size]) for i in range(0, len(tokens), size)])
-    bad = [i for i, t in enumerate(tokens) if not re.fullmatch(r"[0-9]+", t, re.ASCII)]
+    parses = all(re.fullmatch(r"-?[0-9]+", t, re.ASCII) and 0 <= int(t) < 2**63 for t in tokens)
+    bad = [] if parses else [i for i, t in enumerate(tokens) if not re.search(EPOCH_PATTERN, t)]
     if bad:
         with pytest.raises(InputError) as info:
             parse_integers(column, REF)
