@@ -79,8 +79,20 @@ def strings(values: list[str]) -> pa.Array:
                                  [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
 
 
-def _chunks(array: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+def chunks(array: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    """The arrays of a chunked array; a plain array as its one chunk."""
     return array.chunks if isinstance(array, pa.ChunkedArray) else [array]
+
+
+def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string array's offsets (int32, ``len + 1``) and bytes (uint8) as numpy views: value
+    ``i`` is ``data[offsets[i]:offsets[i + 1]]``."""
+    n = len(array)
+    _, offsets, data = array.buffers()
+    offsets = np.frombuffer(offsets, np.int32, count=n + 1, offset=array.offset * 4) \
+        if n else np.zeros(1, np.int32)
+    data = np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
+    return offsets, data
 
 
 def _bits(buffer: pa.Buffer, offset: int, n: int) -> np.ndarray:
@@ -96,7 +108,7 @@ def validity(array: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     if not array.null_count:
         return None
     parts = []
-    for chunk in _chunks(array):
+    for chunk in chunks(array):
         bitmap = chunk.buffers()[0]
         if bitmap is None:
             parts.append(np.ones(len(chunk), dtype=bool))
@@ -149,7 +161,7 @@ def filled(array: pa.Array | pa.ChunkedArray, value: int | float,
     if len(out) != len(array):
         raise ValueError(f"filled: out holds {len(out)} values, the array {len(array)}")
     pos = 0
-    for chunk in _chunks(array):
+    for chunk in chunks(array):
         part = out[pos:pos + len(chunk)]
         pos += len(chunk)
         if chunk.null_count == len(chunk):

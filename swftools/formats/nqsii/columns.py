@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from swftools import table as jt
 from swftools.errors import InputError
 from swftools.formats.nqsii.timefmt import (
     DATETIME_WIDTH,
@@ -69,33 +70,21 @@ def _try_int(tokens: pa.Array) -> np.ndarray | None:
     if len(tokens) and not re.fullmatch(r"-?[0-9]+", tokens[0].as_py()):
         return None
     values = np.empty(len(tokens), dtype=np.int64)
-    try:
-        for start, piece in row_pieces(tokens):
+    for start, piece in row_pieces(tokens):
+        # Arrow's cast also takes hexadecimal ('0x10') and a '+' sign: only plain ASCII digits
+        # (after an optional '-') are integers here; a cast of only those bytes takes those
+        offsets, data = jt.string_buffers(piece)
+        if not _DIGIT_OR_MINUS[data[offsets[0]:offsets[-1]]].all():
+            return None
+        try:
             values[start:start + len(piece)] = pc.cast(piece, pa.int64()).to_numpy()
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    # Arrow's cast also takes hexadecimal ('0x10') and a '+' sign: only plain ASCII digits
-    # (after an optional '-') are integers here; a cast that took only those bytes took those
-    return values if _digits_and_minus_only(tokens) else None
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+    return values
 
 
 _DIGIT_OR_MINUS = np.zeros(256, dtype=bool)
 _DIGIT_OR_MINUS[[ord("-"), *range(ord("0"), ord("9") + 1)]] = True
-
-
-def _digits_and_minus_only(tokens: pa.Array | pa.ChunkedArray) -> bool:
-    """Whether the text of every token holds only the bytes 0-9 and '-'."""
-    for arr in tokens.chunks if isinstance(tokens, pa.ChunkedArray) else [tokens]:
-        if arr.type != pa.string():
-            return bool(pc.all(pc.match_substring_regex(arr, r"^[-0-9]*$")).as_py() is not False)
-        if len(arr) == 0 or arr.buffers()[2] is None:
-            continue
-        offsets = np.frombuffer(arr.buffers()[1], np.int32)[arr.offset:arr.offset + len(arr) + 1]
-        data = np.frombuffer(arr.buffers()[2], np.uint8)[offsets[0]:offsets[-1]]
-        for i in range(0, len(data), 1 << 24):
-            if not _DIGIT_OR_MINUS[data[i:i + (1 << 24)]].all():
-                return False
-    return True
 
 
 def describe_bad_integer(token: str, not_what: str = "a number") -> str:

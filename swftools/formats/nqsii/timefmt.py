@@ -17,6 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from swftools import table as jt
+
 DATETIME_WIDTH = 19  # YYYY-MM-DD HH:MM:SS
 _DIGIT_POSITIONS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
 _EPOCH = datetime(1970, 1, 1)
@@ -66,7 +68,7 @@ def row_pieces(arr: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, pa.Array]
     """``(first row, string array)`` pieces of at most ``CHUNK_ROWS`` rows, in order, without
     copying the text (a column read in blocks is never put in one piece)."""
     start = 0
-    for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
+    for chunk in jt.chunks(arr):
         if chunk.type != pa.string():
             chunk = chunk.cast(pa.string())
         for i in range(0, len(chunk), CHUNK_ROWS):
@@ -85,12 +87,11 @@ def string_matrix(arr: pa.Array | pa.ChunkedArray, width: int) -> np.ndarray | N
     n = len(arr)
     if arr.null_count:
         return None
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + n + 1]
     if n == 0:
         return np.zeros((0, width), dtype=np.uint8)
+    offsets, data = jt.string_buffers(arr)
     if not np.all(np.diff(offsets) == width):
         return None
-    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)
     return data[offsets[0]:offsets[0] + n * width].reshape(n, width)
 
 
@@ -342,16 +343,16 @@ def _parse_hms_rows(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``HMS_PATTERN`` on the string bytes with numpy: the fixed ``:MM:SS`` tail, then the hour
     digits right to left."""
     n = len(arr)
-    offsets = np.frombuffer(arr.buffers()[1], np.int32)[arr.offset:arr.offset + n + 1]
+    offsets, data = jt.string_buffers(arr)
     end = offsets[1:].astype(np.int64)
     hour_digits = end - offsets[:-1] - 6
     ok = (hour_digits >= 1) & (hour_digits <= 12)
-    if arr.null_count:
-        ok &= np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), dtype=bool)
+    valid = jt.validity(arr)
+    if valid is not None:
+        ok &= valid
     seconds = np.zeros(n, dtype=np.int64)
     if not ok.any():
         return seconds, ok, hour_digits
-    data = np.frombuffer(arr.buffers()[2], np.uint8)
     at = np.where(ok, end, 7)  # rows that cannot match look at valid bytes too
     tail = data[at[:, None] + _HMS_TAIL]
     digit = tail - np.uint8(48)  # a byte below '0' wraps to over 9

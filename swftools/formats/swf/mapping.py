@@ -46,12 +46,9 @@ def _as_ids(col: pa.ChunkedArray) -> pa.Array | None:
         col = pc.cast(col, pa.string())
     out = np.empty(len(col), np.int64)
     pos = 0
-    for chunk in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+    for chunk in jt.chunks(col):
         n = len(chunk)
-        _, offsets, data = chunk.buffers()
-        offsets = np.frombuffer(offsets, np.int32, count=n + 1, offset=chunk.offset * 4) \
-            if n else np.zeros(1, np.int32)
-        data = np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
+        offsets, data = jt.string_buffers(chunk)
         valid = jt.validity(chunk)
         valid = None if valid is None else valid.view(np.uint8)
         if swf_kernels.parse_ids(offsets, data, valid, out[pos:pos + n]) >= 0:
