@@ -12,7 +12,6 @@ from swftools.cli.common import (JSON_HELP, OUT_OPTION, deprecated, handle_error
 from swftools.errors import UsageError
 
 telemetry_app = typer.Typer(name="telemetry", no_args_is_help=True, add_completion=False,
-                            rich_markup_mode=None,
                             help="Attach per-job GPU/CPU/power aggregates from Prometheus-style "
                                  "exports; generate fixtures.")
 

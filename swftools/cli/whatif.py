@@ -23,7 +23,7 @@ class _RunByDefault(TyperGroup):
 
 
 whatif_app = typer.Typer(name="whatif", cls=_RunByDefault, no_args_is_help=True,
-                         add_completion=False, rich_markup_mode=None,
+                         add_completion=False,
                          help="What-if replays on heterogeneous and variable GPUs: compare "
                               "placement policies on a trace (whatif TRACE = whatif run TRACE), "
                               "draw variability profiles.")
