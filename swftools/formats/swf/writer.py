@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from swftools import table as jt
 from swftools.atomic import atomic_file
 from swftools.fileio import gzip_writer, write_behind
 from swftools.formats.swf import kernels as swf_kernels
