@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import re
 from dataclasses import dataclass
 
 
@@ -14,11 +16,32 @@ class UsageError(Exception):
     """The caller asked for something impossible (bad option, existing output without force)."""
 
 
+# How much of an offending value a message shows: the start, an ellipsis and the full length.
+VALUE_CHARS = 80
+_LONG_RUN = 2 * VALUE_CHARS  # a run of non-space characters this long in a message is a value
+
+
+def shorten(value: str, limit: int = VALUE_CHARS) -> str:
+    """``value`` if it has at most ``limit`` characters, else its start, an ellipsis and its
+    full length: ``'aaaa...' (1,048,576 characters)`` fits one line of an error message."""
+    if len(value) <= limit:
+        return value
+    return f"{value[:max(limit - 20, 8)]}... ({len(value):,} characters)"
+
+
+def _shorten_runs(text: str) -> str:
+    if len(text) <= _LONG_RUN:
+        return text
+    return re.sub(r"\S{%d,}" % (_LONG_RUN + 1), lambda m: shorten(m.group(0)), text)
+
+
 @dataclass
 class InputError(Exception):
     """Bad input, located: file, line, field, offending value and what was expected.
 
-    Renders as ``trace.swf:1042: field 5 (allocated processors): 'x7' is not a number``.
+    Renders as ``trace.swf:1042: field 5 (allocated processors): 'x7' is not a number``;
+    a long value (or any run of more than 160 characters without a space) is shown cut to about
+    80 characters with its full length.
     """
 
     path: str
@@ -34,7 +57,48 @@ class InputError(Exception):
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         what = f"{self.field}: " if self.field else ""
-        text = f"{where}: {what}{self.message}"
+        message = self.message
+        if isinstance(self.value, str) and len(self.value) > VALUE_CHARS and self.value in message:
+            short = shorten(self.value)
+            message = message.replace(repr(self.value), repr(short)).replace(self.value, short)
+        text = f"{where}: {what}{_shorten_runs(message)}"
         if self.expected and "(expected" not in self.message:
-            text += f" (expected {self.expected})"
+            text += f" (expected {_shorten_runs(self.expected)})"
         return text
+
+
+# errno -> what swftools was doing, for an OSError that does not say
+_OPERATIONS = {errno.ENOSPC: "write (disk full)", errno.EDQUOT: "write (disk quota exceeded)",
+               errno.EFBIG: "write (file too large)", errno.EROFS: "write (read-only file system)",
+               errno.EACCES: "access", errno.EPERM: "access", errno.ENOENT: "open",
+               errno.ENOTDIR: "open", errno.EISDIR: "open as a file", errno.EEXIST: "create",
+               errno.ENOTEMPTY: "replace", errno.EIO: "read or write", errno.ELOOP: "open",
+               errno.ENAMETOOLONG: "open", errno.EMFILE: "open", errno.ENFILE: "open",
+               errno.EXDEV: "rename"}
+
+
+def os_error_message(exc: OSError, path: str | None = None, operation: str | None = None) -> str:
+    """One line for an operating-system error: which file, what operation, why.
+
+    ``path``/``operation`` when the caller knows them better than the exception (a bare
+    ``os.write`` failure names no file). Renders as
+    ``out/jobs.swf.gz: cannot write (disk full): No space left on device [ENOSPC]``."""
+    name = exc.filename if exc.filename is not None else path
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "replace")
+    if exc.filename2 is not None:
+        name = f"{name} -> {exc.filename2}"
+    op = operation or _OPERATIONS.get(exc.errno or -1, "read or write")
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    code = errno.errorcode.get(exc.errno or -1)
+    tail = f" [{code}]" if code else ""
+    where = f"{shorten(str(name), 4 * VALUE_CHARS)}: " if name is not None else ""
+    return f"{where}cannot {op}: {reason}{tail}"
+
+
+def memory_error_message(exc: MemoryError, where: str | None = None) -> str:
+    """One line for running out of memory (``where``: the input or step, when known)."""
+    place = f"{where}: " if where else ""
+    detail = f" ({exc})" if str(exc) else ""
+    return (f"{place}out of memory{detail}: the input needs more memory than this process may "
+            "use; free memory, raise the limit, or split the input")

@@ -1057,3 +1057,43 @@ def whatif_replay_cases(draw, max_jobs: int = 30, max_nodes: int = 40, max_gpus:
         cols["gpus_per_node"].append(per_node)
         cols["requested_walltime_s"].append(draw(st.none() | st.just(run) | st.integers(1, 9000)))
     return jt.from_columns(cols), site, Profile(scores=scores, classes=classes)
+
+
+def atomic_write_ops(max_size: int = 8):
+    """Sequences of ``(op, force, umask)`` for the atomic writers: ``op`` is ``file`` or
+    ``dir`` (a swftools write), or ``user`` / ``link`` (the target becomes a user's folder or a
+    link to another folder, when it does not exist yet)."""
+    op = st.tuples(st.sampled_from(["file", "dir", "file", "dir", "user", "link"]), st.booleans(),
+                   st.sampled_from([0o022, 0o077, 0o027, 0o002, 0o000, 0o007]))
+    return st.lists(op, min_size=1, max_size=max_size)
+
+
+# --- issue 29: name cells and settings URLs (tests/security/) ---------------------------------
+
+CONTROL_CHARACTERS = [chr(c) for c in list(range(0x20)) + list(range(0x7f, 0xa0))]
+"""Every character of Unicode category Cc (what no name cell may hold)."""
+
+
+@st.composite
+def sacct_user_names(draw) -> str:
+    """A sacct User cell: any text without the field separator or a line break, often with a
+    control character (NUL, tab, ESC, DEL, a C1 control) somewhere in it."""
+    plain = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="|\r\n"),
+                    min_size=1, max_size=12)
+    name = draw(plain)
+    if draw(st.booleans()):
+        bad = draw(st.sampled_from([c for c in CONTROL_CHARACTERS if c not in "\r\n"]))
+        at = draw(st.integers(0, len(name)))
+        name = name[:at] + bad + name[at:]
+    return name
+
+
+url_texts = st.one_of(
+    st.text(max_size=30),
+    st.builds(lambda scheme, sep, rest: scheme + sep + rest,
+              st.sampled_from(["http", "https", "HTTPS", "javascript", "JavaScript", "data",
+                               "file", "ftp", "vbscript", " javascript", "java\tscript", ""]),
+              st.sampled_from([":", "://", ":/", ":\\\\", "//"]),
+              st.lists(st.sampled_from(list("ab.c/?#@:%\\ \t\x00\x7f\u0085é") + ["alert(1)"]),
+                       max_size=12).map("".join)))
+"""Link targets, good and hostile: web URLs, other schemes, spaces, controls, user@host."""

@@ -16,8 +16,8 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / "swftools"
 
 # The core at the package root: shared by everything, importing no subpackage.
 CORE = {"swftools.aot", "swftools.atomic", "swftools.errors", "swftools.fileio",
-        "swftools.metadata", "swftools.progress", "swftools.resources", "swftools.site",
-        "swftools.table"}
+        "swftools.limits", "swftools.metadata", "swftools.progress", "swftools.resources", "swftools.site",
+        "swftools.table", "swftools.urls"}
 
 # Subpackage -> the subpackages it may import at module level (the core is always allowed).
 ALLOWED = {

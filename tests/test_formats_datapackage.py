@@ -366,8 +366,9 @@ def test_force_never_replaces_a_folder_that_is_not_a_package(tmp_path):
     (folder / "thesis.tex").write_text("precious")
     with pytest.raises(UsageError) as err:
         dp.write(tiny_table(), folder, force=True)
-    assert str(err.value) == (f"{folder}: exists and is not a data package (no "
-                              "datapackage.json); not replacing it even with --force")
+    assert str(err.value) == (f"{folder}: already exists and is not a folder swftools wrote (no "
+                              ".swftools-output file); not replacing it, even with --force: "
+                              "choose another output or remove it yourself")
     assert (folder / "thesis.tex").read_text() == "precious"
 
 

@@ -30,7 +30,7 @@ from swftools.resources import load_json
 
 from .strategies import aaic_jobs, hex_like_names, plain_names, raw_user_names
 
-KEY = b"audit-test-key-0123456789abcdef"
+KEY = b"audit-test-key-0123456789abcdef-swftools"  # 32+ bytes
 USERS = ["tanaka", "sato", "ab", "Kobayashi"]
 GROUPS = ["lab-vision", "lab-nlp"]
 
@@ -91,8 +91,14 @@ def test_pseudonyms_and_digests_are_never_flagged(raw_names, published):
 
 
 def test_hex_only_name_is_still_found_in_prose():
-    assert _hits("a label: abe was here", Term("abe", "user")) == [
+    assert _hits("a babel: abe was here", Term("abe", "user")) == [
         ("abe", "substring"), ("abe", "token")]
+
+
+def test_a_name_inside_a_word_of_the_archive_text_is_not_a_hit():
+    # "label" and "schemas" are words every archive's schemas and templates contain
+    assert _hits("a label, schemas/jobs.json", Term("abe", "user"), Term("chem", "group")) == []
+    assert _hits("chem-lab", Term("chem", "group")) == [("chem", "token")]
 
 
 @given(st.lists(plain_names, min_size=1, max_size=15, unique=True),

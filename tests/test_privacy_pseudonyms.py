@@ -23,8 +23,8 @@ from swftools.errors import InputError, UsageError
 
 from .strategies import EPOCH_2017, aaic_jobs, anon_keys, raw_user_names
 
-KEY = b"0123456789abcdef-test-key"
-OTHER_KEY = b"fedcba9876543210-other-key"
+KEY = b"0123456789abcdef-test-key-for-swftools"  # 32+ bytes (swftools.privacy.keys)
+OTHER_KEY = b"fedcba9876543210-other-key-for-swftools"
 
 
 def _table(users, groups=None, **extra):
@@ -108,7 +108,7 @@ def test_empty_key_file_is_a_clear_error(tmp_path, content):
 def test_short_key_is_refused(tmp_path):
     path = tmp_path / "anon.key"
     path.write_bytes(b"secret")
-    with pytest.raises(InputError, match=r"too short \(6 bytes\)"):
+    with pytest.raises(InputError, match=r"too short \(6 bytes, at least 32 needed\)"):
         an.load_key(path)
 
 
@@ -178,7 +178,7 @@ def test_time_shift_keeps_weekday_and_time_of_day(table, weeks):
         assert out.column(column).equals(table.column(column))
     meta = jt.get_metadata(out)["anonymization"]
     assert meta["time_shifted"] is (weeks != 0)
-    assert set(meta) == {"method", "key_id", "pseudonymized_columns", "dense_ids",
+    assert set(meta) == {"method", "pseudonymized_columns", "dense_ids",
                          "time_shifted", "dropped_columns", "kept_columns"}
 
 
@@ -334,6 +334,7 @@ def raw_log(tmp_path):
     path.write_text(RAW_LOG)
     key = tmp_path / "anon.key"
     key.write_bytes(KEY + b"\n")
+    key.chmod(0o600)  # else every command warns that others can read it
     return path, key
 
 

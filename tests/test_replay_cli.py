@@ -50,7 +50,7 @@ def test_out_dir_and_compare(tmp_path):
     out = tmp_path / "out"
     res = run(swf_file(tmp_path), "--out", out, "--compare")
     assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert sorted(p.name for p in out.iterdir()) == [".swftools-output",  # the --force marker
         "compare.json", "compare.txt", "jobs.csv", "jobs.parquet", "skipped.csv", "summary.json"]
     starts = pacsv.read_csv(out / "jobs.csv").column("start_time").to_pylist()
     assert starts == [0, 100, 200]

@@ -43,7 +43,7 @@ def test_report_writes_markdown_json_and_figures(tmp_path):
     result = report(_relative_swf(), out)
     assert isinstance(result, Report) and result.out_dir == out
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(["report.md", "report.json", *result.figures])
+    assert names == sorted([".swftools-output", "report.md", "report.json", *result.figures])
     assert (out / "report.md").read_text() == result.markdown
     assert "parallelism.png" in result.figures and "wra.png" not in result.figures
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
@@ -55,9 +55,15 @@ def test_existing_output_is_refused_without_force_and_replaced_with_it(tmp_path)
     (out / "old.txt").write_text("keep me")
     with pytest.raises(UsageError, match="already exists"):
         report(_relative_swf(), out)
+    # --force replaces only a folder swftools wrote (issue 29), never this one
+    with pytest.raises(UsageError, match="not a folder swftools wrote"):
+        report(_relative_swf(), out, force=True)
     assert (out / "old.txt").read_text() == "keep me"
+    (out / "old.txt").unlink()
+    report(_relative_swf(), out, force=True)  # an empty folder is replaced
+    (out / "added.txt").write_text("added to the report")
     report(_relative_swf(), out, force=True)
-    assert not (out / "old.txt").exists() and (out / "report.json").is_file()
+    assert not (out / "added.txt").exists() and (out / "report.json").is_file()
 
 
 def test_bad_input_leaves_no_output(tmp_path):
@@ -97,7 +103,8 @@ def test_empty_trace_reports_every_analysis_as_not_possible(tmp_path):
                                                      "reason": "the trace has no jobs"}
         assert "*Not computed: the trace has no jobs.*" in result.markdown
     written = report(header_only, tmp_path / "rep", allow_empty=True)
-    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["report.json", "report.md"]
+    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == [
+        ".swftools-output", "report.json", "report.md"]
     assert written.value("jobs") == 0
 
 

@@ -53,7 +53,7 @@ def test_same_seed_same_bytes_other_seed_other_values(fixture_dir, tmp_path):
 
 def test_every_format_is_written(fixture_dir):
     names = {p.name for p in fixture_dir.iterdir()}
-    assert names == {"allocations.csv", "prometheus-json", "prometheus-json-raw", "telemetry.prom",
+    assert names == {".swftools-output", "allocations.csv", "prometheus-json", "prometheus-json-raw", "telemetry.prom",
                      "telemetry.om", "telemetry-long.csv", "telemetry-long.parquet"}
     chunks = sorted(p.name for p in (fixture_dir / "prometheus-json").iterdir())
     assert any(c.endswith(".json.gz") for c in chunks) and any(c.endswith(".json") for c in chunks)

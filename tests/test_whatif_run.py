@@ -71,7 +71,7 @@ def test_cli_table_json_and_out(tmp_path):
     assert doc["site"] == "aaic-v100-20"
     out = tmp_path / "cmp"
     assert runner.invoke(app, [*base, "--out", str(out)]).exit_code == 0
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert sorted(p.name for p in out.iterdir()) == [".swftools-output",
         "comparison.json", "comparison.txt", "even.parquet", "jct-cdf.png", "priority.parquet"]
     first = {p.name: p.read_bytes() for p in out.iterdir()}
     assert runner.invoke(app, [*base, "--out", str(out)]).exit_code == 2  # never overwritten

@@ -30,7 +30,8 @@ def _inside(path: Path, directory: Path) -> bool:
 
 
 def anonymize_command(
-    source: Path = typer.Argument(..., help="Raw job log (or any trace) to anonymize."),
+    source: Optional[Path] = typer.Argument(None, help="Raw job log (or any trace) to "
+                                            "anonymize (not with --new-key)."),
     out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Output trace: .swf[.gz], NQSII "
                                        ".csv, or a data package directory."),
     old_out: Optional[Path] = typer.Argument(None, hidden=True, metavar="OUT", help="Deprecated: use --out."),
@@ -39,6 +40,9 @@ def anonymize_command(
                                             "the same pseudonyms in every release."),
     ephemeral_key: bool = typer.Option(False, "--ephemeral-key", help="Use a random throw-away "
                                        "key: pseudonyms will NOT be stable across runs."),
+    new_key_file: Optional[Path] = typer.Option(None, "--new-key", help="Only write a new random "
+                                                "key (256 bits, mode 0600) to this file, for "
+                                                "--key-file; --force replaces one."),
     time_shift_weeks: int = typer.Option(0, "--time-shift-weeks", help="Shift every timestamp "
                                          "by this many whole weeks (keeps weekday and hour)."),
     mapping_out: Optional[Path] = typer.Option(None, "--mapping-out", help="Write the PRIVATE "
@@ -55,14 +59,24 @@ def anonymize_command(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Replace user and group names by keyed pseudonyms and drop free-text columns."""
-    from swftools.atomic import check_writable  # on use: keeps start-up light (issue 15)
+    from swftools.atomic import check_not_inside, check_writable  # on use: keeps start-up light (issue 15)
     from swftools.privacy.pseudonyms import anonymize, load_key, write_mapping
     from swftools.site import resolve_site
 
+    if new_key_file is not None:
+        _write_new_key(new_key_file, force, as_json, {
+            "SOURCE": source, "--out": out or old_out, "--key-file": key_file,
+            "--ephemeral-key": ephemeral_key or None, "--mapping-out": mapping_out})
+        return
     with handle_errors():
+        if source is None:
+            raise UsageError("missing argument SOURCE: the job log to anonymize "
+                             "(or --new-key FILE to make a key)")
         output = output_path(out, old_out, "the positional OUT")
         key = load_key(key_file, ephemeral=ephemeral_key, warn=_note)
         check_writable(output, force)
+        if to_format == "package" or output.is_dir():
+            check_not_inside([source, key_file], output)
         if mapping_out is not None:
             if mapping_out.resolve() in (output.resolve(), source.resolve()) \
                     or _inside(mapping_out, output):
@@ -93,10 +107,27 @@ def anonymize_command(
           + ("; times shifted by whole weeks" if time_shift_weeks else ""))
 
 
+def _write_new_key(path: Path, force: bool, as_json: bool, others: dict) -> None:
+    """``anonymize --new-key FILE``: write a key and nothing else."""
+    from swftools.privacy.keys import new_key  # on use: keeps start-up light
+
+    with handle_errors():
+        given = [name for name, value in others.items() if value is not None]
+        if given:
+            raise UsageError(f"--new-key FILE writes a new key and does nothing else: drop "
+                             f"{', '.join(given)} (--force replaces an existing key file)")
+        written = new_key(path, force=force)
+    if as_json:
+        print_json({"key_file": str(written), "mode": "0600", "random_bits": 256})
+        return
+    _note(f"wrote a new random key to {written} (mode 0600). Keep it private and keep it: the "
+          "same key gives the same pseudonyms in every release (--key-file).")
+
+
 def audit_command(
     path: Path = typer.Argument(..., help="Output directory, archive (.tar.gz, .zip) or file."),
-    raw: Optional[Path] = typer.Option(None, "--raw", help="Raw job log: its user and group "
-                                       "names are searched for."),
+    raw: Optional[Path] = typer.Option(None, "--raw", help="Raw job log: its user, group, host "
+                                       "and job names are searched for."),
     names: Optional[Path] = typer.Option(None, "--names", help="File of names to search for, "
                                          "one per line (# comments)."),
     hosts: Optional[Path] = typer.Option(None, "--hosts", help="File of host names, one per "
@@ -111,8 +142,9 @@ def audit_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON "
                                  "(schemas/audit-report.schema.json)."),
 ) -> None:
-    """Scan an archive for raw user/group names, host names and the key; exit 1 on any hit."""
-    from swftools.privacy.audit import audit, names_from_table, read_names_file  # on use
+    """Scan an archive for raw user/group/host/job names and the key; exit 1 on any hit."""
+    from swftools.privacy.audit import audit, read_names_file  # on use
+    from swftools.privacy.rawnames import raw_names
     from swftools.privacy.pseudonyms import load_key
     from swftools.site import resolve_site
 
@@ -125,17 +157,17 @@ def audit_command(
         searched: dict[str, list[str]] = {}
         if raw is not None:
             raw_fmt = raw_format or formats.detect_format(raw)
-            searched.update(names_from_table(
-                formats.read(raw, raw_fmt, site=resolve_site(site, fmt=raw_fmt)), str(raw)))
+            # users, groups, hosts and job names, bad lines included (swftools.privacy.rawnames)
+            searched.update(raw_names(raw, raw_fmt, site=resolve_site(site, fmt=raw_fmt)))
         if names is not None:
             searched["name"] = read_names_file(names)
         host_names = read_names_file(hosts) if hosts is not None else []
         key = None
         if key_file is not None:
-            key = load_key(key_file)
+            key = load_key(key_file, warn=_note)
         else:
             try:
-                key = load_key(None)
+                key = load_key(None, warn=_note)
             except UsageError:  # no key in the environment: nothing to search for
                 key = None
         report = audit(path, searched, host_names, key)

@@ -11,7 +11,8 @@ from typing import Any, Optional
 
 import typer
 
-from swftools.errors import InputError, UsageError
+from swftools.errors import (InputError, UsageError, memory_error_message, os_error_message,
+                             shorten)
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -32,7 +33,40 @@ def handle_errors() -> Iterator[None]:
     except UsageError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     except FileNotFoundError as exc:
-        raise fail(f"{exc.filename}: no such file", EXIT_INVALID) from None
+        if exc.filename is None:
+            raise fail(os_error_message(exc, _file_in_traceback(exc)), EXIT_INVALID) from None
+        raise fail(f"{shorten(str(exc.filename), 320)}: no such file", EXIT_INVALID) from None
+    except OSError as exc:  # disk full, read-only output, permissions, I/O errors
+        raise fail(os_error_message(exc, _file_in_traceback(exc)), EXIT_INVALID) from None
+    except MemoryError as exc:
+        raise fail(memory_error_message(exc), EXIT_INVALID) from None
+
+
+_FILE_LOCALS = ("path", "tmp", "target", "dest", "out", "fh", "raw", "sink", "f")
+
+
+def _file_in_traceback(exc: BaseException) -> str | None:
+    """The file an OSError without a file name was about: the innermost frame's open file
+    object or path-like local (``os.write`` on a descriptor names no file)."""
+    try:
+        frames = []
+        tb = exc.__traceback__
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        for frame in reversed(frames):
+            values = frame.f_locals
+            for name in _FILE_LOCALS:
+                value = values.get(name)
+                named = getattr(value, "name", None) if hasattr(value, "write") or \
+                    hasattr(value, "read") else None
+                if isinstance(named, str) and named:
+                    return named
+                if isinstance(value, (str, Path)) and str(value) and name != "f":
+                    return str(value)
+    except Exception:  # a best guess only: never fail while reporting a failure
+        return None
+    return None
 
 
 def warn(message: str) -> None:

@@ -60,6 +60,10 @@ def register(app: typer.Typer) -> None:
             dst = output_path(out, dst, "the positional OUT")
             src_fmt = from_format or formats.detect_format(src)
             dst_fmt = to_format or formats.detect_format(dst)
+            if dst_fmt == "package":
+                from swftools.atomic import check_not_inside
+
+                check_not_inside([src], dst)
             write_opts = {"form": form} if dst_fmt == "nqsii" else {}
             with progress.stages([f"reading {src.name}", f"writing {dst.name}"],
                                  progress.wanted(src, show_progress)) as advance:

@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         version: str = typer.Option(..., "--version", help="Release version (semantic: X.Y.Z)."),
         settings: Path = typer.Option(..., "--settings", help="Release settings JSON (see archive/release-settings.example.json)."),
         site: Optional[str] = typer.Option(None, "--site", help=SITE_HELP),
-        key_file: Optional[Path] = typer.Option(None, "--key-file", help="Pseudonymization key file (or env SWFTOOLS_ANON_KEY)."),
+        key_file: Optional[Path] = typer.Option(None, "--key-file", help="Pseudonymization key file (or env SWFTOOLS_ANON_KEY); make one with `swftools anonymize --new-key FILE`."),
         ephemeral_key: bool = typer.Option(False, "--ephemeral-key", help="Random key: pseudonyms will NOT be stable across releases."),
         time_shift_weeks: int = typer.Option(0, "--time-shift-weeks", help="Shift all times by whole weeks."),
         accept_errors: bool = typer.Option(False, "--accept-errors", help="Publish despite validation errors (listed as known issues)."),
@@ -38,11 +38,15 @@ def register(app: typer.Typer) -> None:
 
         with handle_errors():
             check_version(version)
+            from swftools.atomic import check_not_inside
+
+            check_not_inside([key_file], out)  # --force would delete the key with the folder
             key = None
             if key_file is not None or ephemeral_key or _env_key_set():
                 from swftools.privacy.pseudonyms import load_key
 
-                key = load_key(key_file, ephemeral=ephemeral_key)
+                key = load_key(key_file, ephemeral=ephemeral_key,
+                               warn=lambda message: typer.echo(f"swftools: {message}", err=True))
             from rich.console import Console
 
             console = Console(stderr=True)

@@ -71,14 +71,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Replay a trace through FCFS or EASY backfilling on the declared resources."""
         from swftools import formats  # on use: keeps start-up light (issue 15)
-        from swftools.atomic import check_writable
+        from swftools.atomic import check_not_inside, check_writable
         from swftools.replay import replay
         from swftools.replay.result import summary_json
         from swftools.site import resolve_site
 
         with handle_errors():
             if out is not None:
-                check_writable(out, force)
+                check_writable(out, force, directory=True)
+                check_not_inside([trace, site if site and Path(site).is_file() else None], out)
             fmt = from_format or formats.detect_format(trace)
             if site is not None and procs is not None:
                 raise UsageError("give either --site (GPU nodes) or --procs (flat pool), not both")

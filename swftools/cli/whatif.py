@@ -69,7 +69,7 @@ def run_command(
 
     from swftools import formats
     from swftools import progress as progress_mod
-    from swftools.atomic import check_writable
+    from swftools.atomic import check_not_inside, check_writable
     from swftools.replay.engine_general import on_first_compile
     from swftools.whatif.cluster import upgraded
     from swftools.whatif.run import parse_policies, whatif
@@ -78,7 +78,9 @@ def run_command(
     with handle_errors():
         names = parse_policies(policies)
         if out is not None:
-            check_writable(out, force)
+            check_writable(out, force, directory=True)
+            check_not_inside([trace, profile, *(v for v in (site, sensitivity)
+                                                if v and Path(v).is_file())], out)
         table = formats.read(trace, from_format)
         site_obj = None if procs is not None else resolve_site(
             site, table, fmt=from_format or formats.detect_format(trace))

@@ -4,6 +4,9 @@ each one reported (file line, field, value, why) and counted.
 The reader runs on the bytes; each ``InputError`` located on a data line removes that line and
 the reader runs again, so the cost grows with the number of bad lines (``max_skipped`` caps it).
 Errors without a line, or on the header (line 1 when ``header``), are never skipped.
+
+The metadata keeps each skipped line's raw value and message, which may name a host, a job or a
+path: anonymization keeps only the line numbers and field names (``withhold``).
 """
 
 from __future__ import annotations
@@ -48,6 +51,24 @@ def read_skipping(parse: Callable[[bytes], pa.Table], data: bytes, path: str, *,
     return dataclasses.replace(meta, extra=extra).to_table(table)
 
 
+WITHHELD_MESSAGE = "line left out; its content was withheld by anonymization"
+
+
+def withhold(entries: list[Any]) -> list[dict[str, Any]]:
+    """The skipped-line report without raw content: each entry's ``line`` and ``field`` only
+    (a field name is the reader's or the header's word, not a value)."""
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        line = entry.get("line")
+        field = entry.get("field")
+        out.append({"line": line if isinstance(line, int) else None,
+                    "field": field if isinstance(field, str) and len(field) <= 80
+                    and field.isprintable() else None})
+    return out
+
+
 def skipped_lines(table: pa.Table) -> list[dict[str, Any]]:
     """The lines ``read_skipping`` left out (empty when none or not asked)."""
     return list(TableMetadata.from_table(table).extra.get(METADATA_KEY, []))
@@ -55,6 +76,7 @@ def skipped_lines(table: pa.Table) -> list[dict[str, Any]]:
 
 def describe(path: str, entry: dict[str, Any]) -> str:
     """One skipped line as an error message would put it (``file:line: field: why``)."""
-    error = InputError(path, entry["message"], line=entry["line"], field=entry["field"],
-                       value=entry["value"], expected=entry["expected"])
+    error = InputError(path, entry.get("message") or WITHHELD_MESSAGE, line=entry.get("line"),
+                       field=entry.get("field"), value=entry.get("value"),
+                       expected=entry.get("expected"))
     return str(error)

@@ -1,9 +1,13 @@
-"""Leak audit: prove that a published directory or archive names no raw user, group, host or key.
+"""Leak audit: prove that a published directory or archive names no raw user, group, host, job or
+key.
 
-``audit(path, names=..., hosts=..., key=...)`` scans every file (see ``swftools.privacy.scan`` for
-the file kinds and ``swftools.privacy.match`` for the matching policy) and returns an
-``AuditReport``: every hit with its file and location, the names that could not be searched,
-and the re-identification report of the job table found in the archive.
+``audit(path, names=..., hosts=..., key=...)`` scans every file, file name, Parquet metadata entry
+and archive member (see ``swftools.privacy.scan`` for the file kinds and the caps on what is read,
+``swftools.privacy.match`` for the matching policy) and returns an ``AuditReport``: every hit with
+its file and location, what could not be read (the audit then fails), the names that could not be
+searched, and the re-identification report of the job table found in the archive. The names come
+from the raw input before anonymization: ``swftools.privacy.rawnames.raw_names`` reads users,
+groups, hosts and job names from a raw log, bad lines included.
 """
 
 from __future__ import annotations
@@ -169,11 +173,14 @@ def _read_trace(path: Path, notes: list[str]) -> pa.Table | None:
 
 def audit(path: str | os.PathLike, names: Iterable[str] | Mapping[str, Iterable[str]] = (),
           hosts: Iterable[str] = (), key: bytes | None = None, *, table: pa.Table | None = None,
-          quasi_identifiers: tuple[str, ...] = DEFAULT_QUASI_IDENTIFIERS) -> AuditReport:
+          quasi_identifiers: tuple[str, ...] = DEFAULT_QUASI_IDENTIFIERS,
+          limits: Any = None) -> AuditReport:
     """Scan ``path`` (file, directory or archive) for raw names, host names and the key.
 
-    ``names`` is a list (kind ``name``) or a mapping kind -> names (``user``, ``group``). The
-    re-identification report uses ``table`` if given, else the first Parquet job table found.
+    ``names`` is a list (kind ``name``) or a mapping kind -> names (``user``, ``group``, ``host``,
+    ``job``: ``rawnames.raw_names`` gives one). The re-identification report uses ``table`` if
+    given, else the first Parquet job table found. ``limits`` (default ``Limits.from_env()``)
+    caps what one archive member or Parquet row group may make the audit read.
     """
     root = Path(path)
     if not root.exists():
@@ -186,7 +193,7 @@ def audit(path: str | os.PathLike, names: Iterable[str] | Mapping[str, Iterable[
         skipped = f" ({len(matcher.unsearchable)} unsearchable)" if matcher.unsearchable else ""
         raise UsageError(f"nothing to search for{skipped}: give raw names, host names or the key; "
                          "an audit without them proves nothing")
-    scanner = Scanner(matcher, _job_table_columns(tuple(quasi_identifiers)))
+    scanner = Scanner(matcher, _job_table_columns(tuple(quasi_identifiers)), limits)
     result = scanner.scan_path(root)
     searched: dict[str, int] = {}
     for term in matcher.terms:

@@ -8,13 +8,13 @@ Pseudonym construction (reproducible by any implementation)::
 ``namespace`` is ``"user"`` (prefix ``u``), ``"group"`` (``g``) or ``"host"`` (``h``); ``name`` is
 the value exactly as recorded (no case folding, no trimming). ``key`` is the secret key's bytes:
 a key file's content with leading and trailing ASCII whitespace removed, or the UTF-8 bytes of
-``$SWFTOOLS_ANON_KEY`` likewise trimmed. The same key therefore gives the same pseudonym in every
-release, while without the key a dictionary of site user names cannot reverse them.
+``$SWFTOOLS_ANON_KEY`` likewise trimmed, at least 32 bytes from a random source
+(``swftools.privacy.keys``). The same key therefore gives the same pseudonym in every release,
+while without the key a dictionary of site user names cannot reverse them.
 """
 
 from __future__ import annotations
 
-import copy
 import csv
 import hashlib
 import hmac
@@ -22,7 +22,6 @@ import io
 import json
 import numbers
 import os
-import secrets
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -35,27 +34,21 @@ import pyarrow.compute as pc
 
 from swftools import table as jt
 from swftools.atomic import check_writable
-from swftools.privacy.match import Matcher, Term
+from swftools.privacy import rawnames, scrub
+from swftools.privacy.match import Term
 from swftools.errors import InputError, UsageError
+# The key (re-exported: callers import it from here): swftools.privacy.keys.
+from swftools.privacy.keys import (DEFAULT_KEY_ENV, EPHEMERAL_WARNING, KEY_HINT,  # noqa: F401
+                                   MIN_KEY_BYTES, load_key, new_key)
 
 PSEUDONYM_HEX_DIGITS = 16
 NAMESPACE_PREFIXES = {"user": "u", "group": "g", "host": "h"}
 IDENTITY_COLUMNS = {"user": "user", "group": "group"}  # column -> namespace
 TIME_COLUMNS = ("submit_time", "start_time", "finish_time")
 WEEK_S = 7 * 24 * 3600
-MIN_KEY_BYTES = 16
-DEFAULT_KEY_ENV = "SWFTOOLS_ANON_KEY"
-KEY_HINT = ("a secret of at least 16 bytes, e.g. made with "
-            "`python -c \"import secrets; print(secrets.token_hex(32))\" > anon.key`")
-EPHEMERAL_WARNING = (
-    "WARNING: using an EPHEMERAL random key. Pseudonyms will NOT be stable: the same user gets a "
-    "different pseudonym in every run, so this output cannot be lined up with any other release. "
-    "Use --key-file or SWFTOOLS_ANON_KEY for a publishable archive.")
 MAPPING_WARNING = (
     "WARNING: {path} maps raw user and group names to pseudonyms. It is PRIVATE: never publish "
     "it or put it inside an archive; anyone holding it can re-identify every user.")
-# SWF header keys carrying absolute dates that a time shift would contradict.
-_SWF_DATE_KEYS = {"starttime", "endtime"}
 
 
 def _stderr(message: str) -> None:
@@ -70,51 +63,6 @@ def pseudonym(name: str, key: bytes, namespace: str) -> str:
     message = namespace.encode() + b"\x00" + name.encode("utf-8", "surrogatepass")
     digest = hmac.new(key, message, hashlib.sha256).hexdigest()
     return NAMESPACE_PREFIXES[namespace] + digest[:PSEUDONYM_HEX_DIGITS]
-
-
-def key_id(key: bytes) -> str:
-    """A short public fingerprint of the key (HMAC of a fixed label), to check that two releases
-    were made with the same key; it reveals nothing about the key itself."""
-    return hmac.new(key, b"swftools-key-id", hashlib.sha256).hexdigest()[:12]
-
-
-def _check_key_bytes(key: bytes, source: str) -> bytes:
-    key = key.strip()
-    if not key:
-        raise InputError(source, "the anonymization key is empty", expected=KEY_HINT)
-    if len(key) < MIN_KEY_BYTES:
-        raise InputError(source, f"the anonymization key is too short ({len(key)} bytes)",
-                         expected=KEY_HINT)
-    return key
-
-
-def load_key(key_file: str | os.PathLike | None = None, env_var: str = DEFAULT_KEY_ENV,
-             ephemeral: bool = False, *,
-             warn: Callable[[str], None] = _stderr) -> bytes:
-    """The secret key: from ``key_file``, else from ``$env_var``; refuses when there is none.
-
-    ``ephemeral=True`` returns a fresh random key and calls ``warn`` with a loud warning that
-    pseudonyms will not be stable (an explicit ``ephemeral`` wins over the environment variable,
-    but contradicts ``key_file``). The key is never printed or written anywhere.
-    """
-    if key_file is not None and ephemeral:
-        raise UsageError("--key-file and --ephemeral-key contradict each other; give one")
-    if key_file is not None:
-        path = Path(key_file)
-        if not path.exists():
-            raise InputError(str(path), "key file does not exist", expected=KEY_HINT)
-        if not path.is_file():
-            raise InputError(str(path), "key file is not a regular file", expected=KEY_HINT)
-        return _check_key_bytes(path.read_bytes(), str(path))
-    if ephemeral:
-        warn(EPHEMERAL_WARNING)
-        return secrets.token_bytes(32)
-    value = os.environ.get(env_var)
-    if value is not None:
-        return _check_key_bytes(value.encode("utf-8", "surrogateescape"),
-                                f"environment variable {env_var}")
-    raise UsageError(f"no anonymization key: give --key-file FILE or set {env_var} "
-                     "(or --ephemeral-key for a throw-away run whose pseudonyms are not stable)")
 
 
 @dataclass(frozen=True)
@@ -134,12 +82,17 @@ class AnonymizeResult:
     table: pa.Table
     mapping: list[MappingEntry]
     notes: list[str] = field(default_factory=list)
+    raw_strings: dict[str, list[str]] = field(default_factory=dict)  # dropped hosts, job names
 
     def raw_names(self) -> dict[str, list[str]]:
-        """Observed raw names by namespace (for the leak audit)."""
+        """Observed raw names by namespace (for the leak audit): the pseudonymized users, groups
+        and hosts, and the host and job names the metadata held and anonymization dropped."""
         out: dict[str, list[str]] = {}
         for entry in self.mapping:
             out.setdefault(entry.namespace, []).append(entry.name)
+        for kind, values in self.raw_strings.items():
+            have = set(out.get(kind, []))
+            out.setdefault(kind, []).extend(v for v in values if v not in have)
         return out
 
 
@@ -237,56 +190,6 @@ def _shift_times(table: pa.Table, shift_s: int) -> pa.Table:
     return table
 
 
-def _as_text(value: Any) -> str:
-    """A metadata value as the text a reader of the output would see."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def _clean_swf_header(meta: dict[str, Any], shift_s: int, leaks: Callable[[str], bool],
-                      notes: list[str]) -> None:
-    header = meta.get("swf_header")
-    if not isinstance(header, list):
-        return
-    kept = []
-    for entry in header:
-        key, value = (list(entry) + ["", ""])[:2] if isinstance(entry, list) else (entry, "")
-        if leaks(f"{key}: {value}"):
-            notes.append(f"dropped SWF header entry {key!r}: it names a raw user or group")
-        elif shift_s and str(key).lower() == "unixstarttime" and str(value).strip().isdigit():
-            kept.append([key, str(int(value) + shift_s)])
-        elif shift_s and str(key).lower() in _SWF_DATE_KEYS:
-            notes.append(f"dropped SWF header entry {key!r}: it states an unshifted date")
-        else:
-            kept.append(entry)
-    if kept != header:
-        meta["swf_header"] = kept
-    if kept != header or shift_s:
-        # the verbatim lines would restore the original header (and dates)
-        if meta.pop("swf_header_lines", None) is not None:
-            notes.append("dropped the verbatim SWF header lines: the header was changed")
-
-
-def _clean_metadata(meta: dict[str, Any], shift_s: int, leaks: Callable[[str], bool],
-                    notes: list[str]) -> dict[str, Any]:
-    """Shift/drop absolute dates; drop any metadata entry that names a raw user or group."""
-    meta = copy.deepcopy(meta)
-    _clean_swf_header(meta, shift_s, leaks, notes)
-    if shift_s and isinstance(meta.get("swf_time_origin"), int):
-        meta["swf_time_origin"] += shift_s
-    layout = meta.get("swf_layout")
-    if isinstance(layout, dict) and isinstance(layout.get("other_lines"), list):
-        lines = layout["other_lines"]
-        layout["other_lines"] = [item for item in lines if not leaks(_as_text(item))]
-        if len(layout["other_lines"]) != len(lines):
-            notes.append(f"dropped {len(lines) - len(layout['other_lines'])} SWF comment line(s) "
-                         "between jobs: they name a raw user or group")
-    for key in sorted(meta):
-        if key not in ("swf_header", "anonymization") and leaks(_as_text(meta[key])):
-            notes.append(f"dropped metadata {key!r}: it names a raw user or group")
-            del meta[key]
-    return meta
-
-
 def anonymize(table: pa.Table, key: bytes, *, time_shift_weeks: int = 0,
               keep_columns: Iterable[str] = (), dense_ids: bool = False) -> AnonymizeResult:
     """Pseudonymize users and groups, drop free-text columns, optionally shift times by weeks.
@@ -294,6 +197,8 @@ def anonymize(table: pa.Table, key: bytes, *, time_shift_weeks: int = 0,
     Canonical columns other than ``user``/``group`` are kept identical (times move by exactly
     ``time_shift_weeks`` weeks, which keeps weekday and time of day). Non-canonical columns that
     hold text (job names, paths, host names, ...) are dropped unless listed in ``keep_columns``.
+    The metadata keeps only what ``swftools.privacy.scrub`` knows to be safe (no source file
+    name, no skipped line's content, no free-text header; node names pseudonymized).
     Metadata records ``anonymization.time_shifted`` but never the amount.
     """
     if not isinstance(key, (bytes, bytearray)) or len(key) < MIN_KEY_BYTES:
@@ -336,18 +241,26 @@ def anonymize(table: pa.Table, key: bytes, *, time_shift_weeks: int = 0,
     if shift_s:
         table = _shift_times(table, shift_s)
 
-    matcher = Matcher([Term(e.name, e.namespace) for e in mapping])  # guards the metadata
-    meta = _clean_metadata(jt.get_metadata(table), shift_s, matcher.found_in, notes)
+    raw_meta = jt.get_metadata(table)
+    found = rawnames.Collector()
+    rawnames.from_metadata(raw_meta, found)  # hosts and jobs named by skipped lines, node lists
+    raw_strings = {kind: values for kind, values in found.result().items()
+                   if kind in ("host", "job")}
+    terms = [Term(e.name, e.namespace) for e in mapping]
+    terms += [Term(h, "host") for h in raw_strings.get("host", [])]
+    meta, hosts = scrub.clean_metadata(raw_meta, shift_s, terms,
+                                       lambda h: pseudonym(h, bytes(key), "host"), notes)
+    mapping.extend(MappingEntry("host", h, pseudonym(h, bytes(key), "host"))
+                   for h in sorted(set(hosts)))
     meta["anonymization"] = {
         "method": f"HMAC-SHA256, {PSEUDONYM_HEX_DIGITS} hex digits",
-        "key_id": key_id(bytes(key)),
         "pseudonymized_columns": [c for c in IDENTITY_COLUMNS if c in table.column_names],
         "dense_ids": bool(dense_ids),
         "time_shifted": bool(shift_s),
         "dropped_columns": dropped,
         "kept_columns": keep,
     }
-    return AnonymizeResult(jt.with_metadata(table, meta), mapping, notes)
+    return AnonymizeResult(jt.with_metadata(table, meta), mapping, notes, raw_strings)
 
 
 def mapping_csv(mapping: Iterable[MappingEntry]) -> bytes:

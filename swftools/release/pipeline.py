@@ -19,7 +19,7 @@ from swftools import __version__, formats
 from swftools.formats import datapackage
 from swftools.formats import swf
 from swftools import table as jt
-from swftools.atomic import atomic_dir
+from swftools.atomic import atomic_dir, check_not_inside, check_writable
 from swftools.errors import InputError, UsageError
 from swftools.release import citation, readme
 from swftools.release.settings import CC_BY_SA_4, check_version, license_of, load_settings
@@ -52,6 +52,15 @@ def _needs_anonymization(table: pa.Table) -> bool:
         if len(values) and not all(v.isdigit() for v in values.unique().to_pylist()):
             return True
     return False
+
+
+def _merge_names(*parts: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Names by kind from several sources, each kind sorted and without repeats."""
+    out: dict[str, set[str]] = {}
+    for part in parts:
+        for kind, values in part.items():
+            out.setdefault(kind, set()).update(values)
+    return {kind: sorted(values) for kind, values in sorted(out.items())}
 
 
 def _known_issues(validation: Any, replay_findings: list[str]) -> str:
@@ -91,6 +100,9 @@ def _change_steps(settings: dict[str, Any], table: pa.Table, anonymized: bool) -
     if anonymized:
         steps.append("user and group names replaced by keyed pseudonyms (HMAC-SHA256); the key is "
                      "kept by the maintainers, so the same user keeps the same pseudonym across releases")
+        steps.append("host, node and job names, file names, free-text header lines and the content "
+                     "of unreadable source lines removed from the metadata (node names of a node "
+                     "list replaced by keyed pseudonyms)")
     if (meta.get("anonymization") or {}).get("time_shifted"):
         steps.append("all times shifted by a whole number of weeks (weekday and time of day kept)")
     steps.append(f"converted with swftools {__version__} to a Frictionless data package and to SWF 2.2 "
@@ -133,7 +145,8 @@ def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dic
     lic = license_of(settings)
     props = {"name": settings["name"], "title": settings["title"], "version": version,
              "description": settings["description"],
-             "licenses": [{k: v for k, v in (("name", lic.id), ("path", lic.url), ("title", lic.name)) if v}]}
+             "licenses": [{k: v for k, v in (("name", lic.id), ("path", lic.url), ("title", lic.name)) if v}],
+             "sources": [{"title": _source(settings)}]}  # the settings' words, not a file name
     datapackage.write(table, root, site=site, force=True, properties=props)
     if telemetry_table is not None:
         from swftools.telemetry import RESOURCE, output
@@ -193,26 +206,36 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
     check_version(version)
     settings = settings if isinstance(settings, dict) else load_settings(settings)
     out = Path(out_dir)
-    if out.exists() and not force:
-        raise UsageError(f"{out}: already exists (use --force to replace it)")
     if not out.parent.is_dir():
         raise UsageError(f"{out.parent}: output parent is not an existing directory")
+    check_writable(out, force, directory=True)  # --force replaces only a folder swftools wrote
     if not os.access(out.parent, os.W_OK):
         raise UsageError(f"{out.parent}: output parent directory is not writable")
+    check_not_inside([source, settings, site if isinstance(site, (str, Path))
+                      and Path(site).is_file() else None, *(telemetry or {}).get("samples", []),
+                      (telemetry or {}).get("allocations")], out)
     fmt = formats.detect_format(source)
     on_stage("read")
     raw = formats.read(source, fmt, site=resolve_site(site, fmt=fmt))
     site_obj = resolve_site(site, raw, fmt=fmt)  # the one rule (swftools.site.resolve_site)
     on_stage("anonymize")
     table, raw_names, anonymized = raw, {}, False
-    if key is not None or _needs_anonymization(raw):
+    from swftools.privacy import rawnames
+
+    # every user, group, host and job name of the source (its bad lines too): what the audit seeks
+    found = rawnames.raw_names(source, fmt, table=raw)
+    hidden = [kind for kind in ("host", "job") if found.get(kind)]
+    if key is not None or _needs_anonymization(raw) or hidden:
         if key is None:
-            raise UsageError("the source holds raw user/group names: give --key-file (or set "
-                             "SWFTOOLS_ANON_KEY) so that they are pseudonymized")
+            what = ("user/group names" if _needs_anonymization(raw)
+                    else " and ".join(f"{kind} names" for kind in hidden) + " in its metadata")
+            raise UsageError(f"the source holds raw {what}: give --key-file (or set "
+                             "SWFTOOLS_ANON_KEY) so that they are pseudonymized or dropped")
         from swftools.privacy import pseudonyms as anon
 
         result = anon.anonymize(raw, key, time_shift_weeks=time_shift_weeks)
-        table, raw_names, anonymized = result.table, result.raw_names(), True
+        table, anonymized = result.table, True
+        raw_names = _merge_names(result.raw_names(), found)
     telemetry_table = None
     if telemetry:
         from swftools.telemetry import attach
@@ -252,11 +275,19 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
             audit_report = audit_mod.audit(tmp, names=raw_names, key=key)
             if not audit_report.clean:
                 raise InputError(str(source), "the archive leaks raw names:\n" + audit_report.render())
-            notes.append(f"audit: no raw user or group name, nor the key, in {len(archive_files(tmp))} files")
+            kinds = ", ".join(sorted(audit_report.searched)) or "no"
+            notes.append(f"audit: no raw name ({kinds}), nor the key, in "
+                         f"{len(archive_files(tmp))} files")
         on_stage("checksums")
         write_checksums(tmp, exclude=(tarball_name,), known=digests)
         files = archive_files(tmp)
         write_tarball(tmp, tmp / tarball_name, f"{name}-{version}", files)
+        if raw_names:  # the tarball as published: every member, read within the caps
+            from swftools.privacy import audit as audit_mod
+
+            tar_report = audit_mod.audit(tmp / tarball_name, names=raw_names, key=key)
+            if not tar_report.clean:
+                raise InputError(str(source), "the tarball leaks raw names:\n" + tar_report.render())
     tarball = out / tarball_name
     return ReleaseResult(out, tarball, sha256_file(tarball), files + [tarball_name], validation,
                          replay_findings, notes)

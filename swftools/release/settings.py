@@ -12,6 +12,7 @@ import jsonschema
 
 from swftools.errors import InputError, UsageError
 from swftools.resources import load_json
+from swftools.urls import WEB_URL_EXPECTED, WEB_URL_PATTERN, is_uri
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 
@@ -54,17 +55,31 @@ def load_settings(path: str | Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InputError(str(p), f"not valid JSON: {exc.msg}", line=exc.lineno) from None
     validator = jsonschema.Draft202012Validator(load_json("release-settings.schema.json"),
-                                                format_checker=jsonschema.FormatChecker())
+                                                format_checker=format_checker())
     errors = sorted(validator.iter_errors(settings), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         problems = "; ".join(
-            f"{'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors)
+            f"{'/'.join(map(str, e.absolute_path)) or '(top level)'}: {_message(e)}" for e in errors)
         raise InputError(str(p), f"invalid release settings: {problems}",
                          expected="see schemas/release-settings.schema.json")
     lic = settings.get("license", {})
     if lic.get("id", "").startswith("LicenseRef-") and not lic.get("text"):
         raise InputError(str(p), "license/text: a LicenseRef- license needs its terms in 'text'")
     return settings
+
+
+def format_checker() -> jsonschema.FormatChecker:
+    """jsonschema's format checks plus ``uri`` (which jsonschema checks only when rfc3987 or
+    rfc3986-validator is installed): every ``format`` of the settings schema is enforced."""
+    checker = jsonschema.FormatChecker()
+    checker.checks("uri")(is_uri)
+    return checker
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    if error.validator == "pattern" and error.validator_value == WEB_URL_PATTERN:
+        return f"{error.instance!r} is not {WEB_URL_EXPECTED}"
+    return error.message
 
 
 def license_of(settings: dict[str, Any]) -> License:

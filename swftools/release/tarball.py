@@ -6,6 +6,7 @@ import io
 import tarfile
 from pathlib import Path
 
+from swftools.atomic import MARKER
 from swftools.fileio import gzip_writer, sha256_file
 
 FIXED_MTIME = 0
@@ -13,9 +14,11 @@ CHECKSUMS = "SHA256SUMS"
 
 
 def archive_files(root: Path, exclude: tuple[str, ...] = ()) -> list[str]:
-    """Every regular file below ``root`` as sorted POSIX relative paths."""
+    """Every regular file below ``root`` as sorted POSIX relative paths, but the top folder's
+    ``swftools.atomic.MARKER`` (local bookkeeping: not checksummed, listed nor packed)."""
+    skip = (*exclude, MARKER)
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                  if p.is_file() and p.relative_to(root).as_posix() not in exclude)
+                  if p.is_file() and p.relative_to(root).as_posix() not in skip)
 
 
 def write_checksums(root: Path, exclude: tuple[str, ...] = (),

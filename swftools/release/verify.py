@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
+import stat
 import tarfile
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from swftools.formats import datapackage
 from swftools.formats import swf
-from swftools.errors import InputError
+from swftools.errors import InputError, shorten
 from swftools.fileio import sha256_file
-from swftools.release.tarball import CHECKSUMS, archive_files, parse_checksums
+from swftools.limits import Limits, current, read_member, safe_members
+from swftools.release.tarball import CHECKSUMS, archive_files
 from swftools.report.html import INDEX_HTML
 from swftools.site import resolve_site
 from swftools.formats.swf.fields import FIELDS
@@ -46,41 +51,132 @@ class VerifyReport:
         return "\n".join(lines)
 
 
-def _safe_extract(tarball: Path, dest: Path) -> Path:
-    """Extract a release tarball (refusing absolute or climbing paths); return its top folder."""
+def _safe_extract(tarball: Path, dest: Path, limits: Limits | None = None) -> Path:
+    """Extract a release tarball into ``dest`` and return its top folder: regular files and
+    folders only, through :func:`swftools.limits.safe_members` (no absolute or climbing
+    names, links, devices or sparse files; each member and the whole within the caps)."""
+    lim = current(limits)
+    tops: set[str] = set()
     try:
         with tarfile.open(tarball, "r:gz") as tar:
-            tops = set()
-            for member in tar.getmembers():
-                parts = PurePosixPath(member.name).parts
-                if member.name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()):
-                    raise InputError(str(tarball), f"unsafe member {member.name!r} in the tarball")
-                tops.add(parts[0])
-            tar.extractall(dest)
-    except (tarfile.TarError, EOFError, OSError) as exc:
+            for info in safe_members(tar, path=str(tarball), limits=lim):
+                tops.add(info.name.split("/", 1)[0])
+                target = dest.joinpath(*info.name.split("/"))
+                if target.parent.exists() and not target.parent.is_dir():
+                    raise InputError(str(tarball), f"member {shorten(info.name)!r} lies below "
+                                                   "a file of the same archive",
+                                     expected="folders and files with distinct names")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with read_member(tar, info, path=str(tarball), limits=lim) as src, \
+                        open(target, "xb") as out:
+                    shutil.copyfileobj(src, out, 1 << 20)
+            for info in tar.getmembers():  # a folder of its own counts as a top folder too
+                if info.isdir() and (name := info.name.strip("/").removeprefix("./")) \
+                        and name != ".":
+                    tops.add(name.split("/", 1)[0])
+    except FileExistsError as exc:
+        raise InputError(str(tarball), f"member {shorten(str(exc.filename))!r} would be "
+                                       "extracted twice", expected="each member once") from None
+    except (tarfile.TarError, EOFError) as exc:
         raise InputError(str(tarball), f"not a readable .tar.gz ({exc})") from None
     if len(tops) != 1:
-        raise InputError(str(tarball), f"expected one top folder, found {sorted(tops)}")
-    return dest / tops.pop()
+        shown = sorted(shorten(t) for t in tops)[:10]
+        raise InputError(str(tarball), f"expected one top folder, found {len(tops)}: {shown}")
+    top = dest / tops.pop()
+    if not top.is_dir():
+        raise InputError(str(tarball), f"expected one top folder, found the file {top.name!r}")
+    return top
+
+
+_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+def archive_path_problem(rel: str) -> str | None:
+    """Why ``rel`` is not a plain relative path inside an archive (None when it is): absolute,
+    ``..``, ``.`` or empty parts, backslashes or control characters are refused."""
+    if not rel:
+        return "an empty path"
+    if rel.startswith("/") or re.match(r"^[A-Za-z]:", rel):
+        return "an absolute path"
+    if _UNSAFE.search(rel):
+        return "a backslash or control character in the path"
+    parts = rel.split("/")
+    if ".." in parts:
+        return "a path that climbs out of the archive ('..')"
+    if any(part in ("", ".") for part in parts):
+        return "a path with an empty or '.' part"
+    return None
+
+
+def _inside(root: Path, rel: str) -> Path | None:
+    """``root/rel`` if it is a regular file that is inside ``root`` once links are resolved."""
+    path = root.joinpath(*rel.split("/"))
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if not stat.S_ISREG(mode):
+        return None
+    real_root = os.path.realpath(root)
+    if os.path.commonpath([real_root, os.path.realpath(path)]) != real_root:
+        return None
+    return path
+
+
+def parse_checksum_lines(text: str) -> tuple[dict[str, str], list[str]]:
+    """``({relative path: hex digest}, problems)`` from SHA256SUMS text: every line must be a
+    SHA-256 and a relative path inside the archive (``sha256sum`` format, ``*`` for binary)."""
+    listed: dict[str, str] = {}
+    problems: list[str] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        digest, sep, rel = line.partition(" ")
+        rel = rel[1:] if rel[:1] in (" ", "*") else rel
+        where = f"{CHECKSUMS}:{number}"
+        if not sep or not _DIGEST.fullmatch(digest):
+            problems.append(f"{where}: not a checksum line: {shorten(line)!r} "
+                            "(expected a SHA-256 in hex, two spaces, a relative path)")
+            continue
+        why = archive_path_problem(rel)
+        if why:
+            problems.append(f"{where}: {shorten(rel)!r} is {why}; only relative paths inside "
+                            "the archive are checked")
+        elif rel in listed:
+            problems.append(f"{where}: {shorten(rel)!r} is listed twice")
+        else:
+            listed[rel] = digest.lower()
+    return listed, problems
 
 
 def check_checksums(root: Path, report: VerifyReport) -> None:
-    """Every file listed matches; every file present is listed."""
-    sums_path = root / CHECKSUMS
-    if not sums_path.is_file():
-        report.problems.append(f"{CHECKSUMS} is missing")
+    """Every file listed matches; every file present is listed; no line names a path outside
+    the archive (such a line is a problem and its file is never opened)."""
+    sums_path = _inside(root, CHECKSUMS)
+    if sums_path is None:
+        report.problems.append(f"{CHECKSUMS} is missing" if not os.path.lexists(root / CHECKSUMS)
+                               else f"{CHECKSUMS} is not a regular file inside the archive")
         return
-    listed = parse_checksums(sums_path.read_text(encoding="utf-8"))
+    try:
+        text = sums_path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        report.problems.append(f"{CHECKSUMS} is not UTF-8 text")
+        return
+    listed, problems = parse_checksum_lines(text)
+    report.problems.extend(problems)
     for rel, digest in sorted(listed.items()):
-        path = root / rel
-        if not path.is_file():
-            report.problems.append(f"{rel}: listed in {CHECKSUMS} but missing")
+        path = _inside(root, rel)
+        if path is None:
+            what = ("is not a regular file inside the archive" if os.path.lexists(root / rel)
+                    else "missing")
+            report.problems.append(f"{rel}: listed in {CHECKSUMS} but {what}")
         elif sha256_file(path) != digest:
             report.problems.append(f"{rel}: SHA-256 does not match {CHECKSUMS} (file changed)")
     present = [f for f in archive_files(root, (CHECKSUMS,)) if not f.endswith(".tar.gz")]
     for rel in present:
         if rel not in listed:
-            report.problems.append(f"{rel}: present but not listed in {CHECKSUMS}")
+            report.problems.append(f"{shorten(rel)}: present but not listed in {CHECKSUMS}")
     report.checks.append(f"{CHECKSUMS}: {len(listed)} files")
 
 
@@ -112,23 +208,26 @@ def check_page(root: Path, report: VerifyReport) -> None:
     if not page.is_file():
         report.problems.append(f"{INDEX_HTML} is missing (the archive's landing page)")
         return
-    rows = page_downloads(page.read_text(encoding="utf-8"))
+    rows = page_downloads(page.read_text(encoding="utf-8", errors="replace"))
     listed = set()
     for row in rows:
         rel = row["data-file"]
         listed.add(rel)
-        path = root / rel
-        if PurePosixPath(rel).is_absolute() or ".." in PurePosixPath(rel).parts:
-            report.problems.append(f"{INDEX_HTML}: download {rel!r} leaves the archive")
-        elif not path.is_file():
-            report.problems.append(f"{INDEX_HTML}: lists {rel}, which is missing")
+        path = None if archive_path_problem(rel) else _inside(root, rel)
+        if archive_path_problem(rel):
+            report.problems.append(f"{INDEX_HTML}: download {shorten(rel)!r} is "
+                                   f"{archive_path_problem(rel)}, not a file of the archive")
+        elif path is None:
+            report.problems.append(f"{INDEX_HTML}: lists {shorten(rel)}, which is missing "
+                                   "(or not a regular file inside the archive)")
         elif sha256_file(path) != row.get("data-sha256"):
             report.problems.append(f"{INDEX_HTML}: SHA-256 of {rel} does not match the page")
         elif str(path.stat().st_size) != row.get("data-bytes"):
             report.problems.append(f"{INDEX_HTML}: size of {rel} does not match the page")
     for rel in archive_files(root, (INDEX_HTML, CHECKSUMS)):
         if rel not in listed and not rel.endswith(".tar.gz"):
-            report.problems.append(f"{rel}: present but not in the download list of {INDEX_HTML}")
+            report.problems.append(f"{shorten(rel)}: present but not in the download list of "
+                                   f"{INDEX_HTML}")
     report.checks.append(f"{INDEX_HTML}: download list of {len(rows)} files")
 
 
@@ -193,14 +292,15 @@ def check_swf_agreement(root: Path, table: Any, report: VerifyReport) -> None:
 
 
 def verify(path: str | Path, names: Iterable[str] | Mapping[str, Iterable[str]] = (),
-           hosts: Iterable[str] = ()) -> VerifyReport:
-    """Verify an archive folder or tarball: checksums, package, SWF agreement, optional leak audit."""
+           hosts: Iterable[str] = (), *, limits: Limits | None = None) -> VerifyReport:
+    """Verify an archive folder or tarball: checksums, package, SWF agreement, optional leak
+    audit. A tarball is extracted within ``limits`` (default :meth:`Limits.from_env`)."""
     src = Path(path)
     if not src.exists():
         raise InputError(str(src), "no such archive folder or tarball")
     report = VerifyReport(str(path))
     with tempfile.TemporaryDirectory(prefix="swftools-verify-") as tmp:
-        root = _safe_extract(src, Path(tmp)) if src.is_file() else src
+        root = _safe_extract(src, Path(tmp), limits) if src.is_file() else src
         check_checksums(root, report)
         check_page(root, report)
         table = check_package(root, report)

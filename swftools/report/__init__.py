@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from swftools import formats
-from swftools.atomic import atomic_dir, check_writable
+from swftools.atomic import atomic_dir, check_not_inside, check_writable
 from swftools.errors import UsageError
 from swftools.report import arrivals, context, correlation, figures, parallelism, walltime, wra
 from swftools.report import render, summary
@@ -146,10 +146,12 @@ def report(path_or_table: str | os.PathLike | pa.Table, out_dir: str | os.PathLi
     With ``html`` also index.html: the report as one self-contained page, with the validation
     and replay consistency summaries of the trace and, given ``whatif`` (a ``swftools whatif
     --out`` folder), its comparison table. An existing ``out_dir`` is refused unless ``force``
-    (then replaced as a whole).
+    (then replaced as a whole, if swftools wrote it); an input inside ``out_dir`` is refused.
     """
     target = Path(out_dir)
-    check_writable(target, force)  # fail before the (long) analysis
+    check_writable(target, force, directory=True)  # fail before the (long) analysis
+    check_not_inside([path_or_table, whatif, site if isinstance(site, (str, os.PathLike))
+                      and os.path.isfile(site) else None], target)
     if whatif is not None and not html:
         raise UsageError("--whatif adds a table to index.html: give --html too")
     if not html:

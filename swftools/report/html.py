@@ -21,6 +21,7 @@ from typing import Any
 import jinja2
 
 from swftools.errors import InputError
+from swftools.urls import relative_href, web_href
 from swftools.report import figures as figures_mod
 from swftools.report import sections
 from swftools.report.alt import alt_text
@@ -247,6 +248,9 @@ def _environment() -> jinja2.Environment:
                                           r["first"]]
     env.filters["skipcells"] = lambda r: [r["rule"], r["reason"]]
     env.filters["cleancells"] = lambda r: [r["rule"], r["severity"], r["description"]]
+    # every href the page writes goes through one of these (swftools.urls): no javascript: link
+    env.filters["web_href"] = web_href
+    env.filters["relative_href"] = relative_href
     return env
 
 

@@ -24,7 +24,7 @@ from swftools import table as jt
 from swftools.errors import InputError
 from swftools.fileio import file_digest
 from swftools.formats.datapackage import cells as cell_grammar
-from swftools.formats.inputs import detect_gzip, open_text
+from swftools.formats.inputs import detect_gzip, open_binary, open_text
 from swftools.validate.context import Context
 from swftools.validate.registry import NotApplicable, rule
 
@@ -97,8 +97,7 @@ class PackageInput:
             try:
                 compressed = detect_gzip(path, declared=declared)  # by content
                 header = _header(path, compressed)
-                stream = pa.input_stream(str(path), compression="gzip" if compressed else None)
-                with stream:
+                with open_binary(path, compressed=compressed) as stream:  # bounded
                     table = pacsv.read_csv(stream, read_options=pacsv.ReadOptions(
                         column_names=[f"c{i}" for i in range(len(header))], skip_rows=1),
                         parse_options=pacsv.ParseOptions(newlines_in_values=True),
@@ -131,7 +130,7 @@ class PackageInput:
                 names = [f"c{i}" for i in range(len(scan.header))]
                 checked = {i: types[label] for i, label in enumerate(scan.header)
                            if label in types and scan.header.index(label) == i}
-                stream = pa.input_stream(str(path), compression="gzip" if compressed else None)
+                stream = open_binary(path, compressed=compressed)  # bounded decompression
                 with stream, pacsv.open_csv(stream, read_options=pacsv.ReadOptions(
                         column_names=names, skip_rows=1, block_size=SCAN_BLOCK_BYTES),
                         parse_options=pacsv.ParseOptions(newlines_in_values=True),

@@ -22,6 +22,7 @@ from typing import Any
 from swftools.errors import InputError
 from swftools.formats.alibaba.pods import integer, split_csv
 from swftools.formats.alibaba.schema import node_columns
+from swftools.formats.names import check_name
 
 SITE_NAME = "alibaba-openb"
 QOS_CLASSES = ("LS", "BE", "Burstable", "Guaranteed")  # the published trace's, in this order
@@ -68,7 +69,7 @@ def parse_nodes(text: str, path: str) -> list[tuple[str, int, int, int, str]]:
     nodes = []
     seen: dict[str, int] = {}
     for line, cells in rows:
-        sn = cells[index["sn"]].strip()
+        sn = check_name(cells[index["sn"]].strip(), path, line, "sn")
         if not sn:
             raise InputError(path, "empty node name", line=line, field="sn", value="",
                              expected="a node name such as openb-node-0227")
@@ -79,7 +80,7 @@ def parse_nodes(text: str, path: str) -> list[tuple[str, int, int, int, str]]:
         cpu = integer(cells[index["cpu_milli"]], path, line, "cpu_milli")
         mem = integer(cells[index["memory_mib"]], path, line, "memory_mib")
         gpu = integer(cells[index["gpu"]], path, line, "gpu")
-        model = cells[index["model"]].strip()
+        model = check_name(cells[index["model"]].strip(), path, line, "model")
         if model.lower() == "nan":  # pandas' rendering of an empty cell
             model = ""
         if gpu and not model:

@@ -15,6 +15,7 @@ from typing import Any
 
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
 from swftools.formats.alibaba.schema import phase_codes, phases, pod_columns
+from swftools.formats.names import check_name
 
 _INT = re.compile(r"[0-9]+(\.0*)?")  # pandas writes 12000.0 in a column that has gaps
 _NAME = re.compile(r"^(.*?)([0-9]+)$")
@@ -108,7 +109,7 @@ def parse_pods(text: str, path: str, allow_empty: bool = False) -> Pods:
         def cell(column: str) -> str:
             return cells[index[column]]
 
-        name = cell("name").strip()
+        name = check_name(cell("name").strip(), path, line, "name")
         m = _NAME.match(name)
         if not m:
             raise InputError(path, f"pod name {name!r} does not end in a number", line=line,
@@ -149,7 +150,7 @@ def parse_pods(text: str, path: str, allow_empty: bool = False) -> Pods:
         pods.num_gpu.append(num_gpu)
         pods.gpu_milli.append(gpu_milli)
         pods.gpu_spec.append(spec_text)
-        pods.qos.append(cell("qos").strip() or None)
+        pods.qos.append(check_name(cell("qos").strip(), path, line, "qos") or None)
         pods.pod_phase.append(phase)
         pods.creation_time.append(created)
         pods.deletion_time.append(deleted)

@@ -174,8 +174,7 @@ def read_csv_gz(path: Path, table_schema: dict[str, Any], compressed: bool) -> p
                                    quoted_strings_can_be_null=False)
     parse = pacsv.ParseOptions(newlines_in_values=True)
     try:
-        stream = pa.input_stream(str(path), compression="gzip" if compressed else None)
-        with stream:
+        with open_binary(path, compressed=compressed) as stream:  # bounded decompression
             table = pacsv.read_csv(stream, parse_options=parse, convert_options=convert)
     except (pa.ArrowException, OSError, EOFError) as exc:
         _locate_error(path, table_schema, compressed)

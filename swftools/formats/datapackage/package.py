@@ -89,8 +89,8 @@ def write(table: pa.Table, path: str | os.PathLike, *, site: Site | str | None =
     names a preset) gives the queue enum and a time zone the table lacks. ``properties`` adds
     descriptor properties (``name``, ``title``, ``version``, ``created``, ``licenses``, ...).
     The package is built beside the target and renamed into place. An existing empty directory
-    is used; any other existing target is replaced only with ``force``, and only if it is a
-    data package (never some other folder).
+    is used; any other existing target is replaced only with ``force``, and only if swftools
+    wrote it (``swftools.atomic``: its marker, or an earlier version's swftools descriptor).
     """
     table = jt.conform(table)
     metadata = _normalised(jt.get_metadata(table))
@@ -98,9 +98,7 @@ def write(table: pa.Table, path: str | os.PathLike, *, site: Site | str | None =
     time_zone = metadata.pop("time_zone", None) or (site_obj.time_zone if site_obj else None)
     props = _check_properties(properties)
     target = package_dir(path)
-    _check_replaceable(target, force)
-    empty_dir = target.is_dir() and not any(target.iterdir())  # nothing there to overwrite
-    with atomic_dir(target, force or empty_dir) as tmp:
+    with atomic_dir(target, force, use_empty=True) as tmp:
         resources, files = _write_table(tmp, JOBS, table, _jobs_schema(table, site_obj),
                                         title="Jobs", description=_jobs_description(time_zone))
         extension: dict[str, Any] = {"extension_version": EXTENSION_VERSION}
@@ -218,17 +216,6 @@ def _check_properties(properties: dict[str, Any] | None) -> dict[str, Any]:
     return props
 
 
-def _check_replaceable(target: Path, force: bool) -> None:
-    """With ``force``, replace only an empty directory or a data package, never other folders."""
-    if not (force and target.exists()):
-        return
-    if not target.is_dir():
-        raise UsageError(f"{target}: exists and is not a directory; not replacing it")
-    if any(target.iterdir()) and not (target / DESCRIPTOR).is_file():
-        raise UsageError(f"{target}: exists and is not a data package (no {DESCRIPTOR}); "
-                         "not replacing it even with --force")
-
-
 def _losses(table: pa.Table, csv_rel: str) -> list[str]:
     return [f"{name}: {n} empty string(s) are read as missing from {csv_rel} by frictionless "
             "and pandas (swftools and the Parquet resource keep them)"
@@ -289,7 +276,7 @@ def add_resource(path: str | os.PathLike, name: str, table: pa.Table, schema: di
     dropped = {r.get("path") for r in old} | {r.get("schema") for r in old}
     extension = desc.setdefault(EXTENSION, {"extension_version": EXTENSION_VERSION,
                                             "metadata": {}, "files": {}})
-    with atomic_dir(root, force=True) as tmp:
+    with atomic_dir(root, rewrite=True) as tmp:
         _link_tree(root, tmp, skip={DESCRIPTOR, *(d for d in dropped if isinstance(d, str))})
         resources, files = _write_table(tmp, name, typed, schema,
                                         title=title or name.replace("_", " ").capitalize(),

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from swftools import table as jt
 from swftools.errors import InputError
+from swftools.formats.names import NAME_EXPECTED, NAME_MESSAGE, first_bad_name
 from swftools.formats.nqsii.timefmt import (
     DATETIME_WIDTH,
     EPOCH_PATTERN,
@@ -139,6 +140,9 @@ def parse_names(tokens: pa.Array, ref: FieldRef) -> pa.Array:
     if empty.any():
         row = _first(empty)
         raise ref.error(row, "", "is empty", f"a {ref.title} name")
+    row = first_bad_name(tokens)
+    if row is not None:
+        raise ref.error(row, tokens[row].as_py(), NAME_MESSAGE, NAME_EXPECTED)
     return contiguous(tokens)
 
 

@@ -7,7 +7,6 @@ rows too, so the numbering holds).
 from __future__ import annotations
 
 import csv
-import mmap
 import os
 import re
 from dataclasses import dataclass
@@ -156,31 +155,21 @@ def load_log(path: str | os.PathLike, allow_empty: bool = False) -> RawLog:
 
 def _plain_body(path: str | os.PathLike, offset: int) -> bool:
     """Whether the job lines from ``offset`` hold some text, no NUL byte and no separator
-    followed by a space (which :func:`split_log` rewrites in memory). The file is mapped, not
-    read, and each block's pages are let go once checked."""
+    followed by a space (which :func:`split_log` rewrites in memory). The file is read block
+    by block (not memory-mapped: a map dies with SIGBUS when the file is truncated under it)."""
+    text, last = False, b""
     with open(path, "rb") as fh:
-        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    try:
-        return re.compile(rb"\S").search(mapped, offset) is not None and \
-            _plain_blocks(mapped, offset)
-    finally:
-        mapped.close()
-
-
-def _plain_blocks(mapped: mmap.mmap, offset: int) -> bool:
-    data = np.frombuffer(mapped, np.uint8)
-    try:
-        for i in range(offset, len(data), _SCAN_BYTES):
-            if mapped.find(b"\x00", i, i + _SCAN_BYTES) >= 0 or \
-                    _has_spaced_separator(data[i:i + _SCAN_BYTES + 1]):
+        fh.seek(offset)
+        while block := fh.read(_SCAN_BYTES):
+            if b"\x00" in block or (last == b"," and block[:1] == b" ") or \
+                    _has_spaced_separator(np.frombuffer(block, np.uint8)):
                 return False
-            first = i - i % mmap.PAGESIZE
-            mapped.madvise(mmap.MADV_DONTNEED, first, min(i + _SCAN_BYTES, len(data)) - first)
-        return True
-    finally:
-        del data  # the map closes only without views
+            text = text or _NON_SPACE.search(block) is not None
+            last = block[-1:]
+    return text
 
 
+_NON_SPACE = re.compile(rb"\S")
 _SPACED_SEPARATOR = int.from_bytes(b", ", "little")
 
 

@@ -22,6 +22,7 @@ from swftools import table as jt
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
 from swftools.formats.inputs import read_bytes
 from swftools.formats.localtime import time_zone_of
+from swftools.formats.names import check_name
 from swftools.formats.skipping import read_skipping
 from swftools.formats.nqsii.timefmt import local_to_utc
 from swftools.formats.pbs import fields as fx
@@ -191,6 +192,9 @@ def _row(job: _Job, zone_naive: dict[str, list[int]], where: _Located) -> dict[s
     exit_status = (where.parse(line, "Exit_status", attrs["Exit_status"], fx.parse_exit_status)
                    if "Exit_status" in attrs else None)
     nodes, gpus, cpus, uniform = _shape(attrs, line, where)
+    for key in ("user", "group", "queue"):
+        if key in attrs:
+            check_name(attrs[key], where.path, line, f"key {key!r}")
     row = {"job_id": job.job_id, "user": attrs.get("user"), "group": attrs.get("group"),
            "queue": attrs.get("queue"), "submit_time": submit, "start_time": start,
            "finish_time": end, "requested_walltime_s": limit, "nodes": nodes,

@@ -23,6 +23,7 @@ from swftools import table as jt
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
 from swftools.formats.inputs import first_repeat, read_bytes
 from swftools.formats.localtime import time_zone_of
+from swftools.formats.names import NAME_EXPECTED, NAME_MESSAGE, first_bad_name
 from swftools.formats.skipping import read_skipping
 from swftools.formats.slurm import fields as fx
 from swftools.formats.slurm import kernels
@@ -413,10 +414,10 @@ def build(cells: dict[str, pa.Array], headers: dict[str, str], path: str, zone: 
         columns["requested_walltime_s"] = limit
     for source, target in (("User", "user"), ("Partition", "queue")):
         if source in ref:
-            columns[target] = _names(ref[source].cells)
+            columns[target] = _names(ref[source])
     group = ref.get("Group") or ref.get("Account")
     if group is not None:
-        columns["group"] = _names(group.cells)
+        columns["group"] = _names(group)
     if nodes is not None:
         columns["nodes"] = nodes
     if gpus is not None:
@@ -439,9 +440,12 @@ def _take(cells: Any, rows: np.ndarray) -> pa.Array:
     return taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken
 
 
-def _names(cells: pa.Array) -> pa.Array:
-    """Text cells; empty -> null."""
-    return pc.if_else(pc.equal(cells, ""), pa.scalar(None, pa.string()), cells)
+def _names(col: Column) -> pa.Array:
+    """Name cells (no control characters: ``formats.names``); empty -> null."""
+    row = first_bad_name(col.cells)
+    if row is not None:
+        raise col.error(row, NAME_MESSAGE, NAME_EXPECTED)
+    return pc.if_else(pc.equal(col.cells, ""), pa.scalar(None, pa.string()), col.cells)
 
 
 def read(path: str | Path, *, site: Site | str | Path | None = None, tz: str | None = None,

@@ -1,0 +1,46 @@
+"""The one rule for name cells (user, group, account, queue, pod and node names) of every reader.
+
+A name holds no control character: nothing of Unicode category Cc (U+0000-U+001F, U+007F-U+009F:
+NUL, tab, line breaks, escape, DEL, the C1 controls). Such a name cannot be typed, prints
+invisibly or garbles a terminal, and a NUL ends it early in C tools; a scheduler never writes
+one, so it means a corrupt or hostile log. Each reader reports the first bad cell with its own
+location (file, line, field) and the value escaped (``repr``), with ``NAME_EXPECTED``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from swftools.errors import InputError
+
+# The same class in Python's re and in RE2 (pyarrow): code points, not bytes.
+CONTROL_CLASS = r"[\x00-\x1f\x7f-\x9f]"
+NAME_EXPECTED = ("a name without control characters: no NUL, tab, line break, escape, DEL or "
+                 "other character of Unicode category Cc")
+NAME_MESSAGE = "holds a control character"
+_CONTROL = re.compile(CONTROL_CLASS)
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control character (Unicode category Cc)."""
+    return _CONTROL.search(text) is not None
+
+
+def first_bad_name(cells: pa.Array | pa.ChunkedArray) -> int | None:
+    """The row of the first cell holding a control character, or None (nulls are fine)."""
+    found = pc.fill_null(pc.match_substring_regex(cells, CONTROL_CLASS), False)
+    if not pc.any(found).as_py():
+        return None
+    return int(np.argmax(np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)))
+
+
+def check_name(value: str, path: str, line: int | None, field: str) -> str:
+    """``value`` when it holds no control character, else the located ``InputError``."""
+    if has_control(value):
+        raise InputError(path, f"{value!r} {NAME_MESSAGE}", line=line, field=field, value=value,
+                         expected=NAME_EXPECTED)
+    return value
