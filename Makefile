@@ -29,6 +29,7 @@ demo: $(BIN)/swftools
 	$(BIN)/swftools validate out/aaic-sample
 	$(BIN)/swftools replay out/aaic-sample --compare --out out/replay --force
 	$(BIN)/swftools report out/aaic-sample --out out/report --html --force
+	chmod 600 archive/example-key.txt  # git keeps no mode: a key readable by others is warned about
 	$(BIN)/swftools release $(SAMPLE) --out out/archive --version 1.0.0 \
 	  --settings archive/release-settings.example.json --key-file archive/example-key.txt --force
 	$(BIN)/swftools verify out/archive
@@ -56,6 +57,7 @@ clean:
 
 # Rebuild the example archive (tests fail when it is stale: tests/test_release.py).
 example-archive: $(BIN)/swftools
+	chmod 600 archive/example-key.txt
 	$(BIN)/swftools release $(SAMPLE) --out archive/example --version 1.0.0 \
 	  --settings archive/release-settings.example.json --key-file archive/example-key.txt --force
 

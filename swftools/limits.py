@@ -223,6 +223,7 @@ def safe_members(tar: tarfile.TarFile, *, path: str, limits: Limits | None = Non
                                             "mostly holes)", expected="regular file members only")
             if not info.isreg():
                 kind = ("a symbolic link" if info.issym() else "a hard link" if info.islnk()
+                        else "a FIFO (not a regular file)" if info.isfifo()
                         else "a device" if info.isdev() else "not a regular file")
                 raise InputError(str(path), f"{where} is {kind}", expected="regular file members only")
             try:

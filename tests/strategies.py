@@ -1097,3 +1097,31 @@ url_texts = st.one_of(
               st.lists(st.sampled_from(list("ab.c/?#@:%\\ \t\x00\x7f\u0085é") + ["alert(1)"]),
                        max_size=12).map("".join)))
 """Link targets, good and hostile: web URLs, other schemes, spaces, controls, user@host."""
+
+
+# ---- tar members for verify (issue 29): names, types and sizes an attacker may choose ----
+_TAR_NAME_PARTS = st.one_of(
+    st.sampled_from([".", "..", "", "top", "data", "SHA256SUMS", "index.html", "datapackage.json",
+                     "a\\b", "..\\..", "C:", "~", " ", "\u00e9t\u00e9", "x" * 120]),
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00/"),
+            min_size=1, max_size=12))
+
+
+@st.composite
+def tar_member_specs(draw, max_members: int = 6):
+    """``[(name, type, size, claimed), ...]`` for a hostile tarball: names with ``.``/``..``/
+    empty parts, backslashes, leading slashes; every member type tarfile knows; ``claimed``
+    is the size the header states (it may differ from ``size``, the bytes actually there)."""
+    import tarfile
+
+    types = [tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE, tarfile.LNKTYPE,
+             tarfile.CHRTYPE, tarfile.BLKTYPE, tarfile.FIFOTYPE, tarfile.CONTTYPE]
+    out = []
+    for _ in range(draw(st.integers(1, max_members))):
+        parts = draw(st.lists(_TAR_NAME_PARTS, min_size=1, max_size=4))
+        name = ("/" if draw(st.booleans()) and draw(st.booleans()) else "") + "/".join(parts)
+        kind = draw(st.sampled_from(types))
+        size = draw(st.integers(0, 3000))
+        claimed = size if draw(st.booleans()) else draw(st.integers(0, 1 << 40))
+        out.append((name, kind, size, claimed))
+    return out

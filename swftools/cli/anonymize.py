@@ -132,6 +132,13 @@ def audit_command(
                                          "one per line (# comments)."),
     hosts: Optional[Path] = typer.Option(None, "--hosts", help="File of host names, one per "
                                          "line."),
+    telemetry: Optional[list[Path]] = typer.Option(None, "--telemetry", help="Telemetry export "
+                                                   "file or folder given to release (repeatable): "
+                                                   "its file names and host labels are searched "
+                                                   "for."),
+    allocations: Optional[Path] = typer.Option(None, "--allocations", help="Allocation table "
+                                               "given to release: its node names are searched "
+                                               "for."),
     key_file: Optional[Path] = typer.Option(None, "--key-file", help="The anonymization key, "
                                             f"searched for too (else ${DEFAULT_KEY_ENV} if set)."),
     raw_format: Optional[str] = typer.Option(None, "--from", help="Format of --raw "
@@ -152,8 +159,9 @@ def audit_command(
         if old_raw_format is not None:
             deprecated("--raw-format", "--from")
             raw_format = old_raw_format
-        if raw is None and names is None:
-            raise UsageError("give --raw RAWLOG or --names FILE: the names to search for")
+        if raw is None and names is None and not telemetry and allocations is None:
+            raise UsageError("give --raw RAWLOG or --names FILE (or --telemetry EXPORTS): the "
+                             "names to search for")
         searched: dict[str, list[str]] = {}
         if raw is not None:
             raw_fmt = raw_format or formats.detect_format(raw)
@@ -162,6 +170,13 @@ def audit_command(
         if names is not None:
             searched["name"] = read_names_file(names)
         host_names = read_names_file(hosts) if hosts is not None else []
+        if telemetry or allocations is not None:
+            from swftools.privacy.rawnames import telemetry_names
+            from swftools.telemetry import DEFAULT_MAPS, load_metric_map
+
+            # file base names, instance/host labels, allocation nodes (as release searches)
+            found = telemetry_names(telemetry or [], allocations, load_metric_map(DEFAULT_MAPS))
+            host_names += found.get("host", [])
         key = None
         if key_file is not None:
             key = load_key(key_file, warn=_note)

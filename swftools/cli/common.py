@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
@@ -32,6 +34,10 @@ def handle_errors() -> Iterator[None]:
         raise fail(str(exc), EXIT_INVALID) from None
     except UsageError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
+    except BrokenPipeError:
+        # the reader of our output went away (`| head`): stop quietly, as Python's docs advise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(EXIT_INVALID) from None
     except FileNotFoundError as exc:
         if exc.filename is None:
             raise fail(os_error_message(exc, _file_in_traceback(exc)), EXIT_INVALID) from None

@@ -130,14 +130,6 @@ def _decompress(path: str | os.PathLike, fh: BinaryIO, limits: Limits) -> bytes:
     return out.getvalue()
 
 
-def map_bytes(path: str | os.PathLike, *, declared: bool = False,
-              limits: Limits | None = None) -> bytes:
-    """The content of ``path`` as :func:`read_bytes` gives it. (It was a memory map of a plain
-    file; a map dies with SIGBUS when the file is truncated under it, so the file is read, in
-    one piece: ~20 ms and one copy for a 40 MB file.)"""
-    return read_bytes(path, declared=declared, limits=limits)
-
-
 class _CheckedGzip(io.RawIOBase):
     """A gzip stream whose decompression failures become located InputErrors, and that stops
     with one as soon as its output passes the stream's budget (:mod:`swftools.limits`)."""
@@ -210,7 +202,7 @@ def read_text(path: str | os.PathLike, *, encoding: str = "utf-8", newline: str 
         return fh.read()
 
 
-__all__ = ["MisnamedGzipWarning", "detect_gzip", "gzip_error", "how_far", "is_gzip", "map_bytes",
+__all__ = ["MisnamedGzipWarning", "detect_gzip", "gzip_error", "how_far", "is_gzip",
            "open_binary", "open_text", "read_bytes", "read_text"]
 
 

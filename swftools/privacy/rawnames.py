@@ -15,9 +15,11 @@ a list that does not parse (``secrethost[07-``) gives the names left once the br
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -274,4 +276,154 @@ def raw_names(path: str | os.PathLike, fmt: str | None = None, *, table: pa.Tabl
             table = None  # the lines themselves were read above
     if table is not None:
         from_table(table, into)
+    return into.result()
+
+
+# --- telemetry exports (``release --telemetry``) -------------------------------------------------
+
+# Labels that name the scraped machine in Prometheus-style exports (compared in lower case); the
+# metric maps' own ``node_label`` names are added to these.
+HOST_LABELS = frozenset({"instance", "hostname", "host", "node", "nodename", "exported_instance",
+                         "exported_host", "exported_hostname", "exported_node",
+                         "kubernetes_node"})
+MAX_TELEMETRY_NAMES = 100_000  # distinct node names read from one long or allocation table
+_CHUNK = 1 << 20
+_OVERLAP = 1024  # bytes kept between chunks: a label split by a chunk boundary is still seen
+# ``name="value"`` (exposition) and ``"name": "value"`` (Prometheus JSON) alike.
+_LABEL = re.compile(rb'(?<![A-Za-z0-9_])"?([A-Za-z_][A-Za-z0-9_]{0,63})"?[ \t]*[=:][ \t]*'
+                    rb'"((?:[^"\\\r\n]|\\.){1,512})"')
+_IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+_SAMPLE_SUFFIXES = (".gz", ".json", ".prom", ".txt", ".om", ".metrics", ".csv", ".parquet")
+
+
+def host_of_label(value: str) -> str:
+    """The machine a label value names: ``http://host:9100/metrics``, ``host:9100``, ``[::1]:9100``
+    -> ``host``, ``::1``."""
+    value = value.strip()
+    if "://" in value:
+        value = value.split("://", 1)[1]
+    value = value.split("/", 1)[0].rsplit("@", 1)[-1]
+    host, sep, port = value.rpartition(":")
+    if sep and port.isdigit() and host:
+        value = host
+    return value[1:-1] if value.startswith("[") and value.endswith("]") else value
+
+
+def _add_telemetry_host(value: str, into: Collector) -> None:
+    host = host_of_label(value)
+    if _IPV4.fullmatch(host):
+        into.found["host"][host] = None  # an address names the machine too (no letters in it)
+        return
+    into.add("host", host)
+    short = host.split(".", 1)[0]
+    if short != host and len(short) >= MIN_PREFIX_CHARS:
+        into.add("host", short)  # node07.lab.example.org is published as node07 as well
+
+
+def file_stem_names(name: str, exclude: Iterable[str] = ()) -> list[str]:
+    """The names a sample file's base name may be a host by: ``gpu-host-12.example.org.json.gz``
+    -> ``gpu-host-12.example.org``, ``gpu-host-12``. A plain word (letters only: ``export``,
+    ``metrics``, also ``zeus``) cannot be told apart from the archive's own text and is left
+    out, as are words every archive holds (schema and metric-map vocabulary) and the names in
+    ``exclude`` (metric names: a file named after its metric names no machine). The file names
+    themselves are never published, whatever this returns."""
+    from swftools.privacy.match import archive_words, vocabulary
+
+    stem = name
+    while stem.lower().endswith(_SAMPLE_SUFFIXES):
+        stem = stem[:stem.rfind(".")]
+    skip = archive_words() | vocabulary() | {e.lower() for e in exclude}
+    out: list[str] = []
+    for candidate in (stem, stem.split(".", 1)[0]):
+        low = candidate.lower()
+        if (len(candidate) >= MIN_PREFIX_CHARS and any(c.isalpha() for c in candidate)
+                and not candidate.isalpha() and low not in skip and candidate not in out):
+            out.append(candidate)
+    return out
+
+
+def _unescape(text: str) -> str:
+    """A label value as written (``\\"``, ``\\\\``, JSON ``\\u0041`` escapes undone)."""
+    if "\\" not in text:
+        return text
+    try:
+        return json.loads(f'"{text}"')
+    except ValueError:
+        return text.replace('\\"', '"').replace("\\\\", "\\")
+
+
+def _labels_in_file(path: os.PathLike, labels: frozenset[str], into: Collector) -> None:
+    """Host-naming label values anywhere in a text or JSON export (read in chunks)."""
+    from swftools.formats.inputs import open_binary
+
+    tail = b""
+    with open_binary(path) as fh:
+        while True:
+            chunk = fh.read(_CHUNK)
+            data = tail + chunk
+            for m in _LABEL.finditer(data):
+                if m.group(1).decode("ascii").lower() in labels:
+                    _add_telemetry_host(_unescape(m.group(2).decode("utf-8", "replace")), into)
+            if not chunk:
+                return
+            tail = data[-_OVERLAP:]
+
+
+def node_column(path: os.PathLike, column: str = "node") -> list[str]:
+    """The distinct values of ``column`` of a CSV (plain or gzip) or Parquet table (DuckDB,
+    streamed; at most ``MAX_TELEMETRY_NAMES``). A file without that column gives []."""
+    import duckdb
+
+    from swftools.telemetry.readers_long import _sql_str, csv_compression
+
+    p = _sql_str(os.fspath(path))
+    if os.fspath(path).lower().endswith(".parquet"):
+        rel = f"read_parquet({p})"
+    else:
+        rel = (f"read_csv({p}, header = true, all_varchar = true, parallel = false, "
+               f"{csv_compression(Path(path))})")
+    con = duckdb.connect()
+    try:
+        cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall()]
+        if column not in cols:
+            return []
+        rows = con.execute(f'SELECT DISTINCT CAST("{column}" AS VARCHAR) AS v FROM {rel} '
+                           f"WHERE v IS NOT NULL ORDER BY v LIMIT {MAX_TELEMETRY_NAMES}").fetchall()
+    except duckdb.Error as exc:
+        raise InputError(os.fspath(path), f"cannot read: {str(exc).splitlines()[0]}") from None
+    finally:
+        con.close()
+    return [r[0] for r in rows]
+
+
+def telemetry_names(samples: Iterable[str | os.PathLike], allocations: Any = None,
+                    metric_map: Any = None) -> dict[str, list[str]]:
+    """Host names of telemetry exports, for the audit of a release with telemetry: each sample
+    file's base name (``node07.prom`` -> ``node07``), the values of host-naming labels
+    (``instance="node07:9100"``, ``Hostname=``, the maps' ``node_label``; ports and schemes cut),
+    the ``node`` column of long tables and of the allocation table (a file or an Arrow table).
+    ``metric_map``: the ``MetricMap`` the release used (its node labels and metric names)."""
+    from swftools.telemetry.samples import expand_paths, input_format
+
+    entries = list(getattr(metric_map, "entries", []) or [])
+    labels = HOST_LABELS | {str(e.node_label).lower() for e in entries if e.node_label}
+    metric_names = {str(e.source) for e in entries}
+    into = Collector()
+    samples = list(samples)
+    for path in expand_paths(samples) if samples else []:
+        for name in file_stem_names(path.name, metric_names):
+            into.add("host", name)
+        if input_format(path) == "long":
+            for value in node_column(path):
+                _add_telemetry_host(value, into)
+        else:
+            _labels_in_file(path, frozenset(labels), into)
+    if isinstance(allocations, pa.Table):
+        if "node" in allocations.column_names:
+            for value in pc.unique(pc.cast(allocations.column("node"), pa.string())).to_pylist():
+                if value:
+                    _add_telemetry_host(value, into)
+    elif allocations is not None:
+        for value in node_column(allocations):
+            _add_telemetry_host(value, into)
     return into.result()

@@ -17,6 +17,13 @@ files) also holds text from the raw input. Each key is handled here:
 * any other key (a later swftools', a foreign package's) is dropped: it was never reviewed.
 
 Last, any remaining entry whose JSON text names a raw user, group or host is dropped.
+
+The ``job_telemetry`` table of a release (``clean_telemetry``) keeps the sampling interval, the
+metrics, the thresholds and per-source counts and formats; sample and allocation file names
+become ``source 1``, ``source 2``, ... (at sites they are often host names, ``node07.prom``),
+Prometheus warnings are withheld, metric-map label matches on host labels are withheld, site map
+names become ``site map 1``, ... (preset names are kept), and the resource description is written
+again from what is kept.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from swftools.privacy.match import Matcher, Term
-from swftools.privacy.rawnames import expand_node_run
+from swftools.privacy.rawnames import HOST_LABELS, expand_node_run
 
 KEPT_KEYS = frozenset({"source_format", "converter_version", "site", "time_zone", "processor_unit",
                        "swf_time_origin", "swf_first_line", "swf_extra_columns", "nqsii", "synth",
@@ -176,3 +183,77 @@ def clean_metadata(meta: dict[str, Any], shift_s: int, raw_terms: list[Term],
             notes.append(f"dropped metadata {key!r}: it names a raw user, group or host")
             del meta[key]
     return meta, hosts
+
+
+TELEMETRY_KEPT = frozenset({"interval_s", "metrics", "sampling", "idle_threshold_pct",
+                            "gpus_per_node", "energy"})
+_SOURCE_KEPT = ("format", "samples_read", "rows_mapped", "non_finite_dropped", "sampling")
+_MAP_ENTRY_KEPT = ("source", "canonical", "source_unit", "scale", "type")
+
+
+def clean_telemetry(meta: dict[str, Any], leaks: Callable[[str], bool],
+                    notes: list[str]) -> dict[str, Any]:
+    """The ``job_telemetry`` metadata a release may publish (see the module docstring).
+
+    ``leaks`` tells whether a text names a raw user, group, host or job (the telemetry hosts
+    included); every string kept is checked with it last and withheld on a hit."""
+    from swftools.telemetry import output
+    from swftools.telemetry.metric_map import PRESETS
+
+    tel = meta.get("telemetry")
+    if not isinstance(tel, dict):
+        return {}
+    out: dict[str, Any] = {k: copy.deepcopy(tel[k]) for k in sorted(TELEMETRY_KEPT) if k in tel}
+    renamed: dict[str, str] = {}
+
+    def map_name(name: Any) -> str:
+        name = str(name)
+        return name if name in PRESETS else renamed.setdefault(name, f"site map {len(renamed) + 1}")
+
+    out["metric_maps"] = [map_name(n) for n in tel.get("metric_maps") or []]
+    entries = []
+    for e in tel.get("metric_map") or []:
+        if not isinstance(e, dict):
+            continue
+        entry = {k: e[k] for k in _MAP_ENTRY_KEPT if k in e}
+        match = e.get("match") if isinstance(e.get("match"), dict) else {}
+        entry["match"] = {str(k): (WITHHELD if str(k).lower() in HOST_LABELS or leaks(f"{k}={v}")
+                                   else v) for k, v in sorted(match.items())}
+        entry["map"] = map_name(e.get("map", ""))
+        entries.append(entry)
+    out["metric_map"] = entries
+    sources, warnings = [], 0
+    for i, s in enumerate(x for x in tel.get("sources") or [] if isinstance(x, dict)):
+        entry = {"file": f"source {i + 1}", **{k: s[k] for k in _SOURCE_KEPT if k in s}}
+        said = s.get("warnings") if isinstance(s.get("warnings"), list) else []
+        entry["warnings"] = [WITHHELD] * len(said)
+        warnings += len(said)
+        sources.append(entry)
+    out["sources"] = sources
+    allocations = str(tel.get("allocations", "<no allocation table>"))
+    out["allocations"] = allocations if allocations.startswith("<") else "allocation table"
+    out["description"] = output.describe(int(out.get("interval_s", 0) or 0), sources,
+                                         list(out.get("metrics") or []), out["metric_maps"])
+    alloc = "" if allocations.startswith("<") else " and the allocation file name"
+    notes.append(f"telemetry: the {len(sources)} sample file name(s){alloc} replaced by "
+                 "'source N' (file names may name hosts)")
+    if warnings:
+        notes.append(f"telemetry: withheld {warnings} Prometheus warning(s) (raw server text)")
+    if renamed:
+        notes.append(f"telemetry: {len(renamed)} site metric map name(s) replaced")
+    dropped = sorted(set(tel) - TELEMETRY_KEPT - {"metric_maps", "metric_map", "sources",
+                                                 "allocations", "description"})
+    if dropped:
+        notes.append(f"telemetry: dropped metadata {', '.join(dropped)}: not a key anonymization "
+                     "knows to be safe")
+    return {"telemetry": _replace_strings(out, leaks, [])}
+
+
+def clean_telemetry_table(table: Any, names: dict[str, list[str]],
+                          notes: list[str]) -> Any:
+    """``table`` (``job_telemetry``) with its metadata cleaned by ``clean_telemetry``; ``names``:
+    the raw names by kind (``rawnames.telemetry_names`` and the job log's)."""
+    from swftools import table as jt
+
+    leaks = Matcher(Term(v, kind) for kind, values in names.items() for v in values).found_in
+    return jt.with_metadata(table, clean_telemetry(jt.get_metadata(table), leaks, notes))

@@ -63,6 +63,21 @@ def _merge_names(*parts: dict[str, list[str]]) -> dict[str, list[str]]:
     return {kind: sorted(values) for kind, values in sorted(out.items())}
 
 
+def _searchable(names: dict[str, list[str]]) -> bool:
+    from swftools.privacy.match import Matcher, Term
+
+    return bool(Matcher(Term(v, kind) for kind, values in names.items() for v in values))
+
+
+def _metric_map(options: dict[str, Any]) -> Any:
+    """The metric map ``telemetry.attach`` uses with ``options`` (its node labels and names)."""
+    from swftools.telemetry import DEFAULT_MAPS, load_metric_map
+    from swftools.telemetry.metric_map import identity_map
+
+    chosen = options.get("metric_map", DEFAULT_MAPS)
+    return identity_map() if chosen is None else load_metric_map(chosen)
+
+
 def _known_issues(validation: Any, replay_findings: list[str]) -> str:
     """Validation errors and warnings per rule, then the replay consistency findings."""
     from swftools.validate import describe_rules
@@ -167,6 +182,10 @@ def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dic
 
     report_result = report_mod.analyze(table, site=site)
     steps = _change_steps(settings, table, anonymized)
+    if telemetry_table is not None:
+        steps.append("telemetry: sample and allocation file names replaced by 'source N', host "
+                     "labels, Prometheus warnings and site metric-map names left out of the "
+                     "metadata (only per-job aggregates are published)")
     ack = settings.get("acknowledgement")
     values = {
         "title": settings["title"], "version": version,
@@ -236,8 +255,10 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
         result = anon.anonymize(raw, key, time_shift_weeks=time_shift_weeks)
         table, anonymized = result.table, True
         raw_names = _merge_names(result.raw_names(), found)
-    telemetry_table = None
+    telemetry_table: pa.Table | None = None
+    telemetry_notes: list[str] = []
     if telemetry:
+        from swftools.privacy import scrub
         from swftools.telemetry import attach
 
         # joined on the recorded (unshifted) times; job ids survive anonymization unchanged
@@ -245,6 +266,11 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
         samples = options.pop("samples")
         options.setdefault("work_dir", out.resolve().parent)
         telemetry_table = attach(raw, samples, site=site_obj, **options)
+        # the exports' machines (file names, instance/host labels, allocation nodes): dropped
+        # from the published metadata, then sought by the audit like the job log's names
+        raw_names = _merge_names(raw_names, rawnames.telemetry_names(
+            samples, options.get("allocations"), _metric_map(options)))
+        telemetry_table = scrub.clean_telemetry_table(telemetry_table, raw_names, telemetry_notes)
     on_stage("validate")
     from swftools.validate import validate
 
@@ -268,7 +294,10 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
         digests = _write_archive(tmp, table, site_obj, settings, version, validation,
                                  replay_findings, anonymized, telemetry_table)
         on_stage("audit")
-        notes: list[str] = []
+        notes: list[str] = list(telemetry_notes)
+        if raw_names and key is None and not _searchable(raw_names):
+            raw_names = {}  # telemetry host names only, none searchable: nothing to audit
+            notes.append("audit: skipped, the telemetry names no searchable host")
         if raw_names:
             from swftools.privacy import audit as audit_mod
 
@@ -276,7 +305,7 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
             if not audit_report.clean:
                 raise InputError(str(source), "the archive leaks raw names:\n" + audit_report.render())
             kinds = ", ".join(sorted(audit_report.searched)) or "no"
-            notes.append(f"audit: no raw name ({kinds}), nor the key, in "
+            notes.append(f"audit: no raw name ({kinds}){', nor the key,' if key else ''} in "
                          f"{len(archive_files(tmp))} files")
         on_stage("checksums")
         write_checksums(tmp, exclude=(tarball_name,), known=digests)

@@ -19,7 +19,7 @@ import numpy as np
 
 from swftools.formats import datapackage
 from swftools.formats import swf
-from swftools.errors import InputError, shorten
+from swftools.errors import InputError, os_error_message, shorten
 from swftools.fileio import sha256_file
 from swftools.limits import Limits, current, read_member, safe_members
 from swftools.release.tarball import CHECKSUMS, archive_files
@@ -240,6 +240,9 @@ def check_package(root: Path, report: VerifyReport) -> Any:
     except InputError as exc:
         report.problems.append(f"data package unreadable: {exc}")
         return None
+    except OSError as exc:  # a folder where a file should be, and the like
+        report.problems.append(f"data package unreadable: {os_error_message(exc)}")
+        return None
     result = validate(root)
     if result.errors:
         report.problems.extend(f"validation: {f.render()}" for f in result if f.severity == "error")
@@ -273,6 +276,9 @@ def check_swf_agreement(root: Path, table: Any, report: VerifyReport) -> None:
         swf_table = swf.read(swf_path)
     except InputError as exc:
         report.problems.append(f"SWF unreadable: {exc}")
+        return
+    except OSError as exc:
+        report.problems.append(f"SWF unreadable: {os_error_message(exc)}")
         return
     if swf_table.num_rows != table.num_rows:
         report.problems.append(f"SWF has {swf_table.num_rows} jobs, the package {table.num_rows}")

@@ -19,7 +19,7 @@ import pyarrow as pa
 from swftools import __version__
 from swftools import table as jt
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
-from swftools.formats.inputs import map_bytes, read_bytes  # gzip by content; also swf.read_bytes
+from swftools.formats.inputs import read_bytes  # gzip by content; also swf.read_bytes
 from swftools.formats.swf import kernels as swf_kernels
 from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
 from swftools.formats.swf.header import header_int, parse_header
@@ -37,7 +37,7 @@ FRACTIONAL_FIELDS = (SwfField.SUBMIT_TIME, SwfField.WAIT_TIME, SwfField.RUN_TIME
 
 def _check_text(path: str, data: bytes, header_end: int) -> None:
     """Empty files and binary headers are refused here; binary job lines fail in the tokenizer.
-    (``data``: bytes or a memory map, see ``inputs.map_bytes``.)"""
+    (``data``: the file's bytes; no input is memory-mapped, see ``inputs.read_bytes``.)"""
     if _BLANK.fullmatch(data):
         raise InputError(str(path), "empty file", expected="SWF header comments and job lines")
     control = _CONTROL.search(data, 0, header_end)
@@ -225,7 +225,7 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False,
     """
     del site, progress  # SWF carries its own header; reading is a single bulk pass
     name = str(path)
-    data = map_bytes(path)  # a plain file is mapped, not copied
+    data = read_bytes(path)  # read, not mapped: a map dies with SIGBUS if the file is truncated
     header_lines, start = _split_header(data)  # the job lines are data[start:] (not copied)
     n_header = len(header_lines)
     _check_text(name, data, start)
