@@ -643,7 +643,7 @@ def sacct_files(draw, max_jobs: int = 12, zone: str = "Asia/Tokyo") -> tuple[str
     JobIDRaw), their .batch/.extern/.0 steps, pending and running jobs (not jobs), never-started
     cancelled jobs (Start None/Unknown), every time-limit form, plain and typed GPU TRES,
     compressed node lists. Times are local in ``zone`` (a zone without daylight saving)."""
-    from datetime import datetime, timedelta
+    from datetime import datetime
     from zoneinfo import ZoneInfo
 
     tzinfo = ZoneInfo(zone)

@@ -19,21 +19,18 @@ import csv
 import hashlib
 import hmac
 import io
-import json
 import numbers
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools import table as jt
-from swftools.atomic import check_writable
+from swftools.atomic import atomic_file
 from swftools.privacy import rawnames, scrub
 from swftools.privacy.match import Term
 from swftools.errors import InputError, UsageError
@@ -277,15 +274,7 @@ def write_mapping(mapping: Iterable[MappingEntry], path: str | os.PathLike, *, f
                   warn: Callable[[str], None] = _stderr) -> Path:
     """Write the private mapping file atomically with mode 0600, and warn it must stay private."""
     target = Path(path)
-    check_writable(target, force)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(mapping_csv(mapping))
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_file(target, force, mode=0o600) as tmp:
+        tmp.write_bytes(mapping_csv(mapping))
     warn(MAPPING_WARNING.format(path=target))
     return target

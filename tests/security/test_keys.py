@@ -12,10 +12,8 @@ import json
 import os
 import re
 import stat
-import string
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st

@@ -14,7 +14,6 @@ from urllib.parse import urlsplit
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from swftools import synth, urls
 from swftools.errors import InputError
