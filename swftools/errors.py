@@ -102,3 +102,10 @@ def memory_error_message(exc: MemoryError, where: str | None = None) -> str:
     detail = f" ({exc})" if str(exc) else ""
     return (f"{place}out of memory{detail}: the input needs more memory than this process may "
             "use; free memory, raise the limit, or split the input")
+
+
+def count(n: int, noun: str, plural: str | None = None, *, thousands: bool = False) -> str:
+    """``n`` and ``noun`` in correct English for messages: ``1 job``, ``2 jobs``, ``0 jobs``
+    (``plural``, else ``noun + 's'``); ``thousands``: ``1,234`` rather than ``1234``."""
+    number = f"{n:,}" if thousands else str(n)
+    return f"{number} {noun if n == 1 else (plural or noun + 's')}"

@@ -87,6 +87,9 @@ class TableMetadata:
     #: Inline site settings (``schemas/site.schema.json``) of a site that is no preset, e.g. the
     #: cluster of an Alibaba node list; ``swftools.site.resolve_site`` uses them.
     site_settings: dict[str, Any] | None = None
+    #: Jobs the log holds that had not finished (pending, running, ...) and are not rows of the
+    #: table (Slurm, PBS readers); ``convert`` says how many.
+    unfinished_jobs: int | None = None
     #: Keys this version does not know, kept verbatim and written back unchanged.
     extra: Mapping[str, Any] = field(default_factory=dict)
     #: Known keys that were read as JSON null (written back as null).

@@ -1125,3 +1125,137 @@ def tar_member_specs(draw, max_members: int = 6):
         claimed = size if draw(st.booleans()) else draw(st.integers(0, 1 << 40))
         out.append((name, kind, size, claimed))
     return out
+
+
+@st.composite
+def pbs_irregular_logs(draw, max_jobs: int = 8) -> tuple[str, list[dict]]:
+    """(an irregular PBS log as real servers write them, its jobs as expected values, UTC).
+
+    Several Q records per job (routing queues), E records without qtime (ctime, else the first
+    Q stamp), array parents and subjobs ``N[i]``, jobs requeued (an R record, a second S and E:
+    the last run counts), free-text A/a/L/Y records, quoted values, the server part written on
+    some records only, and the records shuffled."""
+    from datetime import datetime, timezone
+
+    def stamp(t: int) -> str:
+        return datetime.fromtimestamp(t, timezone.utc).strftime("%m/%d/%Y %H:%M:%S")
+
+    lines: list[str] = []
+    expected = []
+    numbers = draw(st.lists(st.integers(1, 10 ** 6), min_size=1, max_size=max_jobs, unique=True))
+    t = EPOCH_2017
+    for number in numbers:
+        t += draw(st.integers(0, 600))
+        server = draw(st.sampled_from((".pbs01", ".[hostname_1]", "")))
+        keys = [str(number)]
+        if draw(st.integers(0, 3)) == 0:  # an array job: its parent and 1-3 subjobs
+            lines.append(f"{stamp(t)};Q;{number}[]{server};queue=q")
+            keys = [f"{number}[{i}]" for i in range(draw(st.integers(1, 3)))]
+        for key in keys:
+            jid = key + draw(st.sampled_from((server, "")))
+            for _ in range(draw(st.integers(1, 3))):
+                lines.append(f"{stamp(t)};Q;{jid};queue={draw(st.sampled_from(('route', 'q')))}")
+            runs = draw(st.integers(1, 3))
+            start = t + draw(st.integers(0, 100))
+            for run in range(runs):
+                end = start + draw(st.integers(0, 500))
+                used = max(0, end - start - draw(st.integers(0, 3)))  # the log's own figure
+                qtime = draw(st.sampled_from((f"qtime={t} ctime={t} ", f"ctime={t} ", "")))
+                lines.append(f"{stamp(start)};S;{jid};user=u start={start}")
+                lines.append(f'{stamp(end)};E;{jid};user=u account="A 1" {qtime}'
+                             f"start={start} end={end} Exit_status=0 "
+                             f"Resource_List.select=\"1:ncpus=4:note=hi there\" "
+                             f"resources_used.walltime={used}")
+                if run < runs - 1:
+                    lines.append(f"{stamp(end)};R;{jid};requestor=root@pbs01")
+                    start = end + draw(st.integers(0, 50))
+            if draw(st.booleans()):
+                lines.append(f"{stamp(end)};a;{jid};Job attributes altered: walltime = 1:00")
+            if draw(st.booleans()):
+                lines.append(f"{stamp(end)};A;{jid};message=job aborted by a free text with=signs")
+            expected.append({"key": key, "submit_time": t, "start_time": start,
+                             "finish_time": end, "walltime_s": end - start, "cpus": 4})
+    lines.append(f"{stamp(t)};L;license;floating license hour:0/10")
+    order = draw(st.permutations(range(len(lines))))
+    return "".join(lines[i] + "\n" for i in order), expected
+
+
+# --- walltime reconciliation and the cpus column (issue 24 items 4-5) -------------------------
+
+_epoch_or_none = st.none() | st.integers(0, 4_000_000_000)
+
+
+@st.composite
+def walltime_columns(draw, max_size: int = 20) -> tuple[list, list, list | None]:
+    """(start, finish, recorded) columns as lists with None for unknown; finish may lie before
+    start, recorded may be absent (None instead of a list)."""
+    n = draw(st.integers(0, max_size))
+    start = draw(st.lists(_epoch_or_none, min_size=n, max_size=n))
+    finish = [None if s is None or draw(st.integers(0, 5)) == 0
+              else s + draw(st.integers(-10, 10**6)) for s in start]
+    if draw(st.booleans()):
+        return start, finish, None
+    recorded = [draw(st.none() | st.integers(0, 10**6) |
+                     st.just(None if f is None or s is None else max(f - s, 0)))
+                for s, f in zip(start, finish)]
+    return start, finish, recorded
+
+
+@st.composite
+def with_cpus_and_recorded_walltime(draw, tables) -> pa.Table:
+    """A table of ``tables`` with ``cpus`` (some CPU-only jobs: 0 GPUs) and a log's own run
+    time where it differs from walltime_s, as the issue-24 readers make them."""
+    table = draw(tables)
+    n = table.num_rows
+    cpus = draw(st.lists(st.none() | st.integers(0, 512), min_size=n, max_size=n))
+    walls = table.column("walltime_s").to_pylist()
+    recorded = [None if w is None or not draw(st.booleans()) else w + draw(st.integers(1, 60))
+                for w in walls]
+    gpus = table.column("gpus").to_pylist()
+    per_node = table.column("gpus_per_node").to_pylist()
+    if n and draw(st.booleans()):  # a CPU-only job
+        i = draw(st.integers(0, n - 1))
+        gpus[i], cpus[i] = 0, cpus[i] or 4
+        per_node[i] = 0 if per_node[i] is not None else None
+    for name, values in (("gpus", gpus), ("gpus_per_node", per_node), ("cpus", cpus),
+                         ("recorded_walltime_s", recorded)):
+        table = table.set_column(table.schema.get_field_index(name), name,
+                                 pa.array(values, pa.int64()))
+    return table
+
+
+# ---------------------------------------------------------------- sacct layouts (issue 24)
+
+SACCT_ALIASES = {"NNodes": "AllocNodes", "NCPUS": "AllocCPUS"}
+
+
+@st.composite
+def sacct_layouts(draw) -> tuple[str, str, dict]:
+    """(a sacct --parsable2 file from ``sacct_files``, the same jobs laid out as real dumps
+    have them, the reader options that layout needs): columns in another order, renamed to
+    their aliases, in any case, one given twice; the header dropped (``columns=``, sacct's
+    --format list) or kept; --parsable's trailing '|'; another --delimiter; blank lines
+    anywhere."""
+    text, _ = draw(sacct_files(max_jobs=6))
+    rows = [line.split("|") for line in text.splitlines()]
+    width = len(rows[0])
+    order = draw(st.permutations(range(width)))
+    if draw(st.booleans()):
+        order = list(order) + [draw(st.sampled_from(order))]  # a column given twice
+    rows = [[row[k] for k in order] for row in rows]
+    header = [SACCT_ALIASES.get(n, n) if draw(st.booleans()) else n for n in rows[0]]
+    header = [n.lower() if draw(st.booleans()) else n for n in header]
+    options: dict = {}
+    if draw(st.booleans()):
+        options["columns"] = ",".join(header)
+        rows = rows[1:] if draw(st.integers(0, 3)) else [header] + rows[1:]
+    else:
+        rows = [header] + rows[1:]
+    trailing = draw(st.booleans())
+    delimiter = draw(st.sampled_from(("|", "|", "☃", ";")))
+    if delimiter != "|":
+        options["delimiter"] = delimiter
+    lines = [delimiter.join(row) + (delimiter if trailing else "") for row in rows]
+    for _ in range(draw(st.integers(0, 3))):
+        lines.insert(draw(st.integers(0, len(lines))), "")
+    return text, "\n".join(lines) + draw(st.sampled_from(("\n", "", "\n\n"))), options

@@ -222,7 +222,8 @@ def _bad(line3: str | None = None, header: str | None = None) -> str:
     (_bad("openb-pod-0001,-6000,12288,1,460,,LS,Running,100,9000,105"), 3, "cpu_milli", "-6000",
      "a non-negative integer"),
     (_bad(header=OPENB_POD_HEADER.replace("gpu_milli", "gpu_mili")), 1, "header", None,
-     "the columns " + ",".join(pod_columns()) + " (any order)"),
+     "the columns " + ",".join(pod_columns()) + " (any order), or the 5 columns "
+     "name,cpu_milli,memory_mib,num_gpu,gpu_milli"),
 ])
 def test_bad_pod_lines_are_located_and_nothing_is_written(tmp_path, text, line, field, value,
                                                           expected):

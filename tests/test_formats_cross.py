@@ -20,7 +20,7 @@ from swftools import formats
 from swftools import table as jt
 from swftools.errors import UsageError
 from swftools.formats.formatinfo import TABLE_KINDS, named_columns, skipped_jobs
-from tests.strategies import aaic_jobs, swf_jobs
+from tests.strategies import aaic_jobs, swf_jobs, with_cpus_and_recorded_walltime
 
 STRATEGIES = {"gpu": aaic_jobs, "swf": swf_jobs}
 
@@ -91,6 +91,16 @@ def test_read_of_write_keeps_what_the_format_carries(fmt, kind, data):
     if kind is None:
         pytest.fail(f"format {fmt!r} declares no INFO descriptor (swftools.formats.formatinfo)")
     check_round_trip(fmt, data.draw(STRATEGIES[kind](max_size=15)))
+
+
+@pytest.mark.parametrize("fmt,kind", [c for c in _cases() if c[1] is not None])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_cpus_and_the_recorded_walltime_are_kept_or_named(fmt, kind, data):
+    """Tables with processors beside GPUs (CPU-only jobs among them) and a log's own run time:
+    every format gives them back or names them in its loss report."""
+    table = data.draw(with_cpus_and_recorded_walltime(STRATEGIES[kind](max_size=10)))
+    check_round_trip(fmt, table)
 
 
 def test_the_check_catches_a_silent_loss(monkeypatch):

@@ -18,7 +18,7 @@ from swftools.formats import pbs
 from swftools.formats.pbs import fields as fx
 from swftools.metadata import TableMetadata
 
-from .strategies import pbs_logs, pbs_select_chunks, slurm_job_tables
+from .strategies import pbs_irregular_logs, pbs_logs, pbs_select_chunks, slurm_job_tables
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "pbs"
 runner = CliRunner()
@@ -91,11 +91,37 @@ def test_attributes_round_trip(attributes):
 
 
 def test_job_ids():
-    assert fx.parse_job_id("1234.pbs01.example.org") == 1234
-    assert fx.parse_job_id("77") == 77
-    for bad in ("1234[5].pbs01", "abc", ""):
+    assert fx.parse_job_id("1234.pbs01.example.org") == fx.JobId(1234, None, "pbs01.example.org")
+    assert fx.parse_job_id("77").key == "77"
+    sub = fx.parse_job_id("1234[5].pbs01")
+    assert (sub.key, sub.parent) == ("1234[5]", False)
+    assert fx.parse_job_id("1234[].pbs01").parent
+    assert fx.parse_job_id("3073070.[hostname_1]").key == "3073070"
+    for bad in ("1234[x].pbs01", "abc", "", "12 34", "-5"):
         with pytest.raises(ValueError):
             fx.parse_job_id(bad)
+
+
+@pytest.mark.parametrize("text,shape", [("p0221/0-79", (1, 80)), ("a/0*36+b/0*36", (2, 72)),
+                                        ("n1/5", (1, 1)), ("n1/0,4-5+n1/7", (1, 4)),
+                                        ("n1+n2", (2, 2)), ("[hostname_2]/0*0", (1, 0))])
+def test_exec_host_shape(text, shape):
+    assert fx.exec_host_shape(text) == shape
+
+
+@pytest.mark.parametrize("text", ["n1/x", "n1/5-3", "/0", "n 1/0"])
+def test_bad_exec_host(text):
+    with pytest.raises(ValueError):
+        fx.exec_host_shape(text)
+
+
+def test_quoted_and_free_text_attributes():
+    assert fx.parse_attributes('account="SSSG0001" select="2:ncpus=12:test=hi girish" x=1') == \
+        {"account": "SSSG0001", "select": "2:ncpus=12:test=hi girish", "x": "1"}
+    assert fx.parse_attributes("Job deleted by x message=a b=c", strict=False) == \
+        {"message": "a", "b": "c"}
+    with pytest.raises(ValueError):
+        fx.parse_attributes("free text first")
 
 
 # ------------------------------------------------------------------------------ reading
@@ -153,15 +179,13 @@ E_OK = ("03/01/2023 10:00:00;E;5.s;user=u group=g queue=q qtime=100 start=200 en
 
 @pytest.mark.parametrize("bad,line,field,value", [
     ("03/01/2023 10:00:00 E 6.s user=u", 2, "record", "03/01/2023 10:00:00 E 6.s user=u"),
-    ("", 2, "record", ""),
     ("13/45/2023 10:00:00;E;6.s;user=u", 2, "record time", "13/45/2023 10:00:00"),
-    ("03/01/2023 10:00:00;E;6[1].s;user=u", 2, "job id", "6[1].s"),
+    ("03/01/2023 10:00:00;E;6[x].s;user=u", 2, "job id", "6[x].s"),
     ("03/01/2023 10:00:00;E;6.s;user=u start=200 end=100", 2, "end", "100"),
     ("03/01/2023 10:00:00;E;6.s;user=u qtime=12x", 2, "qtime", "12x"),
     ("03/01/2023 10:00:00;E;6.s;Resource_List.walltime=1:99:00", 2, "Resource_List.walltime", "1:99:00"),
     ("03/01/2023 10:00:00;E;6.s;Resource_List.select=2:ncpus", 2, "Resource_List.select", "2:ncpus"),
     ("03/01/2023 10:00:00;E;6.s;Exit_status=ok", 2, "Exit_status", "ok"),
-    ("03/01/2023 10:00:00;E;5.s;user=u", 2, "record", "5.s"),
     ("03/01/2023 10:00:00;E;6.s;=x", 2, "message", "=x"),
 ])
 def test_bad_input_is_located(tmp_path, bad, line, field, value):
@@ -187,7 +211,7 @@ def test_cli_convert_to_swf_and_package_then_validate(tmp_path):
     result = runner.invoke(app, ["convert", str(src), "--from", "pbs", "--out",
                                  str(tmp_path / "o.swf"), "--tz", "Asia/Tokyo"])
     assert result.exit_code == 0, result.output
-    assert "converted 7 jobs" in result.output
+    assert "wrote 7 of 7 jobs" in result.output
     pkg = tmp_path / "pkg"
     assert runner.invoke(app, ["convert", str(src), "--out", str(pkg), "--to", "package",
                               "--tz", "Asia/Tokyo"]).exit_code == 0
@@ -202,3 +226,155 @@ def test_cli_bad_input_exits_1_and_writes_nothing(tmp_path):
     assert f"{bad}:2: key 'end': '100' is not valid here" in result.output or \
         f"{bad}:2: key 'end': '100' is before the start time" in result.output, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["acct.log"]
+
+
+# ------------------------------------------------------------------------------ real logs as they come
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "pbs"
+
+
+@FS
+@given(case=pbs_irregular_logs())
+def test_irregular_logs_read_one_row_per_job_last_run(tmp_path, case):
+    text, expected = case
+    path = tmp_path / "acct"
+    path.write_text(text)
+    table = pbs.read(path)
+    rows = table.to_pylist()
+    assert len(rows) == len(expected)
+    plain = all("[" not in e["key"] for e in expected)
+    if plain:
+        got = {str(r["job_id"]): r for r in rows}
+        assert all(r["source_job_id"] is None for r in rows)
+    else:  # arrays: numbered 1..n in submit order, the ids kept as text
+        got = {fx.parse_job_id(r["source_job_id"]).key: r for r in rows}
+        assert sorted(r["job_id"] for r in rows) == list(range(1, len(rows) + 1))
+    assert [r["submit_time"] for r in rows] == sorted(r["submit_time"] for r in rows)
+    for e in expected:
+        row = got[e["key"]]
+        assert {k: row[k] for k in e if k != "key"} == {k: v for k, v in e.items() if k != "key"}
+        assert row["recorded_walltime_s"] is None or row["recorded_walltime_s"] < row["walltime_s"]
+
+
+def _acct(tmp_path: Path, *lines: str) -> Path:
+    return _log(tmp_path, *lines)
+
+
+def test_requeued_job_is_its_last_run_and_counted(tmp_path):
+    path = _acct(tmp_path,
+                 "03/01/2023 10:00:00;E;5.s;qtime=100 start=200 end=300 Exit_status=271",
+                 "03/01/2023 10:00:00;R;5.s;requestor=root@s",
+                 "03/01/2023 10:10:00;E;5;qtime=100 start=400 end=900 Exit_status=0")
+    table = pbs.read(path)
+    assert table.select(["job_id", "start_time", "finish_time", "termcode"]).to_pylist() == \
+        [{"job_id": 5, "start_time": 400, "finish_time": 900, "termcode": 0}]
+    assert TableMetadata.from_table(table).extra["pbs"]["requeued_jobs"] == 1
+
+
+def test_array_parent_left_out_subjobs_numbered_in_submit_order(tmp_path):
+    path = _acct(tmp_path,
+                 "03/01/2023 10:00:00;Q;7[].s;queue=q",
+                 "03/01/2023 10:00:00;E;7[1].s;qtime=50 start=60 end=70 Exit_status=0",
+                 "03/01/2023 10:00:00;E;7[0].s;qtime=40 start=60 end=70 Exit_status=0",
+                 "03/01/2023 10:00:00;E;9.s;qtime=45 start=60 end=70 Exit_status=0")
+    table = pbs.read(path)
+    assert table.select(["job_id", "source_job_id"]).to_pylist() == [
+        {"job_id": 1, "source_job_id": "7[0].s"}, {"job_id": 2, "source_job_id": "9.s"},
+        {"job_id": 3, "source_job_id": "7[1].s"}]
+    assert TableMetadata.from_table(table).extra["pbs"]["array_parents_left_out"] == 1
+    # and back: the PBS writer carries the source ids as record ids
+    out = tmp_path / "back.pbs"
+    losses = pbs.write(table, out, force=True)
+    assert pbs.read(out).select(["job_id", "source_job_id"]).equals(
+        table.select(["job_id", "source_job_id"])), losses
+
+
+def test_only_a_q_record_of_an_array_does_not_abort(tmp_path):
+    path = _acct(tmp_path, "03/01/2023 10:00:00;Q;7[].s;queue=q", E_OK)
+    assert pbs.read(path).column("job_id").to_pylist() == [5]
+
+
+def test_server_part_is_not_the_identity(tmp_path):
+    path = _acct(tmp_path, E_OK, E_OK.replace(";5.s;", ";5;"),
+                 E_OK.replace(";5.s;", ";6.[hostname_1];"))
+    assert pbs.read(path).column("job_id").to_pylist() == [5, 6]
+
+
+def test_free_text_records_and_grep_prefix_read(tmp_path):
+    path = _acct(tmp_path, "03/01/2023 09:00:00;A;5.s;Job deleted as result of dependency",
+                 "03/01/2023 09:00:00;a;5.s;Resource_List.walltime = 1:00",
+                 "03/01/2023 09:00:00;Y;5.s;requestor=x free text",
+                 "", "20230301:" + E_OK)
+    table = pbs.read(path)
+    assert table.column("job_id").to_pylist() == [5]
+    assert TableMetadata.from_table(table).extra["pbs"]["prefixed_lines"] == 1
+
+
+def test_unparsable_resource_value_noted_when_another_key_gives_it(tmp_path):
+    path = _acct(tmp_path, "03/01/2023 10:00:00;E;5.s;start=200 end=300 exec_host=n1/0-27 "
+                           "Resource_List.nodect=1:ppn=24:gpu=4 Resource_List.nodes=1pn=4")
+    table = pbs.read(path)
+    assert table.select(["nodes", "cpus", "gpus"]).to_pylist() == [{"nodes": 1, "cpus": 28, "gpus": 28}]
+    noted = TableMetadata.from_table(table).extra["pbs"]["unreadable_values"]
+    assert {n["key"] for n in noted} == {"Resource_List.nodect", "Resource_List.nodes"}
+
+
+def test_ngpus_zero_everywhere_is_a_cpu_log(tmp_path):
+    path = _acct(tmp_path, "03/01/2023 10:00:00;E;5.s;start=200 end=300 Resource_List.ncpus=5 "
+                           "Resource_List.ngpus=0 Resource_List.select=1:ncpus=5")
+    table = pbs.read(path)
+    assert TableMetadata.from_table(table).unit == "processor"
+    assert table.select(["gpus", "cpus", "requested_procs"]).to_pylist() == \
+        [{"gpus": 5, "cpus": 5, "requested_procs": 5}]
+    mixed = _acct(tmp_path, "03/01/2023 10:00:00;E;5.s;start=200 end=300 Resource_List.ncpus=5 "
+                            "Resource_List.ngpus=0",
+                  "03/01/2023 10:00:00;E;6.s;start=200 end=300 Resource_List.ncpus=8 "
+                  "Resource_List.ngpus=2")
+    table = pbs.read(mixed)
+    assert TableMetadata.from_table(table).unit == "gpu"
+    assert table.select(["gpus", "cpus"]).to_pylist() == [{"gpus": 0, "cpus": 5},
+                                                          {"gpus": 2, "cpus": 8}]
+
+
+def test_walltime_is_end_minus_start_recorded_kept(tmp_path):
+    path = _acct(tmp_path, "03/01/2023 10:00:00;E;5.s;start=200 end=300 "
+                           "resources_used.walltime=00:01:37")
+    table = pbs.read(path)
+    assert table.select(["walltime_s", "recorded_walltime_s"]).to_pylist() == \
+        [{"walltime_s": 100, "recorded_walltime_s": 97}]
+    assert TableMetadata.from_table(table).extra["pbs"]["largest_walltime_difference_s"] == 3
+
+
+def test_record_stamp_hours_off_its_end_is_a_time_zone_error(tmp_path):
+    path = _acct(tmp_path, "03/01/2023 09:00:00;E;5.s;start=1677661100 end=1677661200")
+    assert pbs.read(path, tz="UTC").num_rows == 1  # 09:00 UTC
+    with pytest.raises(InputError, match="time-zone error") as info:
+        pbs.read(path, tz="Asia/Tokyo")
+    assert info.value.line == 1 and "UTC+00:00" in (info.value.expected or "")
+
+
+CORPUS_ZONES = {"apel-test_pbs.log": "America/Vancouver",
+                "pbs_accounting_parser-20180212": "America/Denver",
+                "pbstools-pbsacct-test_tasks.log": "America/New_York",
+                "qhist-testdata": "America/Denver",
+                "xdmod-accounting-logs.log": "America/New_York"}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.iterdir()))
+@pytest.mark.parametrize("zone", ["default", "site"])
+def test_corpus_converts_or_is_refused_with_one_located_line(tmp_path, name, zone):
+    """Every real PBS log converts (and what is written validates with 0 errors) or is refused
+    with one located error line; never a traceback."""
+    src = CORPUS / name
+    tz = [] if zone == "default" else ["--tz", CORPUS_ZONES[name]]
+    for extra in ([], ["--skip-bad-lines"]):
+        out = tmp_path / f"o{len(extra)}"
+        result = runner.invoke(app, ["convert", str(src), "--from", "pbs", "--to", "package",
+                                     "--out", str(out), *tz, *extra])
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+        if result.exit_code:
+            errors = [line for line in result.output.splitlines() if f"{src}:" in line]
+            assert len(errors) == 1 and result.exit_code == 1, result.output
+            continue
+        check = runner.invoke(app, ["validate", str(out)])
+        assert check.exit_code == 0, check.output

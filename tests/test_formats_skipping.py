@@ -89,11 +89,11 @@ def test_cli_reports_every_skipped_line_and_the_count(tmp_path):
     assert result.exit_code == 1 and not out.exists()
     result = runner.invoke(app, ["convert", str(src), "--out", str(out), "--skip-bad-lines"])
     assert result.exit_code == 0, result.output
-    assert f"skipped 3 bad line(s) of {src}" in result.output
+    assert f"skipped 3 bad lines of {src}" in result.output
     for line, what in ((3, "is before the start time"), (4, "'BOOM' is not a valid state"),
                        (5, "7 fields, the header has 6")):
         assert f"{src}:{line}: " in result.output and what in result.output
-    assert "converted 2 jobs" in result.output
+    assert "wrote 2 of 2 jobs" in result.output
     result = runner.invoke(app, ["convert", str(src), "--out", str(tmp_path / "y.swf"),
                                  "--skip-bad-lines", "--json"])
     report = json.loads(result.stdout)

@@ -121,7 +121,7 @@ def _line(**changes: str) -> str:
 
 @pytest.mark.parametrize("bad,line,field,value", [
     (GOOD + "|extra", 3, "line", GOOD + "|extra"),
-    ("", 3, "line", ""),
+    ("|" * 18, 3, "JobID", ""),  # a line of empty cells is not a blank line
     (_line(Submit="2023-13-01T00:00:00"), 3, "Submit", "2023-13-01T00:00:00"),
     (_line(Submit="Unknown"), 3, "Submit", "Unknown"),
     (_line(Start="yesterday"), 3, "Start", "yesterday"),
@@ -132,7 +132,7 @@ def _line(**changes: str) -> str:
     (_line(JobID="6_1", JobIDRaw="x"), 3, "JobIDRaw", "x"),
     (_line(JobID="6", JobIDRaw="6") + "\n6.batch|6.batch||||||||||||||||", 4, "line", None),
     (_line(JobID="9.batch", JobIDRaw="9.batch"), 3, "JobID", "9.batch"),
-    (_line(JobID="5", JobIDRaw="5"), 3, "JobIDRaw", "5"),
+    (_line(JobID="6", JobIDRaw="6", Timelimit="soon"), 3, "Timelimit", "soon"),
     (_line(NNodes="two"), 3, "NNodes", "two"),
     (_line(ExitCode="0"), 3, "ExitCode", "0"),
     (_line(NodeList="gpu[01-"), 3, "NodeList", "gpu[01-"),
@@ -149,12 +149,15 @@ def test_bad_input_is_located(tmp_path, bad, line, field, value):
     assert err.expected, str(err)
 
 
-def test_array_ids_need_jobidraw(tmp_path):
+def test_array_ids_without_jobidraw_are_numbered(tmp_path):
+    """Issue 24: array tasks and het components without JobIDRaw are jobs, numbered in submit
+    order (formats.jobids), their ids kept as source_job_id (was: refused)."""
     header = HEADER.replace("JobIDRaw|", "")
     body = GOOD.replace("5|5|", "5_1|", 1)
-    with pytest.raises(InputError, match="JobIDRaw") as info:
-        slurm.read(_write(tmp_path, f"{header}\n{body}\n"))
-    assert info.value.line == 2
+    het = body.replace("5_1|", "5+1|", 1).replace("2023-01-01T00:00:00", "2022-12-31T23:00:00", 2)
+    table = slurm.read(_write(tmp_path, f"{header}\n{body}\n{het}\n"))
+    assert table.column("job_id").to_pylist() == [2, 1]
+    assert table.column("source_job_id").to_pylist() == ["5_1", "5+1"]
 
 
 def test_missing_column_and_empty(tmp_path):
@@ -178,7 +181,7 @@ def test_cli_convert_to_swf_and_package_then_validate(tmp_path):
     swf = tmp_path / "out.swf"
     result = runner.invoke(app, ["convert", str(src), "--out", str(swf), "--tz", "Asia/Tokyo"])
     assert result.exit_code == 0, result.output
-    assert "converted 10 jobs" in result.output and "(slurm)" in result.output
+    assert "wrote 10 of 10 jobs" in result.output and "(slurm)" in result.output
     assert "; TimeZoneString: Asia/Tokyo" in swf.read_text()
     pkg = tmp_path / "pkg"
     result = runner.invoke(app, ["convert", str(src), "--out", str(pkg), "--to", "package"])

@@ -34,7 +34,12 @@ def test_every_timelimit_form(case):
     assert fx.parse_timelimit(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "1-", "1-2:3:4:5", "-5", "1:2:3:4", "10:60", "1-24:00:00",
+def test_empty_timelimit_is_unknown():
+    """Issue 24: XDMoD's real dumps leave Timelimit empty: unknown, not an error."""
+    assert fx.parse_timelimit("") is None
+
+
+@pytest.mark.parametrize("text", ["1-", "1-2:3:4:5", "-5", "1:2:3:4", "10:60", "1-24:00:00",
                                   "1:00:61", "unlimited", "INFINITE", "1.5", "١٢"])
 def test_bad_timelimits(text):
     with pytest.raises(ValueError):

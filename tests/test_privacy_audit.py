@@ -194,7 +194,8 @@ def test_name_in_a_csv_cell(tmp_path):
     out = _clean_release(tmp_path)
     path = out / "data" / "jobs.csv"
     lines = path.read_text().splitlines()
-    lines[3] = lines[3].replace(lines[3].split(",")[1], '"sato"')
+    at = lines[0].split(",").index('"user"')
+    lines[3] = lines[3].replace(lines[3].split(",")[at], '"sato"')
     path.write_text("\n".join(lines) + "\n")
     [leak] = _only_hit(audit(out, _names(), key=KEY))
     assert (leak.file, leak.line, leak.term.text, leak.match) == (
@@ -215,7 +216,7 @@ def test_name_in_a_parquet_string_column_and_metadata(tmp_path):
     table = pq.read_table(out / "data" / "jobs.parquet")
     users = table.column("user").to_pylist()
     users[5] = users[7] = "tanaka"
-    table = table.set_column(1, "user", pa.array(users))
+    table = table.set_column(table.schema.get_field_index("user"), "user", pa.array(users))
     table = table.append_column("comment", pa.array([None] * 11 + ["ask Sato-san"]))
     meta = dict(table.schema.metadata)
     meta[b"origin"] = b"exported by lab-nlp"

@@ -35,6 +35,8 @@ PLANTED = {
     "schema-unique": "test_validate_schema::test_constraints_declared_by_another_schema",
     "wait-arithmetic": "test_validate_time::test_wait_arithmetic",
     "walltime-arithmetic": "test_validate_time::test_walltime_arithmetic",
+    "recorded-walltime":
+        "test_validate_time::test_walltime_arithmetic_accepts_a_recorded_figure_that_differs",
     "start-before-submit": "test_validate_time::test_start_before_submit_and_finish_before_start",
     "finish-before-start": "test_validate_time::test_start_before_submit_and_finish_before_start",
     "clock-hour-shift": "test_validate_time::test_clock_hour_shift",

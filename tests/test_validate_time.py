@@ -29,6 +29,16 @@ def test_walltime_arithmetic():
     assert found[0].job_id == 1 and found[0].value == 600
 
 
+def test_walltime_arithmetic_accepts_a_recorded_figure_that_differs():
+    """A reader's table (walltime_s = finish - start, the log's own figure beside it) passes
+    walltime-arithmetic; a recorded figure equal to walltime_s is flagged by recorded-walltime."""
+    table = aaic_table([{"recorded_walltime_s": 602}, {"recorded_walltime_s": 600}, {}])
+    report = run(table, "walltime-arithmetic", "recorded-walltime")
+    assert_silent(report, "walltime-arithmetic")
+    found = assert_fires(report, "recorded-walltime", 1, severity="warning")
+    assert found[0].job_id == 2 and found[0].field == "recorded_walltime_s"
+
+
 def test_start_before_submit_and_finish_before_start():
     table = aaic_table([{"wait_s": None, "start_time": T0 - 5},
                         {"walltime_s": None, "finish_time": T0 + 60},
@@ -131,3 +141,12 @@ def test_a_planted_wait_error_is_found_exactly_where_it_is(table, data):
     planted = table.set_column(table.schema.get_field_index("wait_s"), "wait_s", pa.array(wait))
     found = assert_fires(run(jt.conform(planted), "wait-arithmetic"), "wait-arithmetic", 1)
     assert found[0].line == row + 1 and found[0].job_id == table.column("job_id")[row].as_py()
+
+
+def test_cpus_is_a_non_negative_count():
+    """cpus (processors beside GPUs) is checked by the job Table Schema like every count."""
+    from swftools.validate import validate
+
+    report = validate(aaic_table([{"cpus": -1}, {"cpus": 4}]))
+    found = [f for f in report.findings if f.field == "cpus"]
+    assert [(f.rule, f.job_id) for f in found] == [("schema-range", 1)]

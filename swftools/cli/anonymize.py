@@ -10,7 +10,7 @@ import typer
 from swftools import formats  # the registry only (FORMATS); the format modules load on use
 from swftools.cli.common import (EXIT_INVALID, JSON_HELP, OUT_OPTION, SITE_HELP, deprecated,
                                  handle_errors, output_path, print_json)
-from swftools.errors import UsageError
+from swftools.errors import UsageError, count
 
 # For the help text, without loading swftools.privacy (pyarrow) at start-up; equal to
 # swftools.privacy.pseudonyms.DEFAULT_KEY_ENV (tests/test_cli_startup.py).
@@ -102,8 +102,9 @@ def anonymize_command(
                     "time_shift_weeks": time_shift_weeks, "notes": list(result.notes),
                     "losses": losses})
         return
-    _note(f"anonymized {result.table.num_rows} jobs ({counts.get('user', 0)} users, "
-          f"{counts.get('group', 0)} groups) -> {output}"
+    _note(f"anonymized {count(result.table.num_rows, 'job')} "
+          f"({count(counts.get('user', 0), 'user')}, {count(counts.get('group', 0), 'group')}) "
+          f"-> {output}"
           + ("; times shifted by whole weeks" if time_shift_weeks else ""))
 
 

@@ -7,9 +7,14 @@ from typing import Optional
 
 import typer
 
-from swftools.errors import UsageError
+from swftools.errors import UsageError, count
 from swftools.cli.common import (ALLOW_EMPTY_HELP, JSON_HELP, OUT_OPTION, SITE_HELP, handle_errors,
                                  output_path, print_json)
+from swftools.formats.sacct_command import RECOMMENDED_COMMAND
+
+SACCT_COLUMNS_HELP = ("Slurm input without a header line (sacct --noheader): its columns, "
+                      "the comma list given to sacct --format= (any case). Recommended dump (with a "
+                      "header, so read as it is): " + RECOMMENDED_COMMAND)
 
 
 def register(app: typer.Typer) -> None:
@@ -39,6 +44,10 @@ def register(app: typer.Typer) -> None:
                                             help="Slurm and PBS input: leave out malformed lines "
                                                  "instead of failing; each one and their count "
                                                  "are reported."),
+        columns: Optional[str] = typer.Option(None, "--columns", help=SACCT_COLUMNS_HELP),
+        delimiter: Optional[str] = typer.Option(None, "--delimiter",
+                                                help="Slurm input: the field delimiter sacct "
+                                                     "--delimiter was given (default '|')."),
         show_progress: Optional[bool] = typer.Option(None, "--progress/--no-progress",
                                                      help="Progress bar (default: large inputs on a terminal)."),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
@@ -58,7 +67,10 @@ def register(app: typer.Typer) -> None:
             if src is None:
                 raise UsageError("missing argument SRC: the input trace (or --list-formats)")
             dst = output_path(out, dst, "the positional OUT")
-            src_fmt = from_format or formats.detect_format(src)
+            sacct_in = {k: v for k, v in (("columns", columns), ("delimiter", delimiter)) if v}
+            src_fmt = from_format or ("slurm" if sacct_in else formats.detect_format(src))
+            if sacct_in and src_fmt != "slurm":
+                raise UsageError(f"--{next(iter(sacct_in))} applies to slurm input only")
             dst_fmt = to_format or formats.detect_format(dst)
             if dst_fmt == "package":
                 from swftools.atomic import check_not_inside
@@ -78,29 +90,42 @@ def register(app: typer.Typer) -> None:
                 if skip_bad_lines:
                     tz_in["skip_bad_lines"] = True
                 table = formats.read(src, src_fmt, site=resolve_site(site, fmt=src_fmt), **tz_in,
-                                     allow_empty=allow_empty)
+                                     **sacct_in, allow_empty=allow_empty)
                 advance()
                 site_obj = resolve_site(site, table, fmt=src_fmt)
                 losses = formats.write(table, dst, dst_fmt, site=site_obj, force=force, **write_opts)
                 advance()
         skipped = _skipped(table) if skip_bad_lines else []
+        result = formats.ConversionResult(table, src_fmt, dst_fmt, losses)
         if as_json:
-            print_json({"jobs": table.num_rows, "from": str(src), "from_format": src_fmt,
-                        "out": str(dst), "to_format": dst_fmt,
+            print_json({"jobs": table.num_rows, "written": result.written,
+                        "skipped_jobs": result.jobs - result.written,
+                        "unfinished_jobs": result.unfinished, "from": str(src),
+                        "from_format": src_fmt, "out": str(dst), "to_format": dst_fmt,
                         "site": site_obj.name if site_obj else None, "losses": losses,
                         **({"skipped_lines": skipped} if skip_bad_lines else {})})
             return
-        if skip_bad_lines:
-            from swftools.formats.skipping import describe
+        _report(result, src, dst, skipped if skip_bad_lines else None)
 
-            typer.echo(f"skipped {len(skipped)} bad line(s) of {src}", err=True)
-            for entry in skipped:
-                typer.echo(f"  - {describe(str(src), entry)}", err=True)
-        typer.echo(f"converted {table.num_rows} jobs: {src} ({src_fmt}) -> {dst} ({dst_fmt})", err=True)
-        if losses:
-            typer.echo(f"note: the {dst_fmt} output cannot carry everything:", err=True)
-            for loss in losses:
-                typer.echo(f"  - {loss}", err=True)
+
+def _report(result, src: Path, dst: Path, skipped: list | None) -> None:
+    """The conversion on stderr: bad lines left out, the headline (``wrote N of M jobs``),
+    unfinished jobs, what the output cannot carry."""
+    if skipped is not None:
+        from swftools.formats.skipping import describe
+
+        typer.echo(f"skipped {count(len(skipped), 'bad line')} of {src}", err=True)
+        for entry in skipped:
+            typer.echo(f"  - {describe(str(src), entry)}", err=True)
+    typer.echo(result.headline(src, dst), err=True)
+    if result.unfinished:
+        typer.echo(f"{count(result.unfinished, 'unfinished job')} (pending or running in the "
+                   "log) not converted", err=True)
+    notes = result.notes()
+    if notes:
+        typer.echo(f"note: the {result.target_format} output cannot carry everything:", err=True)
+        for loss in notes:
+            typer.echo(f"  - {loss}", err=True)
 
 
 def _skipped(table) -> list:

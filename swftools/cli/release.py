@@ -9,6 +9,7 @@ import typer
 
 from swftools.cli.common import (EXIT_INVALID, JSON_HELP, OUT_OPTION, SITE_HELP,
                                  handle_errors, print_json)
+from swftools.errors import count
 
 
 def register(app: typer.Typer) -> None:
@@ -65,7 +66,7 @@ def register(app: typer.Typer) -> None:
                         "validation": result.validation.status_line(),
                         "tarball": str(result.tarball), "tarball_sha256": result.tarball_sha256})
             return
-        typer.echo(f"wrote {result.out_dir}/ ({len(result.files)} files): "
+        typer.echo(f"wrote {result.out_dir}/ ({count(len(result.files), 'file')}): "
                    f"validation {result.validation.status_line()}")
         typer.echo(f"{result.tarball}  sha256 {result.tarball_sha256}")
 

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from swftools.cli.common import ALLOW_EMPTY_HELP, OUT_OPTION, SITE_HELP, handle_errors
+from swftools.errors import count
 
 SRC_HELP = ("Trace: NQSII log (.csv[.gz]), SWF (.swf[.gz]) or data package (directory or "
             "datapackage.json).")
@@ -45,7 +46,8 @@ def register(app: typer.Typer) -> None:
                                  allow_empty=allow_empty, html=html, whatif=whatif)
         data = result.data
         typer.echo(f"wrote {out}/report.md, report.json{', index.html' if html else ''} and "
-                   f"{len(result.figures)} figures ({data['trace']['jobs']:,} jobs)", err=True)
+                   f"{count(len(result.figures), 'figure')} "
+                   f"({count(data['trace']['jobs'], 'job', thousands=True)})", err=True)
         for section in ("analyses", "context"):
             for name, value in data[section].items():
                 if is_skipped(value):

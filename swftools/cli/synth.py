@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from swftools.cli.common import JSON_HELP, OUT_OPTION, handle_errors, output_path, print_json
-from swftools.errors import UsageError
+from swftools.errors import UsageError, count
 
 FORMS = ("raw", "published")
 
@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
             print_json({"jobs": jobs, "seed": seed, "nodes": nodes, "site": target.name,
                         "out": str(out), "form": form, "losses": losses})
             return
-        typer.echo(f"wrote {jobs} synthetic jobs (seed {seed}, {nodes} nodes of site "
+        typer.echo(f"wrote {count(jobs, 'synthetic job')} (seed {seed}, {nodes} nodes of site "
                    f"{target.name}) to {out} (NQSII, {form} form)", err=True)
         for loss in losses:
             typer.echo(f"  note: {loss}", err=True)

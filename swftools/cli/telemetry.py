@@ -9,7 +9,7 @@ import typer
 
 from swftools.cli.common import (JSON_HELP, OUT_OPTION, deprecated, handle_errors, output_path,
                                  print_json)
-from swftools.errors import UsageError
+from swftools.errors import UsageError, count
 
 telemetry_app = typer.Typer(name="telemetry", no_args_is_help=True, add_completion=False,
                             help="Attach per-job GPU/CPU/power aggregates from Prometheus-style "
@@ -94,7 +94,7 @@ def attach_command(
             if as_json:
                 print_json({"rows": table.num_rows, "out": str(out)})
             else:
-                typer.echo(f"wrote {table.num_rows} rows to {out}", err=True)
+                typer.echo(f"wrote {count(table.num_rows, 'row')} to {out}", err=True)
 
 
 @telemetry_app.command("synth")

@@ -10,6 +10,7 @@ import typer
 
 from swftools.cli.common import (ALLOW_EMPTY_HELP, EXIT_INVALID, EXIT_OK, OUT_OPTION, SITE_HELP,
                                  STRICT_HELP, deprecated, handle_errors, output_path)
+from swftools.errors import count
 
 DEFAULT_MAX_FINDINGS = 1000
 
@@ -41,7 +42,7 @@ def summary_table(report, console_width: int = 100):
     from swftools.validate import RULES
     from swftools.validate.registry import ENGINE_RULES
     status = "[green]valid[/green]" if report.valid else "[red]INVALID[/red]"
-    title = f"{report.path}: {status} ({report.rows} jobs)"
+    title = f"{report.path}: {status} ({count(report.rows, 'job')})"
     table = Table(title=title, title_justify="left", expand=False)
     width = max([len(r["rule"]) for r in report.summary()] + [4])
     counts = max([len(str(r["count"])) for r in report.summary()] + [5])

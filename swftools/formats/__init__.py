@@ -55,7 +55,7 @@ def sniff_format(path: str | Path) -> str | None:
         return "slurm"
     if _PBS_RECORD.match(first):
         return "pbs"
-    if "pod_phase" in first and _is_openb_header(first):
+    if "gpu_milli" in first and _is_openb_header(first):
         return "alibaba"
     return None
 
@@ -64,8 +64,9 @@ def _is_openb_header(first: str) -> bool:
     """Whether a first line is the Alibaba openb pod list header (columns in any order)."""
     from swftools.resources import load_json
 
-    columns = {f["name"] for f in load_json("formats/alibaba-openb.schema.json")["pods"]["fields"]}
-    return set(first.strip().split(",")) == columns
+    pods = load_json("formats/alibaba-openb.schema.json")["pods"]
+    columns = {f["name"] for f in pods["fields"]}
+    return set(first.strip().split(",")) in (columns, set(pods["short_form"]))
 
 
 def detect_format(path: str | Path) -> str:
@@ -112,12 +113,60 @@ def write(table: pa.Table, path: str | Path, fmt: str | None = None, **options: 
 
 @dataclass
 class ConversionResult:
-    """What ``convert`` did: the table it went through and what the output could not carry."""
+    """What ``convert`` did: the table it went through and what the output could not carry.
+
+    How many jobs were written comes from the loss report: a writer reports every job it leaves
+    out on a line ``"N job(s) skipped: why"`` (``formatinfo.SKIPPED``, checked for every format by
+    ``tests/test_formats_cross.py``), so ``write`` keeps returning a plain list of lines."""
 
     table: pa.Table
     source_format: str
     target_format: str
     losses: list[str] = field(default_factory=list)
+
+    @property
+    def jobs(self) -> int:
+        """Jobs read (rows of the table)."""
+        return self.table.num_rows
+
+    @property
+    def skipped(self) -> list[tuple[int, str]]:
+        """(count, why) of each kind of job the writer left out."""
+        from swftools.formats.formatinfo import SKIPPED
+
+        return [(int(m.group(1)), line[m.end():]) for line in self.losses
+                if (m := SKIPPED.match(line))]
+
+    @property
+    def written(self) -> int:
+        """Jobs in the output: those read minus those the writer skipped."""
+        return self.jobs - sum(n for n, _ in self.skipped)
+
+    @property
+    def unfinished(self) -> int:
+        """Jobs of the input that had not finished (pending, running): not read, not written."""
+        from swftools.metadata import TableMetadata
+
+        return TableMetadata.from_table(self.table).unfinished_jobs or 0
+
+    def notes(self) -> list[str]:
+        """The loss report without its skipped-job lines (the headline has those)."""
+        from swftools.formats.formatinfo import SKIPPED
+
+        return [line for line in self.losses if not SKIPPED.match(line)]
+
+    def headline(self, src: str | Path, dst: str | Path) -> str:
+        """``wrote N of M jobs (K skipped: reasons): SRC (from) -> DST (to)``; the part in
+        parentheses only when jobs were skipped, each reason after its count when there are
+        several."""
+        from swftools.errors import count
+
+        line = f"wrote {self.written} of {count(self.jobs, 'job')}"
+        if self.skipped:
+            reasons = "; ".join(why if len(self.skipped) == 1 else f"{n} {why}"
+                                for n, why in self.skipped)
+            line += f" ({self.jobs - self.written} skipped: {reasons})"
+        return f"{line}: {src} ({self.source_format}) -> {dst} ({self.target_format})"
 
 
 def convert(src: str | Path, dst: str | Path, *, from_format: str | None = None,

@@ -24,7 +24,7 @@ from typing import BinaryIO, TextIO
 
 import numpy as np
 
-from swftools.errors import InputError
+from swftools.errors import InputError, count
 from swftools.fileio import GZIP_MAGIC, is_gzip
 from swftools.limits import Limits, current
 
@@ -75,7 +75,8 @@ def how_far(data: bytes, limit: int | None = None) -> tuple[int, int]:
 def gzip_error(path: str | os.PathLike, exc: BaseException, data: bytes) -> InputError:
     """The InputError for a gzip stream that failed with ``exc`` (``data``: the file's bytes)."""
     size, lines = how_far(data)
-    got = f"after {lines:,} complete lines ({size:,} bytes) decompressed"
+    got = (f"after {count(lines, 'complete line', thousands=True)} "
+           f"({count(size, 'byte', thousands=True)}) decompressed")
     if isinstance(exc, EOFError):
         return InputError(str(path), f"truncated gzip file: the compressed stream ends early, {got}",
                           expected="a complete gzip file")

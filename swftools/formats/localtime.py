@@ -1,8 +1,10 @@
 """The time zone of formats whose times are local without a zone (Slurm sacct, PBS record
-stamps): ``--tz``, else the site's time zone, else UTC."""
+stamps): ``--tz``, else the site's time zone, else UTC, which is assumed aloud: a reader that
+names its file gets an ``AssumedTimeZoneWarning`` (the CLI prints ``swftools: warning: ...``)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -15,9 +17,15 @@ from swftools.site import Site, resolve_site
 DEFAULT_TIME_ZONE = "UTC"
 
 
-def time_zone_of(site: Site | str | Path | None, tz: str | None) -> tuple[Site | None, str]:
+class AssumedTimeZoneWarning(UserWarning):
+    """A file's local times were read in UTC because no zone was given (no ``--tz``, no site)."""
+
+
+def time_zone_of(site: Site | str | Path | None, tz: str | None, *,
+                 source: str | Path | None = None) -> tuple[Site | None, str]:
     """(the site, the IANA time zone local times are read in); an unknown ``tz`` is a
-    ``UsageError``."""
+    ``UsageError``. With neither ``tz`` nor a site the zone is UTC, assumed: a reader passes
+    its file as ``source`` to have that said once (``AssumedTimeZoneWarning``)."""
     site_obj = resolve_site(site) if site is not None else None
     if tz:
         try:
@@ -25,6 +33,9 @@ def time_zone_of(site: Site | str | Path | None, tz: str | None) -> tuple[Site |
         except (ZoneInfoNotFoundError, ValueError):
             raise UsageError(f"unknown time zone {tz!r} (an IANA name such as Asia/Tokyo)") from None
         return site_obj, tz
+    if site_obj is None and source is not None:
+        warnings.warn(f"{source}: times have no zone; taken as {DEFAULT_TIME_ZONE} "
+                      "(use --tz ZONE)", AssumedTimeZoneWarning, stacklevel=2)
     return site_obj, site_obj.time_zone if site_obj else DEFAULT_TIME_ZONE
 
 

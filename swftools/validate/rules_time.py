@@ -51,6 +51,19 @@ def walltime_arithmetic(ctx: Context) -> None:
     _duration_rule(ctx, "walltime_s", "start_time", "finish_time")
 
 
+@rule("recorded-walltime", "warning", "time",
+      "recorded_walltime_s (the log's own run-time figure) is kept only where it differs from "
+      "walltime_s; where the reader could not compute finish_time - start_time, walltime_s "
+      "holds the recorded figure and recorded_walltime_s is unknown.")
+def recorded_walltime(ctx: Context) -> None:
+    ctx.require("recorded_walltime_s", "walltime_s")
+    recorded, rk = ctx.values("recorded_walltime_s")
+    wall, wk = ctx.values("walltime_s")
+    ctx.flag(rk & wk & (recorded == wall), "recorded_walltime_s",
+             "recorded_walltime_s repeats walltime_s", value=recorded,
+             expected="unknown where the recorded figure equals walltime_s")
+
+
 @rule("start-before-submit", "error", "time",
       "A job starts at or after its submission (start_time >= submit_time).")
 def start_before_submit(ctx: Context) -> None:
@@ -197,9 +210,14 @@ def missing_values(ctx: Context) -> None:
     if ctx.is_swf:
         columns = [(f.column, f.label) for f in FIELDS]
     else:
-        columns = [(c, c) for c in ctx.table.column_names if c not in SWF_ONLY]
+        # unknown by design: recorded_walltime_s wherever the log agrees with finish - start,
+        # source_job_id wherever the scheduler's ids are plain unique integers
+        columns = [(c, c) for c in ctx.table.column_names
+                   if c not in SWF_ONLY and c not in ("recorded_walltime_s", "source_job_id")]
     for column, label in columns:
         unknown = ctx.table.column(column).null_count
+        if column == "cpus" and unknown == ctx.n:
+            continue  # a log that records no processor counts beside its GPUs (NQSII)
         if unknown:
             ctx.note(f"{label}: {unknown} of {ctx.n} values unknown"
                      + (" (-1)" if ctx.is_swf else ""), field=column, value=unknown,

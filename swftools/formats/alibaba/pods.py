@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
-from swftools.formats.alibaba.schema import phase_codes, phases, pod_columns
+from swftools.formats.alibaba.schema import phase_codes, phases, pod_columns, pod_forms
+from swftools.formats.walltime import reconcile
 from swftools.formats.names import check_name
 
 _INT = re.compile(r"[0-9]+(\.0*)?")  # pandas writes 12000.0 in a column that has gaps
@@ -33,7 +34,7 @@ class Pods:
     gpu_milli: list[int] = field(default_factory=list)
     gpu_spec: list[str] = field(default_factory=list)
     qos: list[str | None] = field(default_factory=list)
-    pod_phase: list[str] = field(default_factory=list)
+    pod_phase: list[str | None] = field(default_factory=list)
     creation_time: list[int | None] = field(default_factory=list)
     deletion_time: list[int | None] = field(default_factory=list)
     scheduled_time: list[int | None] = field(default_factory=list)
@@ -43,8 +44,10 @@ class Pods:
 
 
 def split_csv(text: str, path: str, columns: tuple[str, ...], what: str,
-              allow_empty: bool = True) -> tuple[dict[str, int], list[tuple[int, list[str]]]]:
-    """(column -> index, [(line, cells)]) of a CSV with exactly ``columns`` in its header."""
+              allow_empty: bool = True, other_forms: tuple[tuple[str, ...], ...] = (),
+              ) -> tuple[dict[str, int], list[tuple[int, list[str]]]]:
+    """(column -> index, [(line, cells)]) of a CSV with exactly ``columns`` in its header (or
+    exactly one of ``other_forms``)."""
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)
@@ -55,6 +58,9 @@ def split_csv(text: str, path: str, columns: tuple[str, ...], what: str,
     if header and header[0].startswith("\ufeff"):
         header[0] = header[0][1:]
     index = {h: i for i, h in enumerate(header)}
+    for form in other_forms:
+        if set(header) == set(form) and len(index) == len(header):
+            columns = form
     missing = [c for c in columns if c not in index]
     extra = [h for h in header if h not in columns]
     if missing or extra or len(index) != len(header):
@@ -62,7 +68,9 @@ def split_csv(text: str, path: str, columns: tuple[str, ...], what: str,
         raise InputError(path, f"the header is not the {what} header "
                          f"({'no column ' + repr(bad) if missing else 'unexpected ' + repr(bad)})",
                          line=1, field="header", value=",".join(header),
-                         expected="the columns " + ",".join(columns) + " (any order)")
+                         expected="the columns " + ",".join(columns) + " (any order)"
+                         + "".join(f", or the {len(f)} columns " + ",".join(f)
+                                   for f in other_forms))
     rows = []
     try:
         for cells in reader:
@@ -101,13 +109,14 @@ def integer(text: str, path: str, line: int, column: str, optional: bool = False
 
 def parse_pods(text: str, path: str, allow_empty: bool = False) -> Pods:
     """Check and type every cell of a pod list (see the schema file for the rules)."""
-    index, rows = split_csv(text, path, pod_columns(), "pod list", allow_empty)
+    full, *short = pod_forms()
+    index, rows = split_csv(text, path, full, "pod list", allow_empty, tuple(short))
     known_phases = phases()
     pods = Pods()
     seen: dict[int, int] = {}
     for line, cells in rows:
         def cell(column: str) -> str:
-            return cells[index[column]]
+            return cells[index[column]] if column in index else ""
 
         name = check_name(cell("name").strip(), path, line, "name")
         m = _NAME.match(name)
@@ -129,8 +138,8 @@ def parse_pods(text: str, path: str, allow_empty: bool = False) -> Pods:
                              field="gpu_milli", value=cell("gpu_milli"),
                              expected=f"{want} when num_gpu is {num_gpu} (only a one-GPU pod "
                                       "shares its GPU)")
-        phase = cell("pod_phase").strip()
-        if phase not in known_phases:
+        phase = cell("pod_phase").strip() if "pod_phase" in index else None  # five columns
+        if phase is not None and phase not in known_phases:
             raise InputError(path, f"unknown pod phase {phase!r}", line=line, field="pod_phase",
                              value=phase, expected="one of " + ", ".join(known_phases))
         created = integer(cell("creation_time"), path, line, "creation_time", optional=True)
@@ -170,28 +179,33 @@ def to_columns(pods: Pods, origin: int) -> dict[str, list[Any]]:
     """The job-table columns of ``pods`` (relative times + ``origin`` = epoch seconds).
 
     A pod runs on one node: nodes 1, gpus = gpus_per_node = requested_procs = num_gpu (a sharing
-    pod holds part of one GPU: its gpu_milli is metadata). start is scheduled_time, finish
-    deletion_time; wait and walltime follow from them; termcode and SWF status from the phase.
+    pod holds part of one GPU: its gpu_milli is metadata); cpus is cpu_milli rounded up to whole
+    CPUs (the exact figure is metadata). start is scheduled_time, finish deletion_time; wait and
+    walltime follow from them (``walltime.reconcile``: the pod list records no run time of its
+    own); termcode and SWF status from the phase (unknown without one).
     """
     codes = phase_codes()
     n = len(pods)
     submit = _plus(pods.creation_time, origin)
     start = _plus(pods.scheduled_time, origin)
     finish = _plus(pods.deletion_time, origin)
+    walltime, _, _ = reconcile(start, finish)
+    no_phase = (None, None)
     return {
         "job_id": list(pods.job_id),
         "queue": list(pods.qos),
         "nodes": [1] * n,
         "gpus_per_node": list(pods.num_gpu),
         "gpus": list(pods.num_gpu),
+        "cpus": [-(-m // 1000) for m in pods.cpu_milli],
         "requested_procs": list(pods.num_gpu),
-        "termcode": [codes[p][0] for p in pods.pod_phase],
-        "swf_status": [codes[p][1] for p in pods.pod_phase],
+        "termcode": [codes.get(p, no_phase)[0] for p in pods.pod_phase],
+        "swf_status": [codes.get(p, no_phase)[1] for p in pods.pod_phase],
         "submit_time": submit,
         "start_time": start,
         "finish_time": finish,
         "wait_s": _minus(start, submit),
-        "walltime_s": _minus(finish, start),
+        "walltime_s": walltime,
     }
 
 

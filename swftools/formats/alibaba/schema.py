@@ -23,6 +23,12 @@ def pod_columns() -> tuple[str, ...]:
     return tuple(f["name"] for f in spec()["pods"]["fields"])
 
 
+def pod_forms() -> tuple[tuple[str, ...], ...]:
+    """The pod list forms a header may have: all columns, or the five-column multi-GPU lists'
+    resources only (no model, QoS, phase or times)."""
+    return pod_columns(), tuple(spec()["pods"]["short_form"])
+
+
 def node_columns() -> tuple[str, ...]:
     """The node list's columns, in the published order."""
     return tuple(f["name"] for f in spec()["nodes"]["fields"])

@@ -8,6 +8,8 @@ script hkust-adsl/kubernetes-scheduler-simulator's ``data/prepare_input.sh`` run
 ``gpu_milli`` and ``num_gpu`` only when ``num_gpu`` is not 0, splits ``gpu_spec`` on ``|`` (empty:
 no model constraint), and ignores qos, phase and times (its time annotations are commented
 out); those are written for other readers of the trace, as the published files have them.
+Pods are written in submit (creation) order, ties in row order; a table read from a pod list
+keeps the list's own order (the simulator's arrival order).
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from swftools.fileio import gzip_writer
 from swftools.formats.alibaba import nodes as node_list
 from swftools.formats.alibaba.pods import Pods, parse_pods, render, to_columns
 from swftools.formats.alibaba.schema import default_origin, phase_of
+from swftools.formats.order import in_write_order
 from swftools.site import Site, resolve_site
 
 # Job-table columns a pod list gives back (when the table's values fit the pod model).
-CARRIED = ("job_id", "queue", "nodes", "gpus_per_node", "gpus", "requested_procs", "termcode",
+CARRIED = ("job_id", "queue", "nodes", "gpus_per_node", "gpus", "cpus", "requested_procs", "termcode",
            "swf_status", "submit_time", "start_time", "finish_time", "wait_s", "walltime_s")
 
 _WHY = {
@@ -35,6 +38,7 @@ _WHY = {
     "gpus_per_node": "a pod has one GPU count (num_gpu): read back as num_gpu",
     "gpus": "num_gpu holds the total GPU count; read back as num_gpu",
     "requested_procs": "read back as num_gpu",
+    "cpus": "cpu_milli holds milli-CPUs: read back rounded up to whole CPUs",
     "termcode": ("pod_phase carries 0 (Succeeded), 1 (Failed) and 3 (Pending) and unknown "
                  "(Running); 2 and 4 are written as Failed (read back 1)"),
     "swf_status": "not written: read back from pod_phase (the phase table)",
@@ -60,6 +64,7 @@ def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = 
     without ``force``.
     """
     table = jt.conform(table)
+    table = in_write_order(table, "alibaba", jt.get_metadata(table).get("source_format"))
     layout = jt.get_metadata(table).get("alibaba") or {}
     pods, losses = from_table(table, layout)
     target = Path(path)
@@ -137,13 +142,14 @@ def from_table(table: pa.Table, layout: dict[str, Any]) -> tuple[Pods, list[str]
     no_resources = 0
     for i, job in enumerate(ids):
         k = where.get(job)
-        if k is None:
+        if k is None and col["cpus"][i] is None:
             no_resources += 1
         num = next((v for v in (col["gpus"][i], col["requested_procs"][i]) if v is not None), 0)
         milli = 0 if num == 0 else (int(sharing.get(str(job), 1000)) if num == 1 else 1000)
         pods.job_id.append(job)
         pods.name.append(names["other"].get(str(job)) or f"{names['prefix']}{job:0{names['width']}d}")
-        pods.cpu_milli.append(resources["cpu_milli"][k] if k is not None else 0)
+        pods.cpu_milli.append(resources["cpu_milli"][k] if k is not None
+                              else 1000 * (col["cpus"][i] or 0))
         pods.memory_mib.append(resources["memory_mib"][k] if k is not None else 0)
         pods.num_gpu.append(num)
         pods.gpu_milli.append(milli)

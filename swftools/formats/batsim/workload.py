@@ -9,6 +9,7 @@ refused) and ``src/profiles.cpp`` (a ``delay`` profile needs ``delay`` > 0). Oth
 kept by Batsim and ignored, so swftools adds one object, ``swftools``, with what the round trip
 needs (the epoch second subtime 0 stands for, the unit ``res`` counts).
 
+Jobs are written in submit order, ties in the table's row order (``swftools.formats.order``).
 Mapping: ``id`` = job_id (as a string), ``subtime`` = submit_time - origin (origin: the first
 submit written), ``walltime`` = requested_walltime_s (-1 when unknown or 0), ``res`` = gpus (GPUs
 for a GPU site, processors for an SWF trace), ``profile`` = a ``delay`` profile of the recorded
@@ -30,6 +31,7 @@ from swftools.errors import InputError, UsageError
 from swftools.metadata import TableMetadata
 from swftools.site import resolve_site
 from swftools.formats.inputs import read_text
+from swftools.formats.order import in_submit_order
 from swftools.formats.batsim.schema import SCHEMA_FILE, first_error
 from swftools.formats.batsim.platform import platform_path, platform_xml
 
@@ -48,6 +50,8 @@ _DROPPED = (
     (("requested_procs", "avg_cpu_time_s", "used_memory_kb", "requested_memory_kb",
       "preceding_job_id", "think_time_s"),
      "SWF-only fields are dropped: a Batsim job has no such field"),
+    (("cpus",), "processors beside GPUs are dropped: res counts one kind of resource"),
+    (("recorded_walltime_s",), "the log's own run time is dropped: walltime is finish - start"),
 )
 
 
@@ -83,8 +87,7 @@ def render(table: pa.Table, *, site: Any = None,
     kept = table.select(list(CARRIES)).take(keep)
     if n_res is None:
         n_res = max(pc.max(kept.column("gpus")).as_py() or 1, 1)
-    kept = kept.take(pc.sort_indices(kept, sort_keys=[("submit_time", "ascending"),
-                                                      ("job_id", "ascending")]))
+    kept = in_submit_order(kept)
     origin = pc.min(kept.column("submit_time")).as_py() or 0
     unit = meta.unit
     losses = _skip_lines(skipped, n_res, meta.unit_word, origin_of_size)

@@ -442,9 +442,10 @@ def read(path: str | os.PathLike, *, site: Site | str | None = None, progress: b
 
 
 def _expected_schema(root: Path, desc_path: Path, res: dict[str, Any], base: str) -> dict[str, Any]:
-    """The Table Schema to read with: canonical for ``jobs``, else the resource's own."""
+    """The Table Schema to read with: canonical for ``jobs`` (without the optional columns
+    added since the package was written: they read as unknown), else the resource's own."""
     if base == JOBS:
-        return jt.table_schema()
+        return _declared_jobs_schema(root, res)
     schema = res.get("schema")
     if schema is None:
         raise InputError(str(desc_path), f"resource {res['name']!r} has no Table Schema")
@@ -461,6 +462,28 @@ def _expected_schema(root: Path, desc_path: Path, res: dict[str, Any], base: str
     except json.JSONDecodeError as exc:
         raise InputError(str(schema_path), f"not valid JSON: {exc.msg} (column {exc.colno})",
                          line=exc.lineno) from None
+
+
+def _declared_jobs_schema(root: Path, res: dict[str, Any]) -> dict[str, Any]:
+    """The canonical job Table Schema, less the columns a package written before they existed
+    does not declare (its own schema lists canonical columns only, and the ones it lacks are
+    optional); the canonical schema otherwise (the read then names what is wrong)."""
+    canonical = jt.table_schema()
+    schema = res.get("schema")
+    try:
+        own = schema if isinstance(schema, dict) else (
+            json.loads((root / schema).read_text(encoding="utf-8"))
+            if isinstance(schema, str) and not _URL.match(schema) else None)
+        declared = [f["name"] for f in own["fields"]] if own else None
+    except (OSError, ValueError, KeyError, TypeError):
+        declared = None
+    names = [f["name"] for f in canonical["fields"]]
+    if not declared or declared == names or set(declared) - set(names):
+        return canonical
+    lacking = [f for f in canonical["fields"] if f["name"] not in declared]
+    if any(jt.is_required(f, canonical) for f in lacking):
+        return canonical
+    return dict(canonical, fields=[f for f in canonical["fields"] if f["name"] in declared])
 
 
 def _data_path(root: Path, desc_path: Path, res: dict[str, Any]) -> Path:

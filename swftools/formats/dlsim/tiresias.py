@@ -7,6 +7,7 @@ value into an int, ``duration`` into ``int(float(duration))``, sorts the jobs by
 and takes ``model_name`` through ``models.get_model`` (an unknown name becomes inception3). The
 columns, their order and meaning are in ``schemas/formats/tiresias-jobs.schema.json``.
 
+Jobs are written in submit order, ties in the table's row order (``swftools.formats.order``).
 Mapping: ``job_id`` = job_id, ``num_gpu`` = gpus, ``submit_time`` = submit_time minus the first
 submission (the simulator's clock starts at 0, and negative or non-digit values would stay
 strings), ``duration`` = walltime_s (the recorded run time), ``model_name`` = the ``model_name``
@@ -33,6 +34,7 @@ from swftools.atomic import atomic_file
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError, UsageError
 from swftools.resources import load_json
 from swftools.formats.inputs import read_text
+from swftools.formats.order import in_submit_order
 
 SCHEMA_FILE = "formats/tiresias-jobs.schema.json"
 PLACEHOLDER_MODEL = "unknown"
@@ -71,8 +73,7 @@ def render(table: pa.Table, *, model_name: str | None = None) -> tuple[str, list
         skipped[reason] = pc.sum(pc.cast(hit, pa.int64())).as_py() or 0
         left = pc.and_not(left, hit)
     kept = table.filter(left)
-    kept = kept.take(pc.sort_indices(kept, sort_keys=[("submit_time", "ascending"),
-                                                      ("job_id", "ascending")]))
+    kept = in_submit_order(kept)
     origin = pc.min(kept.column("submit_time")).as_py() or 0
     why = {"submit": "submit_time unknown",
            "run": "never ran (walltime_s unknown): the simulator needs a duration",

@@ -7,6 +7,7 @@ expected.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 RECORD_TIME_EXPECTED = "MM/DD/YYYY HH:MM:SS"
@@ -15,7 +16,9 @@ SELECT_EXPECTED = "chunks N:res=value[:res=value...] joined by '+', such as 2:nc
 NODES_EXPECTED = "N[:ppn=P][:gpus=G] or HOST[:ppn=P] joined by '+', such as 2:ppn=8:gpus=4"
 EPOCH_EXPECTED = "UNIX seconds"
 EXIT_EXPECTED = "an integer exit status"
-JOBID_EXPECTED = "NUMBER[.SERVER] such as 1234.pbs01 (array subjobs 1234[5] are not supported)"
+JOBID_EXPECTED = ("NUMBER[.SERVER] such as 1234.pbs01, an array subjob NUMBER[INDEX][.SERVER] "
+                  "such as 1234[5].pbs01, or an array parent 1234[].pbs01")
+EXEC_HOST_EXPECTED = "HOST[/SLOTS] joined by '+', SLOTS as N, N-M, N*COUNT or a comma list of these"
 
 _EPOCH = datetime(1970, 1, 1)
 _CHUNK_RESOURCE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=([^:+=]+)")
@@ -71,12 +74,36 @@ def parse_exit_status(text: str) -> int:
     return int(text)
 
 
-def parse_job_id(text: str) -> int:
-    """``1234.server`` or ``1234`` -> 1234."""
-    m = re.fullmatch(r"([0-9]{1,18})(\.[A-Za-z0-9_.\-]+)?", text)
+@dataclass(frozen=True)
+class JobId:
+    """A record's job id: ``1234[5].server`` -> number 1234, index "5", server "server"."""
+
+    number: int
+    index: str | None  # array index: None for a plain job, "" for an array parent (1234[])
+    server: str | None
+
+    @property
+    def key(self) -> str:
+        """The job's identity in a log: number and array index; the server part is left out
+        (Torque writes some records of one job with it and some without)."""
+        return str(self.number) if self.index is None else f"{self.number}[{self.index}]"
+
+    @property
+    def parent(self) -> bool:
+        """Whether this is an array job's parent (``1234[]``), not a job that runs."""
+        return self.index == ""
+
+
+_JOB_ID = re.compile(r"([0-9]{1,18})(?:\[([0-9]{0,9})\])?(?:\.([^\s;]+))?")
+
+
+def parse_job_id(text: str) -> JobId:
+    """``1234.server``, ``1234``, ``1234[5].server``, ``1234[].server`` -> :class:`JobId`; the
+    server part may be anything without spaces (anonymised ``1234.[hostname_1]``)."""
+    m = _JOB_ID.fullmatch(text)
     if not m:
         raise ValueError(JOBID_EXPECTED)
-    return int(m.group(1))
+    return JobId(int(m.group(1)), m.group(2), m.group(3))
 
 
 Chunk = tuple[int, dict[str, str]]  # (count, resources)
@@ -154,31 +181,72 @@ def chunk_nodes(chunks: list[Chunk]) -> int:
     return sum(count for count, _ in chunks)
 
 
+_SLOTS = re.compile(r"([0-9]+)(?:-([0-9]+)|\*([0-9]+))?")
+
+
 def count_exec_hosts(text: str) -> int:
     """Distinct hosts of ``exec_host`` (``node01/0*8+node02/0-3``)."""
-    hosts = [part.split("/")[0] for part in text.split("+")]
-    if not all(re.fullmatch(r"[A-Za-z0-9_.\-]+", h) for h in hosts):
-        raise ValueError("HOST/CPU[*N] joined by '+'")
-    return len(dict.fromkeys(hosts))
+    return exec_host_shape(text)[0]
 
 
-def parse_attributes(text: str) -> dict[str, str]:
+def exec_host_shape(text: str) -> tuple[int, int]:
+    """(distinct hosts, execution slots) of ``exec_host``: ``node/0*8`` is 8 slots (PBS Pro),
+    ``node/0-79`` 80 and ``node/0,4-5`` 3 (Torque), ``node/5`` or ``node`` one."""
+    hosts: dict[str, None] = {}
+    slots = 0
+    for part in text.split("+"):
+        host, slash, spec = part.partition("/")
+        if not host or any(c.isspace() for c in host):
+            raise ValueError(EXEC_HOST_EXPECTED)
+        hosts[host] = None
+        if not slash:
+            slots += 1
+            continue
+        for item in spec.split(","):
+            m = _SLOTS.fullmatch(item)
+            if not m:
+                raise ValueError(EXEC_HOST_EXPECTED)
+            first, last, count = m.groups()
+            if last is not None:
+                if int(last) < int(first):
+                    raise ValueError(EXEC_HOST_EXPECTED)
+                slots += int(last) - int(first) + 1
+            else:
+                slots += int(count) if count is not None else 1
+    return len(hosts), slots
+
+
+def parse_attributes(text: str, strict: bool = True) -> dict[str, str]:
     """``user=alice group=users jobname=my job`` -> a dict; a space-separated word without
-    ``=`` continues the previous value (values with spaces are not quoted in these logs)."""
+    ``=`` continues the previous value (values with spaces are not quoted in these logs), and a
+    value PBS Pro put in double quotes (``select="2:ncpus=12:test=hi there"``) is read whole,
+    without its quotes. Free text before the first ``key=`` (``strict=False``, for records
+    whose message the reader does not need) is left out; ``strict`` refuses it."""
     out: dict[str, str] = {}
     last: str | None = None
+    quoted = False
     for word in text.split(" "):
+        if quoted:
+            out[last] += " " + word  # type: ignore[index]
+            if word.endswith('"'):
+                out[last], quoted = out[last][1:-1], False  # type: ignore[index]
+            continue
         if word == "":
             continue
         key, eq, value = word.partition("=")
         if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", key):
             out[key] = value
             last = key
+            if value.startswith('"'):
+                if len(value) > 1 and value.endswith('"'):
+                    out[key] = value[1:-1]
+                else:
+                    quoted = True
         elif last is not None:
             out[last] += " " + word
-        else:
+        elif strict:
             raise ValueError("key=value pairs separated by spaces")
-    return out
+    return out  # an unclosed quote leaves the value as written, opening quote and all
 
 
 def format_attributes(attributes: dict[str, str]) -> str:

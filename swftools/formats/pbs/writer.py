@@ -4,7 +4,11 @@ Per job a ``Q`` record at the submit time, a ``D`` record (requestor = the user)
 cancelled by their user, and an ``E`` record stamped at the end time carrying ``qtime``,
 ``start``, ``end``, ``Exit_status`` and the request (``Resource_List.select``,
 ``Resource_List.nodect``, ``Resource_List.ngpus`` or ``ncpus``, ``Resource_List.walltime``).
-Records are in job order; stamps are local times in ``tz``, else UTC.
+Jobs are in submit order, ties in row order (a table read from a PBS log keeps its
+order: ``swftools.formats.order``); stamps are local times in ``tz``, else UTC. A job's
+``source_job_id`` is its record id when it is a PBS job id (``1234[5].server``), else
+``JOB_ID.swftools``; ``resources_used.walltime`` is ``recorded_walltime_s`` when known, and
+``Resource_List.ncpus`` the ``cpus`` column on GPU logs.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from swftools.atomic import atomic_file
 from swftools.errors import UsageError
 from swftools.formats.nqsii.timefmt import utc_offsets
 from swftools.formats.localtime import zone_note
+from swftools.formats.order import in_write_order
+from swftools.formats.jobids import number_jobs
 from swftools.formats.pbs import fields as fx
 from swftools.formats.pbs.reader import SWF_STATUS, schema
 from swftools.metadata import TableMetadata
@@ -43,8 +49,9 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
     """(the accounting log text of ``table``, the loss report)."""
     zone = tz or "UTC"
     losses: list[str] = zone_note(table, site, zone)
-    unit = TableMetadata.from_table(table).unit
-    table = table.cast(jt.arrow_schema())
+    meta = TableMetadata.from_table(table)
+    unit = meta.unit
+    table = in_write_order(table.cast(jt.arrow_schema()), "pbs", meta.source_format)
     rows = table.to_pylist()
     for name in _NOT_CARRIED:
         known = sum(1 for r in rows if r[name] is not None)
@@ -53,9 +60,13 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
                           "carry no such key")
     counts = {"gpus": 0, "termcode": 0, "limit_status": 0, "requested_procs": 0, "wait_s": 0,
               "swf_status": 0, "gpus_per_node": 0, "walltime_s": 0, "user": 0, "group": 0,
-              "queue": 0, "stamp": 0, "finish_time": 0}
-    lines = []
+              "queue": 0, "stamp": 0, "finish_time": 0, "recorded_walltime_s": 0, "cpus": 0,
+              "source_job_id": 0}
+    lines: list[str] = []
+    written: list[str] = []
     key = "ngpus" if unit == "gpu" else "ncpus"
+    # the reader takes a log where no job uses a GPU for a CPU log
+    cpu_log = unit != "gpu" or not any(r["gpus"] for r in rows)
     for r in rows:
         for name in ("user", "group", "queue"):
             value = r[name]
@@ -66,7 +77,7 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
                 else:
                     raise UsageError(f"{name} {value!r} holds a space, ';', '=' or a line "
                                      "break: PBS accounting records cannot carry it")
-        back = r["gpus"] if r["gpus"] is not None or unit != "gpu" else 0
+        back = _size_back(r, unit, cpu_log)
         if back != r["gpus"]:
             counts["gpus"] += 1
         if r["requested_procs"] is not None and r["requested_procs"] != back:
@@ -81,7 +92,9 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
             counts["swf_status"] += 1
         gpus, nodes = r["gpus"], r["nodes"]
         per_node = gpus // nodes if gpus is not None and nodes and gpus % nodes == 0 else None
-        if r["gpus_per_node"] != per_node:
+        per_node_back = back // nodes if back is not None and nodes and back % nodes == 0 \
+            else None
+        if r["gpus_per_node"] != per_node_back:
             counts["gpus_per_node"] += 1
         if r["walltime_s"] is None and start is not None and end is not None:
             counts["walltime_s"] += 1
@@ -111,15 +124,27 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
             attrs[f"Resource_List.{key}"] = str(gpus)
             if per_node is not None:
                 attrs["Resource_List.select"] = fx.format_select([(nodes, {key: str(per_node)})])
-        if r["walltime_s"] is not None:
-            attrs["resources_used.walltime"] = fx.format_duration(r["walltime_s"])
+        if unit == "gpu" and r["cpus"] is not None:
+            attrs["Resource_List.ncpus"] = str(r["cpus"])
+        elif unit != "gpu" and r["cpus"] != gpus:
+            counts["cpus"] += 1
+        recorded = r["recorded_walltime_s"]
+        if recorded is None and r["walltime_s"] is not None and start is not None and \
+                end is not None and r["walltime_s"] != end - start:
+            counts["recorded_walltime_s"] += 1  # read back: walltime_s = end - start
+            recorded = r["walltime_s"]
+        if recorded is None:
+            recorded = r["walltime_s"]
+        if recorded is not None:
+            attrs["resources_used.walltime"] = fx.format_duration(recorded)
         when = end if end is not None else (start if start is not None else submit)
         if when is None:
             counts["stamp"] += 1
             when = 0
         if end is None:
             counts["finish_time"] += 1
-        job = f"{r['job_id']}.swftools"
+        job = _record_id(r, counts)
+        written.append(job)
         if submit is not None:
             lines.append(f"{_stamp(submit, zone)};Q;{job};queue={r['queue'] or 'default'}")
         if term == 3:
@@ -145,11 +170,58 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
         "walltime_s": "walltime_s unknown: read back as the end minus the start",
         "stamp": "jobs without any time stamped 01/01/1970",
         "finish_time": "finish_time unknown: read back as the E record's time",
+        "recorded_walltime_s": "walltime_s other than the end minus the start: read back as "
+                               "that, the recorded figure as recorded_walltime_s",
+        "cpus": "cpus other than the processor total of a CPU log (read back as gpus)",
+        "cpu_log": "gpus of a GPU log where no job uses a GPU: read back as a CPU log, gpus "
+                   "holding the processor counts where known",
+        "source_job_id": "source_job_id not a PBS job id (NUMBER[INDEX][.SERVER]): written as "
+                         "JOB_ID.swftools",
+        "renumbered": "job_id renumbered 1..n in submit order on reading (source ids that are "
+                      "not plain numbers; the ids are kept as source_job_id)",
+        "source_back": "source_job_id read back as the written id (JOB_ID.swftools) in a log "
+                       "renumbered on reading",
     }
+    counts["renumbered"], counts["source_back"] = _renumbered(rows, written)
+    if unit == "gpu" and cpu_log:
+        notes["gpus"] = notes.pop("cpu_log")
     for name, count in counts.items():
         if count:
             losses.append(f"{count} job(s): {notes[name]}")
     return "".join(line + "\n" for line in lines), losses
+
+
+def _record_id(row: dict[str, Any], counts: dict[str, int]) -> str:
+    """The job id a job's records carry: its source id when PBS can carry it."""
+    source = row["source_job_id"]
+    if source is not None:
+        try:
+            fx.parse_job_id(source)
+            return source
+        except ValueError:
+            counts["source_job_id"] += 1
+    return f"{row['job_id']}.swftools"
+
+
+def _size_back(row: dict[str, Any], unit: str, cpu_log: bool) -> int | None:
+    """The gpus value the reader gives back for a row."""
+    if not cpu_log:
+        return 0 if row["gpus"] is None else row["gpus"]
+    if unit == "gpu" and row["cpus"] is not None:
+        return row["cpus"]
+    return row["gpus"]
+
+
+def _renumbered(rows: list[dict[str, Any]], written: list[str]) -> tuple[int, int]:
+    """(jobs the reader will number otherwise than ``job_id``, jobs whose source_job_id comes
+    back otherwise): it numbers the jobs in submit order when an id is not a plain number, and
+    then keeps every written id as the source id."""
+    keys = [fx.parse_job_id(text).key for text in written]
+    # the reader orders jobs by submit time, then by their E record's line (row order here)
+    ids, source = number_jobs(keys, [r["submit_time"] for r in rows])
+    back = [None] * len(rows) if source is None else written
+    return (sum(1 for r, i in zip(rows, ids) if r["job_id"] != i),
+            sum(1 for r, text in zip(rows, back) if r["source_job_id"] != text))
 
 
 def write(table: pa.Table, path: str | Path, *, force: bool = False,

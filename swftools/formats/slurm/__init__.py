@@ -2,7 +2,8 @@
 
 Modules by role: ``fields`` (the grammars of times, durations, time limits, TRES, host lists,
 states, exit codes), ``schema`` (``schemas/formats/slurm-sacct.schema.json``: columns and the
-state table), ``columns`` (whole-column parsing with located errors), ``reader`` and ``writer``.
+state table), ``layout`` (delimiter, header or ``--columns``, ``--parsable``'s trailing ``|``),
+``columns`` (whole-column parsing with located errors), ``reader`` and ``writer``.
 """
 
 from swftools.formats.formatinfo import FormatInfo
@@ -15,7 +16,8 @@ INFO = FormatInfo(
     carries=frozenset({"job_id", "user", "group", "queue", "nodes", "gpus_per_node", "gpus",
                        "requested_walltime_s", "termcode", "submit_time", "start_time",
                        "finish_time", "wait_s", "walltime_s", "requested_procs",
-                       "requested_memory_kb", "swf_status"}),
+                       "requested_memory_kb", "swf_status", "cpus", "recorded_walltime_s",
+                       "source_job_id"}),
     tables=("gpu",),
     cannot_carry="SWF-only fields (CPU time, used memory, executable, partition number, "
                  "preceding job, think time); eligible time is written as the submit time; "

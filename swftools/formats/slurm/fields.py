@@ -15,7 +15,7 @@ UNLIMITED = "UNLIMITED"
 PARTITION_LIMIT = "Partition_Limit"
 TIME_EXPECTED = "YYYY-MM-DDTHH:MM:SS (local time), or Unknown/None"
 DURATION_EXPECTED = "[D-]HH:MM:SS"
-TIMELIMIT_EXPECTED = ("UNLIMITED, Partition_Limit, D-HH:MM:SS, D-HH:MM, D-HH, HH:MM:SS, MM:SS "
+TIMELIMIT_EXPECTED = ("UNLIMITED, Partition_Limit, empty, D-HH:MM:SS, D-HH:MM, D-HH, HH:MM:SS, MM:SS "
                       "or MM (minutes)")
 TRES_EXPECTED = "KEY=VALUE[,KEY=VALUE...] such as billing=4,cpu=4,gres/gpu=4,mem=16G,node=1"
 HOSTLIST_EXPECTED = "a host list such as node01,node[02-04,07] or gpu[1-2]-[a,b], or None assigned"
@@ -74,11 +74,12 @@ def format_duration(seconds: int) -> str:
 
 
 def parse_timelimit(text: str) -> int | None:
-    """A Slurm time limit -> seconds; None for UNLIMITED and Partition_Limit (no own limit).
+    """A Slurm time limit -> seconds; None for UNLIMITED, Partition_Limit (no own limit) and an
+    empty cell (not recorded).
 
     Slurm's forms: ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM``, ``D-HH:MM:SS``.
     """
-    if text in (UNLIMITED, PARTITION_LIMIT):
+    if text in (UNLIMITED, PARTITION_LIMIT, ""):
         return None
     day, dash, rest = text.partition("-")
     parts = (rest if dash else text).split(":")
@@ -166,6 +167,42 @@ def format_memory(kb: int) -> str:
         if kb and kb % _MEMORY_KB[unit] == 0:
             return f"{kb // _MEMORY_KB[unit]}{unit}"
     return f"{kb}K"
+
+
+GRES_EXPECTED = ("NAME[:TYPE]:COUNT[(IDX:...)][,...] such as gpu:2, gpu:v100:2 or "
+                 "gpu:2(IDX:0-1)")
+_GRES_ITEM = re.compile(r"(?:gres/)?([A-Za-z0-9_.\-]+)(?::([A-Za-z0-9_.\-]+))??(?:[:=]([0-9]+))?"
+                        r"(?:\(IDX:[^)]*\))?")
+
+
+def _split_gres(text: str) -> list[str]:
+    """Split at commas outside parentheses (``gpu:2(IDX:0,1),mps:100``)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def gres_gpus(text: str) -> int | None:
+    """GPUs of an older sacct GRES cell (``gpu:2``, ``gpu:v100:2``, ``gpu:2(IDX:0-1)``, a list);
+    0 when it names other resources only, None when empty. A count-less ``gpu`` is one GPU."""
+    if text == "":
+        return None
+    total = 0
+    for item in _split_gres(text):
+        m = _GRES_ITEM.fullmatch(item)
+        if not m:
+            raise ValueError(GRES_EXPECTED)
+        name, kind, count = m.groups()
+        if kind is not None and kind.isdigit() and count is None:
+            kind, count = None, kind  # gpu:2
+        if name == "gpu":
+            total += int(count) if count is not None else 1
+    return total
 
 
 # --------------------------------------------------------------------------------- host lists

@@ -1,5 +1,9 @@
 """Read ``sacct --parsable2`` output into the job table.
 
+``layout`` finds the header (or takes ``--columns``), the delimiter and ``--parsable``'s
+trailing ``|``; blank lines are left out; job identity follows ``formats.jobids`` and the run
+time ``formats.walltime`` (End - Start; Elapsed kept where it differs).
+
 The file is split by a compiled kernel (``kernels``: ``|``, no quoting, line breaks as pyarrow's
 CSV reader has them) that copies out only the job lines' cells; job lines and step lines
 (``123.batch``, ``123.0``, ``123.extern``) are told apart by their JobID, steps only fill cells
@@ -22,6 +26,7 @@ import pyarrow.compute as pc
 from swftools import table as jt
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
 from swftools.formats.inputs import first_repeat, read_bytes
+from swftools.formats.jobids import number_jobs
 from swftools.formats.localtime import time_zone_of
 from swftools.formats.names import NAME_EXPECTED, NAME_MESSAGE, first_bad_name
 from swftools.formats.skipping import read_skipping
@@ -29,8 +34,10 @@ from swftools.formats.slurm import fields as fx
 from swftools.formats.slurm import kernels
 from swftools.formats.slurm.columns import (Column, by_distinct, check_pattern, first, integers,
                                            lookup, mask, matches, times)
+from swftools.formats.slurm.layout import END_OF_LINE, RECOMMENDED_COMMAND, Layout, layout, line_spans
 from swftools.formats.slurm.schema import fields as schema_fields
-from swftools.formats.slurm.schema import map_header, state_rule, states
+from swftools.formats.slurm.schema import state_rule, states
+from swftools.formats.walltime import reconcile
 from swftools.metadata import TableMetadata
 from swftools.site import Site
 
@@ -48,21 +55,21 @@ def _version() -> str:
 
 # ------------------------------------------------------------------------------ splitting
 
-def _field_count_error(data: bytes, path: str, width: int) -> InputError:
-    """Locate the line whose field count differs from the header's (pyarrow only says that one
-    does)."""
-    for number, raw in enumerate(data.split(b"\n")[1:], start=2):
-        line = raw.rstrip(b"\r")
-        if number > 2 and line == b"" and data.endswith(b"\n") and \
-                number == data.count(b"\n") + 1:
-            break  # the final newline
+def _field_count_error(data: bytes, path: str, lay: Layout) -> InputError:
+    """Locate the line whose field count differs from the header's (the scan only says that one
+    does); blank lines are skipped."""
+    width = len(lay.names)
+    number = lay.first_line
+    for start, end, _ in line_spans(data, lay.begin):
+        line = data[start:end]
         count = line.count(b"|") + 1
-        if count != width:
-            text = line.decode("utf-8", "replace")
-            what = "empty line" if line == b"" else f"{count} fields"
-            return InputError(path, f"{what}, the header has {width}", line=number,
-                              field="line", value=text,
-                              expected=f"{width} '|'-separated fields, as in the header")
+        if line != b"" and count != width:
+            shown = width - (lay.names[-1] == END_OF_LINE)
+            return InputError(path, f"{count} fields, {lay.given} names {shown}"
+                              + (" and a final '|'" if shown != width else ""), line=number,
+                              field="line", value=line.decode("utf-8", "replace"),
+                              expected=f"{width} '|'-separated fields, as {lay.given} has")
+        number += 1
     return InputError(path, "cannot split the file into '|'-separated fields",
                       expected="sacct --parsable2 output")
 
@@ -100,49 +107,63 @@ def _together(rows: int, *steps: Callable[[], Any]) -> list[Any]:
         return [future.result() for future in futures]  # the first error, in order
 
 
-def split(data: bytes, path: str) -> tuple[list[str], dict[str, int], Lines]:
-    """(header names, canonical name -> position, the job lines' cells), with every line's field
-    count, every JobID and each step's job line checked, and the cells a job line leaves empty
-    filled from its steps (``_FILLED_FROM_STEPS``)."""
-    end = data.find(b"\n")
-    head = (data if end < 0 else data[:end]).rstrip(b"\r").decode("utf-8", "replace")
-    if head.startswith("\ufeff"):
-        head = head[1:]
-    names = head.split("|")
-    positions = map_header(names, path)
-    if end < 0 or not _has_data(data, end + 1):
-        return names, positions, Lines({k: pa.array([], pa.string()) for k in positions},
-                                       np.zeros(0, np.int64), 0)
+def split(lay: Layout, path: str) -> tuple[dict[str, int], Lines]:
+    """(read name -> position, the job lines' cells), with every line's field count, every
+    JobID and each step's job line checked, blank lines left out, and the cells a job line
+    leaves empty filled from its steps (``_FILLED_FROM_STEPS``). A column given twice is read
+    twice, as ``NAME#POSITION``."""
+    names, data = lay.names, lay.data
+    positions = dict(lay.header.positions)
+    for name, position in lay.header.repeats:
+        positions[f"{name}#{position}"] = position
+    if names[-1] == END_OF_LINE:
+        positions[END_OF_LINE] = len(names) - 1
+    if not _has_data(data, lay.begin):
+        return positions, Lines({k: pa.array([], pa.string()) for k in positions},
+                                np.zeros(0, np.int64), 0)
     for unused, instead in (("Elapsed", "ElapsedRaw"), ("Account", "Group")):
         if unused in positions and instead in positions:
-            del positions[unused]  # not read: the other column says it
+            for key in [k for k in positions if k.split("#")[0] == unused]:
+                del positions[key]  # not read: the other column says it
     order = list(positions)
     want = np.full(len(names), -1, np.int64)
     for k, name in enumerate(order):
         want[positions[name]] = k
     if not data.endswith(b"\n"):
         data += b"\n"  # the scan stops at line breaks only: the last line gets one
-    begin = end + 1
-    cr = data.find(b"\r", 0, end - 1)
-    if cr >= 0:  # a line break inside the header line: the data lines start after it
-        begin = cr + 1
-    found = kernels.scan(data, begin, len(names), positions["JobID"], want)
+    found = kernels.scan(data, lay.begin, len(names), positions["JobID"], want)
     if found.bad_row >= 0:
-        raise _field_count_error(data, path, len(names))
+        raise _field_count_error(data, path, lay)
     if not data.isascii():
         _check_utf8(data, found, want, names, path)
     cells = dict(zip(order, found.cells))
-    if pc.any(pc.equal(cells["JobID"], "")).as_py():  # an empty line is a row of empty cells
-        error = _field_count_error(data, path, len(names))
-        if error.line is not None:
-            raise error
+    job_lines = found.job_row + lay.first_line
+    empty = mask(pc.equal(cells["JobID"], ""))
+    if empty.any():  # a blank line is a row of empty cells: left out
+        starts = found.job_start[empty]
+        blank = np.zeros(len(empty), bool)
+        blank[empty] = np.isin(np.frombuffer(data, np.uint8)[starts], (10, 13))
+        if blank.any():
+            keep = pa.array(~blank)
+            cells = {k: v.filter(keep) for k, v in cells.items()}
+            job_lines = job_lines[~blank]
+    if END_OF_LINE in cells:
+        extra = ~mask(pc.equal(cells[END_OF_LINE], ""))
+        if extra.any():
+            row = first(extra)
+            raise InputError(path, f"a field after the last column: {cells[END_OF_LINE][row]}",
+                             line=int(job_lines[row]), field="line",
+                             value=cells[END_OF_LINE][row].as_py(),
+                             expected="lines ending with '|' (sacct --parsable), as the first")
+        del cells[END_OF_LINE]
     headers = {canonical: names[pos] for canonical, pos in positions.items()}
     step_ids = kernels.slices(data, found.step_start, found.step_len)
-    _check_job_ids(cells["JobID"], found.job_row, step_ids, found.step_row, path, headers)
+    step_lines = found.step_row + lay.first_line
+    _check_job_ids(cells["JobID"], job_lines, step_ids, step_lines, path, headers)
     if len(found.step_row):
-        _check_steps(cells["JobID"], step_ids, found, path, headers)
+        _check_steps(cells["JobID"], step_ids, found, step_lines, path, headers)
         _fill_from_steps(data, cells, found, step_ids, positions)
-    return names, positions, Lines(cells, found.job_row + 2, len(found.step_row))
+    return positions, Lines(cells, job_lines, len(found.step_row))
 
 
 def _check_utf8(data: bytes, found: kernels.Scan, want: np.ndarray, headers: list[str],
@@ -179,18 +200,18 @@ def _check_job_ids(job_ids: pa.Array, jobs: np.ndarray, step_ids: pa.Array, step
     if row_job is None and row_step is None:
         return
     if row_step is None or (row_job is not None and row_job < row_step):
-        col = Column(path, headers["JobID"], "job id", job_ids, jobs + 2)
+        col = Column(path, headers["JobID"], "job id", job_ids, jobs)
         row = first(bad_job)
     else:
-        col = Column(path, headers["JobID"], "job id", step_ids, steps + 2)
+        col = Column(path, headers["JobID"], "job id", step_ids, steps)
         row = first(bad_step)
     raise col.error(row, "is not valid here", _ID_EXPECTED)
 
 
-def _check_steps(job_ids: pa.Array, step_ids: pa.Array, found: kernels.Scan, path: str,
-                 headers: dict[str, str]) -> None:
-    """Each step has a job line (the scan saw most follow the line of their job)."""
-    steps = found.step_row
+def _check_steps(job_ids: pa.Array, step_ids: pa.Array, found: kernels.Scan, steps: np.ndarray,
+                 path: str, headers: dict[str, str]) -> None:
+    """Each step has a job line (the scan saw most follow the line of their job); ``steps``:
+    the step lines' file lines."""
     unsure = np.flatnonzero(~found.step_after_job)
     if not len(unsure):
         return
@@ -200,7 +221,7 @@ def _check_steps(job_ids: pa.Array, step_ids: pa.Array, found: kernels.Scan, pat
     orphan = ~mask(pc.is_in(parents, value_set=job_ids))
     if orphan.any():
         row = int(unsure[first(orphan)])
-        col = Column(path, headers["JobID"], "job id", step_ids, steps + 2)
+        col = Column(path, headers["JobID"], "job id", step_ids, steps)
         raise col.error(row, "is a step of a job with no job line",
                         "each step after the line of its job")
 
@@ -210,9 +231,7 @@ def _fill_from_steps(data: bytes, cells: dict[str, pa.Array], found: kernels.Sca
     """Where a job line leaves NodeList/NNodes/NCPUS/AllocTRES empty, take its first step's."""
     ids = cells["JobID"]
     parents = None
-    for name in _FILLED_FROM_STEPS:
-        if name not in cells:
-            continue
+    for name in [k for k in cells if k.split("#")[0] in _FILLED_FROM_STEPS]:
         column = cells[name]
         empty_jobs = np.flatnonzero(mask(pc.equal(column, "")))
         if not len(empty_jobs):
@@ -234,25 +253,37 @@ def _fill_from_steps(data: bytes, cells: dict[str, pa.Array], found: kernels.Sca
         cells[name] = pa.array(values, pa.string())
 
 
-def _job_ids(ref: dict[str, Column]) -> pa.Array:
-    """The job table's job_id: JobIDRaw when present, else a plain numeric JobID."""
+def _identity(ref: dict[str, Column], submit: pa.Array) -> tuple[pa.Array, pa.Array | None]:
+    """(job_id, source_job_id or None): JobIDRaw when every job line has its own; else the
+    numeric JobIDs when plain and unique; else the jobs numbered in submit order with JobID
+    kept as text (``formats.jobids``: array tasks sharing a JobIDRaw, no JobIDRaw, sacct
+    --duplicates)."""
     if "JobIDRaw" in ref:
-        return integers(ref["JobIDRaw"], empty_ok=False)
+        raw = integers(ref["JobIDRaw"], empty_ok=False)
+        if first_repeat(np.asarray(raw.to_numpy(zero_copy_only=False), np.int64)) is None:
+            return raw, None
     col = ref["JobID"]
-    plain = matches(col.cells, r"^[0-9]{1,18}$")
-    if not plain.all():
-        raise col.error(first(~plain), "is an array task or heterogeneous component id",
-                        "a JobIDRaw column (sacct --format=JobIDRaw,...) giving it a unique "
-                        "numeric id")
-    return pc.cast(col.cells, pa.int64())
+    if matches(col.cells, r"^[0-9]{1,18}$").all():
+        plain = pc.cast(col.cells, pa.int64())
+        if first_repeat(np.asarray(plain.to_numpy(zero_copy_only=False), np.int64)) is None:
+            return plain, None
+    cells = col.cells.combine_chunks() if isinstance(col.cells, pa.ChunkedArray) else col.cells
+    ids, source = number_jobs(cells.to_pylist(), submit.to_pylist())
+    return pa.array(ids, pa.int64()), pa.array(source, pa.string())
 
 
-def _check_unique(ids: pa.Array, col: Column) -> None:
-    repeat = first_repeat(np.asarray(ids.to_numpy(zero_copy_only=False), dtype=np.int64))
-    if repeat is not None:
-        row, earlier = repeat
-        raise col.error(row, f"repeats the job id of line {int(col.lines[earlier])}",
-                        "each job once (sacct without --duplicates)")
+def _check_repeats(ref: dict[str, Column]) -> None:
+    """A column given twice (``NAME#POSITION``, or an alias: NNodes and AllocNodes) holds the
+    same cells as its first; the first line where they differ is reported."""
+    for key in [k for k in ref if "#" in k]:
+        again, once = ref[key], ref[key.split("#")[0]]
+        differ = ~mask(pc.equal(again.cells, once.cells))
+        if differ.any():
+            row = first(differ)
+            raise again.error(row, f"differs from column {once.header!r} on the same line "
+                              f"({once.cells[row].as_py()!r})",
+                              "a column given twice (or under two names) to hold the same "
+                              "value on every line")
 
 
 # ------------------------------------------------------------------------------ the table
@@ -303,6 +334,22 @@ def _tres(col: Column | None, unit: str) -> dict[str, pa.Array | None]:
             for i, key in enumerate(("gpu", "cpu", "node", "mem"))}
 
 
+def _gres(col: Column | None) -> pa.Array | None:
+    """GPUs of an older sacct GRES column (ReqGRES, AllocGRES); null where empty or absent."""
+    if col is None:
+        return None
+    values, index = by_distinct(col, fx.gres_gpus)
+    return lookup(values, index, lambda v: v)
+
+
+def _has_gpus(ref: dict[str, Column]) -> bool:
+    """Whether the file counts GPUs: a gres/gpu TRES or a gpu GRES on some finished job."""
+    return any(pc.any(pc.match_substring(ref[n].cells, "gres/gpu")).as_py()
+               for n in ("ReqTRES", "AllocTRES") if n in ref) or \
+        any(pc.any(pc.match_substring_regex(ref[n].cells, r"(^|,)(gres/)?gpu([:=(,]|$)")).as_py()
+            for n in ("ReqGRES", "AllocGRES") if n in ref)
+
+
 def _durations(ref: dict[str, Column]) -> pa.Array | None:
     if "ElapsedRaw" in ref:
         return integers(ref["ElapsedRaw"])
@@ -345,10 +392,10 @@ def _divide(numerator: pa.Array | None, denominator: pa.Array | None) -> pa.Arra
 
 
 def build(cells: dict[str, pa.Array], headers: dict[str, str], path: str, zone: str,
-          lines: np.ndarray) -> tuple[dict[str, Any], np.ndarray, dict, str]:
+          lines: np.ndarray) -> tuple[dict[str, Any], np.ndarray, dict, str, int]:
     """The job-table columns of the finished jobs among the job lines (``cells``, one row per
     job line, on file lines ``lines``): (columns, which rows are finished, unfinished counts per
-    state, unit). The State and End of every job line are checked; the other cells of
+    state, unit, the largest difference of Elapsed from End - Start). The State and End of every job line are checked; the other cells of
     unfinished jobs (pending, running) are not read."""
     titles = {n: f.title for n, f in schema_fields().items()}
     ref = {name: Column(path, headers[name], titles[name], cells[name], lines)
@@ -360,12 +407,11 @@ def build(cells: dict[str, pa.Array], headers: dict[str, str], path: str, zone: 
         keep = pa.array(finished)
         end, termcode, status = end.filter(keep), termcode.filter(keep), status.filter(keep)
         lines = lines[finished]
-    ref = {name: Column(path, headers[name], titles[name],
+    ref = {name: Column(path, headers[name], titles[name.split("#")[0]],
                         cells[name] if keep is None else cells[name].filter(keep), lines)
            for name in cells}
-    gpu_tres = any(pc.any(pc.match_substring(ref[n].cells, "gres/gpu")).as_py()
-                   for n in ("ReqTRES", "AllocTRES") if n in ref)
-    unit = "gpu" if gpu_tres else "processor"
+    _check_repeats(ref)
+    unit = "gpu" if _has_gpus(ref) else "processor"
 
     def limits() -> pa.Array | None:
         if "Timelimit" not in ref:
@@ -374,23 +420,32 @@ def build(cells: dict[str, pa.Array], headers: dict[str, str], path: str, zone: 
         return lookup(values, index, lambda v: v)
 
     # in the order their errors are reported
-    submit, start, _, _, limit, elapsed, req, alloc, ncpus, listed = _together(
-        len(lines),
-        lambda: times(ref["Submit"], zone, required=True),
-        lambda: times(ref["Start"], zone, required=False),
-        lambda: times(ref["Eligible"], zone, required=False) if "Eligible" in ref else None,
-        lambda: check_pattern(ref["ExitCode"], r"^[0-9]+:[0-9]+$", fx.EXITCODE_EXPECTED)
-        if "ExitCode" in ref else None,
-        limits,
-        lambda: _durations(ref),
-        lambda: _tres(ref.get("ReqTRES"), unit),
-        lambda: _tres(ref.get("AllocTRES"), unit),
-        lambda: integers(ref["NCPUS"]) if "NCPUS" in ref else None,
-        lambda: _listed_nodes(ref))
+    submit, start, _, _, limit, elapsed, req, alloc, ncpus, reqcpus, req_gres, alloc_gres, \
+        listed = _together(
+            len(lines),
+            lambda: times(ref["Submit"], zone, required=True),
+            lambda: times(ref["Start"], zone, required=False),
+            lambda: times(ref["Eligible"], zone, required=False) if "Eligible" in ref else None,
+            lambda: check_pattern(ref["ExitCode"], r"^[0-9]+:[0-9]+$", fx.EXITCODE_EXPECTED)
+            if "ExitCode" in ref else None,
+            limits,
+            lambda: _durations(ref),
+            lambda: _tres(ref.get("ReqTRES"), unit),
+            lambda: _tres(ref.get("AllocTRES"), unit),
+            lambda: integers(ref["NCPUS"]) if "NCPUS" in ref else None,
+            lambda: integers(ref["ReqCPUS"]) if "ReqCPUS" in ref else None,
+            lambda: _gres(ref.get("ReqGRES")),
+            lambda: _gres(ref.get("AllocGRES")),
+            lambda: _listed_nodes(ref))
+    cpus = _coalesce(ncpus, alloc["cpu"], req["cpu"], reqcpus)
     if unit == "gpu":
-        gpus, requested = _coalesce(alloc["gpu"], req["gpu"]), req["gpu"]
+        no_gres = None
+        if req_gres is not None or alloc_gres is not None:  # an empty GRES cell: no GPUs
+            no_gres = pa.array(np.zeros(len(lines), np.int64))
+        gpus = _coalesce(alloc["gpu"], alloc_gres, req["gpu"], req_gres, no_gres)
+        requested = _coalesce(req["gpu"], req_gres, no_gres)
     else:
-        gpus, requested = _coalesce(ncpus, alloc["cpu"], req["cpu"]), req["cpu"]
+        gpus, requested = cpus, _coalesce(req["cpu"], reqcpus)
     nodes = listed
     if alloc["node"] is not None:
         nodes = alloc["node"] if nodes is None else pc.coalesce(nodes, alloc["node"])
@@ -406,10 +461,12 @@ def build(cells: dict[str, pa.Array], headers: dict[str, str], path: str, zone: 
         "wait_s": pc.if_else(pc.greater_equal(wait, 0), wait, pa.scalar(None, pa.int64())),
         "termcode": termcode, "swf_status": status,
     }
-    if elapsed is not None:
-        columns["walltime_s"] = pc.if_else(pa.array(ran), elapsed, pa.scalar(None, pa.int64()))
-    else:
-        columns["walltime_s"] = pc.subtract(end, start)
+    recorded = None
+    if elapsed is not None:  # sacct's Elapsed of a job that never started is 0: not a run time
+        recorded = pc.if_else(pa.array(ran), elapsed, pa.scalar(None, pa.int64()))
+    columns["walltime_s"], differs, largest = reconcile(start, end, recorded)
+    if differs.null_count < len(differs):
+        columns["recorded_walltime_s"] = differs
     if limit is not None:
         columns["requested_walltime_s"] = limit
     for source, target in (("User", "user"), ("Partition", "queue")):
@@ -422,13 +479,19 @@ def build(cells: dict[str, pa.Array], headers: dict[str, str], path: str, zone: 
         columns["nodes"] = nodes
     if gpus is not None:
         columns["gpus"] = gpus
-        columns["gpus_per_node"] = _divide(gpus, nodes)
+        per_node = _divide(gpus, nodes)
+        if per_node is not None:  # no node count (no NNodes, NodeList or node TRES): unknown
+            columns["gpus_per_node"] = per_node
+    if cpus is not None:
+        columns["cpus"] = cpus
     if requested is not None:
         columns["requested_procs"] = requested
         if req["mem"] is not None:
             columns["requested_memory_kb"] = _divide(req["mem"], requested)
-    columns["job_id"] = _job_ids(ref)
-    return columns, finished, unfinished, unit
+    columns["job_id"], source = _identity(ref, submit)
+    if source is not None:
+        columns["source_job_id"] = source
+    return columns, finished, unfinished, unit, largest
 
 
 def _take(cells: Any, rows: np.ndarray) -> pa.Array:
@@ -450,39 +513,60 @@ def _names(col: Column) -> pa.Array:
 
 def read(path: str | Path, *, site: Site | str | Path | None = None, tz: str | None = None,
          progress: bool = False, allow_empty: bool = False, skip_bad_lines: bool = False,
+         columns: str | list[str] | None = None, delimiter: str | None = None,
          **_: Any) -> pa.Table:
-    """Read ``sacct --parsable2`` output (plain or gzip) into the job table.
+    """Read sacct output (``--parsable2``, or ``--parsable``; plain or gzip) into the job table.
 
-    Local times are read in ``tz``, else the site's time zone, else UTC (the zone is recorded in
-    the metadata). Bad input raises ``InputError`` naming the line, field, value and what was
-    expected; with ``skip_bad_lines`` such lines are left out and listed in the metadata
-    (``skipped_lines``). Output without finished jobs is an error unless ``allow_empty``.
+    The first line is the header, or, for ``sacct --noheader`` dumps, ``columns`` names the
+    fields (sacct's ``--format`` list; a header that is there anyway must match it).
+    ``delimiter``: what ``sacct --delimiter`` was given, when not ``|``. Local times are read in
+    ``tz``, else the site's time zone, else UTC (the zone is recorded in the metadata). Bad
+    input raises ``InputError`` naming the line, field, value and what was expected; with
+    ``skip_bad_lines`` such lines are left out and listed in the metadata (``skipped_lines``).
+    Output without finished jobs (an empty file too) is an error unless ``allow_empty``.
     """
     name = str(path)
-    site_obj, zone = time_zone_of(site, tz)
+    site_obj, zone = time_zone_of(site, tz, source=path)
     data = read_bytes(path)
+
+    def read_data(d: bytes) -> pa.Table:
+        return _read_data(d, name, site_obj, zone, allow_empty, columns, delimiter)
+
     if skip_bad_lines:
-        return read_skipping(lambda d: _read_data(d, name, site_obj, zone, allow_empty), data, name)
-    return _read_data(data, name, site_obj, zone, allow_empty)
+        return read_skipping(read_data, data, name)
+    return read_data(data)
 
 
-def _read_data(data: bytes, name: str, site_obj: Site | None, zone: str,
-               allow_empty: bool) -> pa.Table:
-    names, positions, found = split(data, name)
+def _empty(name: str, site_obj: Site | None, zone: str, allow_empty: bool) -> pa.Table:
+    if not allow_empty:
+        raise InputError(name, "the file is empty", expected="sacct output, such as that of "
+                         + RECOMMENDED_COMMAND + " (or --allow-empty)")
+    return jt.from_columns({}, _metadata(name, site_obj, zone, "processor", {"header": []}))
+
+
+def _metadata(name: str, site_obj: Site | None, zone: str, unit: str, slurm: dict) -> TableMetadata:
+    return TableMetadata(
+        source_file=Path(name).name, source_format="slurm", converter_version=_version(),
+        site=site_obj.name if site_obj else None, time_zone=zone, processor_unit=unit,
+        unfinished_jobs=sum(slurm.get("unfinished", {}).values()), extra={"slurm": slurm})
+
+
+def _read_data(data: bytes, name: str, site_obj: Site | None, zone: str, allow_empty: bool,
+               columns: str | list[str] | None, delimiter: str | None) -> pa.Table:
+    lay = layout(data, name, columns, delimiter)
     del data
-    headers = {canonical: names[pos] for canonical, pos in positions.items()}
-    columns, finished, unfinished, unit = build(found.cells, headers, name, zone, found.lines)
+    if lay is None:
+        return _empty(name, site_obj, zone, allow_empty)
+    positions, found = split(lay, name)
+    headers = {canonical: lay.names[pos] for canonical, pos in positions.items()}
+    table, finished, unfinished, unit, largest = build(found.cells, headers, name, zone,
+                                                       found.lines)
     if not allow_empty and not int(finished.sum()):
         raise InputError(name, NO_JOB_ROWS if not len(found.lines) else
                          "no finished jobs: every job is pending or running", line=None,
                          expected=NO_JOB_ROWS_EXPECTED)
-    raw = "JobIDRaw" if "JobIDRaw" in found.cells else "JobID"
-    ids_col = Column(name, headers[raw], "job id", found.cells[raw].filter(pa.array(finished)),
-                     found.lines[finished])
-    _check_unique(columns["job_id"], ids_col)
-    metadata = TableMetadata(
-        source_file=Path(name).name, source_format="slurm", converter_version=_version(),
-        site=site_obj.name if site_obj else None, time_zone=zone, processor_unit=unit,
-        extra={"slurm": {"header": names, "jobs": int(finished.sum()),
-                         "steps": found.steps, "unfinished": unfinished}})
-    return jt.from_columns(columns, metadata)
+    names = [n for n in lay.names if n != END_OF_LINE]
+    return jt.from_columns(table, _metadata(name, site_obj, zone, unit, {
+        "header": names, "columns_from": "header" if lay.header_line else "--columns",
+        "jobs": int(finished.sum()), "steps": found.steps, "unfinished": unfinished,
+        "walltime_largest_difference_s": largest}))

@@ -65,26 +65,46 @@ def write_states() -> dict[int, str]:
     return {int(k): v for k, v in descriptor()["writeStates"].items()}
 
 
-def map_header(names: list[str], path: str) -> dict[str, int]:
-    """Canonical column name -> position in the file, for the columns swftools reads.
+def known_names() -> dict[str, str]:
+    """Lower-case column name or alias -> canonical name, for every column swftools reads."""
+    out: dict[str, str] = {}
+    for f in descriptor()["fields"]:
+        for name in (f["name"], *f.get("aliases", ())):
+            out[name.lower()] = f["name"]
+    return out
 
-    Names match case-insensitively; other sacct columns are ignored. A missing required column
-    or a repeated one is an ``InputError`` on line 1.
+
+@dataclass(frozen=True)
+class Header:
+    """Where the read columns are: canonical name -> first position, and the later positions of
+    a column given twice (canonical name, position), whose cells must equal the first's."""
+
+    positions: dict[str, int]
+    repeats: list[tuple[str, int]]
+
+
+def map_header(names: list[str], path: str, line: int = 1,
+               given: str = "header") -> Header:
+    """The read columns of a header (or of the --columns list: ``given``).
+
+    Names and aliases match case-insensitively; other sacct columns are ignored. A missing
+    required column is an ``InputError`` on ``line``.
     """
-    known = {name.lower(): name for name in fields()}
+    known = known_names()
     found: dict[str, int] = {}
+    repeats: list[tuple[str, int]] = []
     for position, raw in enumerate(names):
         name = known.get(raw.strip().lower())
         if name is None:
             continue
         if name in found:
-            raise InputError(path, f"column {raw!r} appears twice", line=1, field="header",
-                             value=raw, expected="each sacct column once")
-        found[name] = position
+            repeats.append((name, position))
+        else:
+            found[name] = position
     missing = [f.name for f in fields().values() if f.required and f.name not in found]
     if missing:
-        raise InputError(path, f"missing sacct column(s) {', '.join(missing)}", line=1,
-                         field="header", value="|".join(names),
-                         expected=f"a sacct --parsable2 header with {', '.join(missing)} "
+        raise InputError(path, f"missing sacct column(s) {', '.join(missing)}", line=line,
+                         field=given, value="|".join(names),
+                         expected=f"sacct columns including {', '.join(missing)} "
                                   f"(see schemas/{SCHEMA_FILE})")
-    return found
+    return Header(found, repeats)

@@ -3,6 +3,8 @@
 One job line per job, no steps; local times in ``tz``, else UTC (what the reader assumes
 without ``tz``), so that a write then a read gives the same instants. The loss report lists what
 sacct's columns cannot carry.
+Jobs are in submit order, ties in row order (a table read from sacct output keeps its order:
+``swftools.formats.order``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from swftools.errors import UsageError
 from swftools.formats.nqsii.timefmt import (format_datetime_matrix, local_to_utc, matrix_strings,
                                             utc_offsets)
 from swftools.formats.localtime import zone_note
+from swftools.formats.order import in_write_order
 from swftools.formats.slurm import fields as fx
 from swftools.formats.slurm.schema import state_rule, write_states
 from swftools.metadata import TableMetadata
@@ -58,8 +61,9 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
     """(the sacct --parsable2 text of ``table``, the loss report)."""
     zone = tz or "UTC"
     losses: list[str] = zone_note(table, site, zone)
-    unit = TableMetadata.from_table(table).unit
-    table = table.cast(jt.arrow_schema())
+    meta = TableMetadata.from_table(table)
+    unit = meta.unit
+    table = in_write_order(table.cast(jt.arrow_schema()), "slurm", meta.source_format)
     col = {name: table.column(name).combine_chunks() for name in table.column_names}
     n = table.num_rows
     if col["submit_time"].null_count:
@@ -98,11 +102,19 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
     end = _local_times(col["finish_time"], zone)
     rows = zip(*(col[c].to_pylist() for c in (
         "job_id", "user", "group", "queue", "walltime_s", "requested_walltime_s", "termcode",
-        "swf_status", "nodes", "gpus", "requested_procs", "requested_memory_kb", "start_time")))
-    lines = ["|".join(HEADER)]
+        "swf_status", "nodes", "gpus", "requested_procs", "requested_memory_kb", "start_time",
+        "cpus", "recorded_walltime_s", "source_job_id")))
+    # source ids (array tasks, het components) are JobIDs; without a JobIDRaw column the reader
+    # numbers the jobs in submit order again, as it numbered them when it read the source
+    sourced = col["source_job_id"].null_count < n
+    if sourced:
+        _check_text("source_job_id", col["source_job_id"].to_pylist())
+        losses.append("job_id: JobID holds source_job_id (no JobIDRaw): read back, the jobs are "
+                      "numbered in submit order")
+    lines = ["|".join(h for h in HEADER if not (sourced and h == "JobIDRaw"))]
     counts = {"no_state": 0, "status": 0, "memory": 0, "walltime": 0, "gpus": 0}
     for i, (job, user, group, queue, wall, limit, term, status, nodes, gpus, req, mem,
-            started) in enumerate(rows):
+            started, cpus, recorded, source) in enumerate(rows):
         if term is None:
             term = {1: 0, 0: 1, 5: 3}.get(status, 0)
             counts["no_state"] += 1
@@ -119,6 +131,8 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
         key = "gres/gpu" if unit == "gpu" else "cpu"
         if gpus is not None:
             alloc[key] = str(gpus)
+        if cpus is not None and unit == "gpu":
+            alloc["cpu"] = str(cpus)
         if nodes is not None:
             alloc["node"] = str(nodes)
         if req is not None:
@@ -127,14 +141,20 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
                 request["mem"] = fx.format_memory(mem * req)
         if mem is not None and not req:
             counts["memory"] += 1
-        lines.append("|".join((
-            str(job), str(job), user or "", group or "", queue or "", submit[i], submit[i],
-            start[i], end[i], fx.format_duration(wall or 0) if started is not None else "00:00:00",
+        if recorded is not None:  # the log's own figure: Elapsed; End - Start is walltime_s
+            wall = recorded
+        ncpus = cpus if cpus is not None else (gpus if unit == "processor" else None)
+        cells = [
+            source or str(job), str(job), user or "", group or "", queue or "", submit[i],
+            submit[i], start[i], end[i],
+            fx.format_duration(wall or 0) if started is not None else "00:00:00",
             str(wall) if wall is not None and started is not None else ("" if started is not None else "0"),
             fx.format_timelimit(limit), state, _EXIT_CODES[term],
-            "" if nodes is None else str(nodes),
-            str(gpus) if unit == "processor" and gpus is not None else "",
-            fx.format_tres(request), fx.format_tres(alloc))))
+            "" if nodes is None else str(nodes), "" if ncpus is None else str(ncpus),
+            fx.format_tres(request), fx.format_tres(alloc)]
+        if sourced:
+            del cells[1]
+        lines.append("|".join(cells))
     notes = {
         "no_state": "termcode unknown: state written from the SWF status (else COMPLETED)",
         "status": "swf_status unknown or other than the state table's for their termination "

@@ -12,9 +12,12 @@ from swftools.table import column_names
 INFO = FormatInfo(
     name="swf", title="Standard Workload Format 2.2 (Parallel Workloads Archive)", read=True,
     write=True, extensions=(".swf", ".swf.gz"),
-    carries=frozenset(column_names()) - {"nodes", "gpus_per_node", "termcode"}, tables=("swf",),
+    carries=frozenset(column_names()) - {"nodes", "gpus_per_node", "termcode", "cpus",
+                                         "recorded_walltime_s", "source_job_id"}, tables=("swf",),
     cannot_carry="nodes and GPUs per node (field 5 holds the total), termcode (mapped to SWF "
-                 "status), user/group/queue names (numbered)",
+                 "status), user/group/queue names (numbered); field 5 holds one unit: cpus on "
+                 "a GPU site (or GPUs on a processor site) are dropped; the log's own run time "
+                 "where it differs from finish - start; source job ids (job numbers only)",
     reference="https://www.cs.huji.ac.il/labs/parallel/workload/swf.html")
 
 __all__ = ["FIELDS", "INFO", "PWA_WIDTHS", "SwfField", "read", "read_bytes", "row_line_numbers",

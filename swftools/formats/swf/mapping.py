@@ -104,6 +104,51 @@ def queue_numbers(col: pa.ChunkedArray, site: Site | None, ids: Any = _UNKNOWN) 
     return pc.coalesce(known, extra)
 
 
+def queue_names(col: pa.ChunkedArray, site: Site | None,
+                ids: Any = _UNKNOWN) -> list[tuple[int, str]]:
+    """(SWF queue number, queue name) of every queue ``col`` holds, by number (the first name
+    seen for a number; a numeric queue's name is its number): the header's ``Queue:`` lines.
+    Numbered as ``queue_numbers`` numbers the whole column (distinct values keep the order of
+    their first appearance)."""
+    import pyarrow.compute as pc
+
+    ids = _as_ids(col) if ids is _UNKNOWN else ids
+    if ids is not None:
+        return [(n, str(n)) for n in sorted(pc.unique(ids.drop_null()).to_pylist())]
+    names = pc.unique(col.drop_null())
+    if not len(names):
+        return []
+    numbers = queue_numbers(pa.chunked_array([names]), site, None).to_pylist()
+    first: dict[int, str] = {}
+    for number, name in zip(numbers, names.to_pylist()):
+        first.setdefault(number, name)
+    return sorted(first.items())
+
+
+def _queue_header(table: pa.Table, site: Site | None) -> list[list[str]]:
+    """``MaxQueues`` and one ``Queue:`` line per queue number written: the site's queues with
+    their limits, then every other queue the jobs are in (``MaxQueues`` covers the highest
+    number)."""
+    used = queue_names(table.column("queue"), site)
+    pairs: list[list[str]] = []
+    known = {q.number for q in site.queues} if site else set()
+    if site:
+        for q in sorted(site.queues, key=lambda q: q.number):
+            pairs.append(["Queue", f"{q.number} {q.name} ({q.nodes_min}-{q.nodes_max} nodes, "
+                                   f"{q.gpus_per_node_min}-{q.gpus_per_node_max} GPUs per node, "
+                                   f"walltime default/max {q.walltime_default_s / 3600:g}/"
+                                   f"{q.walltime_max_s / 3600:g} h)"])
+    for number, name in used:
+        if number in known:
+            continue
+        text = str(number) if name == str(number) else f"{number} {name}"
+        pairs.append(["Queue", text + (f" (not a queue of site {site.name})" if site else "")])
+    if not pairs:
+        return []
+    highest = max([len(known)] + [number for number, _ in used] + list(known))
+    return [["MaxQueues", str(highest)], *pairs]
+
+
 # Fills ``out`` (int64, float64 for field 6) with rows [begin, begin + len(out)) of one SWF
 # field's values, -1 for unknown: ``fill(begin, out)``.
 Filler = Callable[[int, np.ndarray], None]
@@ -198,6 +243,7 @@ def field_fillers(table: pa.Table, site: Any = None, *,
     ids = id_columns(table) if ids is None else ids
     col = table.column
     derived = not _is_swf(table, meta)
+    allocated = allocated_filler(table, meta)
     fillers: dict[SwfField, Filler] = {
         SwfField.JOB_ID: _column(col("job_id")),
         SwfField.SUBMIT_TIME: _shifted(col("submit_time"), time_origin(table)),
@@ -205,11 +251,11 @@ def field_fillers(table: pa.Table, site: Any = None, *,
             _coalesce(col("wait_s"), _difference(col("start_time"), col("submit_time"))),
         SwfField.RUN_TIME:
             _coalesce(col("walltime_s"), _difference(col("finish_time"), col("start_time"))),
-        SwfField.ALLOCATED_PROCESSOR_COUNT: _column(col("gpus")),
+        SwfField.ALLOCATED_PROCESSOR_COUNT: allocated,
         SwfField.AVERAGE_CPU_TIME_USED: _column(col("avg_cpu_time_s"), pa.float64()),
         SwfField.USED_MEMORY: _column(col("used_memory_kb")),
         SwfField.REQUESTED_NUMBER_OF_PROCESSORS:
-            _coalesce(col("requested_procs"), _column(col("gpus"))) if derived
+            _coalesce(col("requested_procs"), allocated) if derived
             else _column(col("requested_procs")),
         SwfField.REQUESTED_TIME: _column(col("requested_walltime_s")),
         SwfField.REQUESTED_MEMORY: _column(col("requested_memory_kb")),
@@ -225,6 +271,24 @@ def field_fillers(table: pa.Table, site: Any = None, *,
         SwfField.THINK_TIME_FROM_PRECEDING_JOB: _column(col("think_time_s")),
     }
     return [fillers[field] for field in FIELDS]
+
+
+def _maybe_column(table: pa.Table, name: str) -> pa.ChunkedArray | None:
+    """A column with some known value, or None (absent, or all unknown)."""
+    if name not in table.column_names:
+        return None
+    column = table.column(name)
+    return column if column.null_count < table.num_rows else None
+
+
+def allocated_filler(table: pa.Table, meta: TableMetadata | None = None) -> Filler:
+    """SWF field 5 in the table's unit: ``gpus`` on a GPU site; on a processor site ``cpus``
+    where known, else ``gpus`` (SWF traces keep their processors there)."""
+    meta = meta or TableMetadata.from_table(table)
+    cpus = _maybe_column(table, "cpus")
+    if meta.unit == "gpu" or cpus is None:
+        return _column(table.column("gpus"))
+    return _coalesce(cpus, _column(table.column("gpus")))
 
 
 def field_dtype(field: SwfField) -> np.dtype:
@@ -285,13 +349,10 @@ def build_header(table: pa.Table, site: Any = None) -> list[list[str]]:
     if site:
         pairs += [["MaxNodes", str(site.max_nodes)], ["MaxProcs", str(site.max_gpus)],
                   ["MaxRuntime", str(max(q.walltime_max_s for q in site.queues))],
-                  ["AllowOveruse", "No"], ["MaxQueues", str(len(site.queues))],
-                  ["Queues", "all batch queues share one node pool; no interactive queue"]]
-        for q in sorted(site.queues, key=lambda q: q.number):
-            pairs.append(["Queue", f"{q.number} {q.name} ({q.nodes_min}-{q.nodes_max} nodes, "
-                                   f"{q.gpus_per_node_min}-{q.gpus_per_node_max} GPUs per node, "
-                                   f"walltime default/max {q.walltime_default_s / 3600:g}/"
-                                   f"{q.walltime_max_s / 3600:g} h)"])
+                  ["AllowOveruse", "No"]]
+        queues = _queue_header(table, site)
+        pairs += queues[:1] + [["Queues", "all batch queues share one node pool; no interactive "
+                                          "queue"]] + queues[1:]
         pairs += [["MaxPartitions", "1"], ["Partition", "1 all nodes (one shared pool)"],
                   ["Note", f"processors are GPUs; nodes = ceil(GPUs/{site.gpus_per_node}) "
                            "(multi-node jobs hold every GPU of their nodes); requested time is "
@@ -299,6 +360,11 @@ def build_header(table: pa.Table, site: Any = None) -> list[list[str]]:
         timeline = ", ".join(f"{n} nodes from {datetime.fromtimestamp(t, ZoneInfo(tz)).date()}"
                              for t, n in zip(site.capacity_since, site.capacity_nodes))
         pairs.append(["Note", f"managed capacity over time: {timeline}"])
+    else:
+        pairs += _queue_header(table, None)
+    if site is None and meta.unit == "gpu":
+        pairs.append(["Note", "processors are GPUs (field 5 counts the GPUs allocated; "
+                              "CPU-only jobs hold 0)"])
     mapping = site.termcode_to_swf_status if site and site.termcode_to_swf_status else DEFAULT_STATUS
     if table.column("termcode").null_count < table.num_rows:
         text = ", ".join(f"{k}->{v}" for k, v in sorted(mapping.items()))
@@ -327,11 +393,21 @@ def describe_losses(table: pa.Table, site: Any = None, *,
             losses.append(f"{name} names replaced by numbers 1..{n} in order of first appearance")
     if ids["queue"] is None:
         losses.append("queue names replaced by queue numbers (listed in the Queue: header lines)")
+    if site is not None:
+        own = {q.number for q in site.queues}
+        other = [f"{n} {name}" for n, name in queue_names(col("queue"), site, ids["queue"])
+                 if n not in own]
+        if other:
+            losses.append(f"queue: {len(other)} queue(s) site {site.name} does not have, numbered "
+                          f"after its queues: {', '.join(other[:10])}"
+                          f"{', ...' if len(other) > 10 else ''} (MaxQueues and the Queue: header "
+                          "lines list them)")
     shape = [name for name in ("nodes", "gpus_per_node") if col(name).null_count < table.num_rows]
     if shape:
-        losses.append(f"{' and '.join(shape)} have no SWF field: field 5 holds total GPUs"
+        losses.append(f"{' and '.join(shape)} have no SWF field: field 5 holds total {meta.unit_word}"
                       + (f" (nodes = ceil(GPUs/{site.gpus_per_node}) under the whole-node policy)"
                          if site else ""))
+    losses += unit_losses(table, meta)
     if _count_rows(table, _termcode_without_status):
         losses.append("termcode mapped to SWF status: failed and walltime-exceeded both become 0, "
                       "user and system cancels both become 5")
@@ -341,9 +417,63 @@ def describe_losses(table: pa.Table, site: Any = None, *,
         if n_bad:
             losses.append(f"{n_bad} jobs: {start} disagrees with {base} + {dur}; SWF keeps the "
                           f"recorded {label} only")
+    sources = table.num_rows - col("source_job_id").null_count
+    if sources:
+        losses.append(f"source_job_id: {sources} source job ids not carried (SWF holds job "
+                      "numbers only)")
     layout = meta.swf_layout or {}
     if layout.get("reasons") and layout.get("n_rows") == table.num_rows:
         losses.append("not byte-identical to the SWF input: " + "; ".join(layout["reasons"]))
+    return losses
+
+
+def _known(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 values, known) of a column (all unknown when absent)."""
+    if name not in table.column_names:
+        return np.zeros(table.num_rows, np.int64), np.zeros(table.num_rows, bool)
+    column = table.column(name)
+    known = jt.validity(column)
+    values = jt.filled(column, 0, np.empty(table.num_rows, np.int64))
+    return values, np.ones(table.num_rows, bool) if known is None else known
+
+
+def job_list(table: pa.Table, rows: np.ndarray, first: int = 5) -> str:
+    """``N job(s) (job ids a, b, c, ...)`` for the rows marked in ``rows``."""
+    picked = np.flatnonzero(rows)
+    ids = table.column("job_id").take(jt.from_numpy(picked[:first].astype(np.int64))).to_pylist()
+    more = ", ..." if len(picked) > first else ""
+    return f"{len(picked)} job(s) (job ids {', '.join(map(str, ids))}{more})"
+
+
+def unit_losses(table: pa.Table, meta: TableMetadata) -> list[str]:
+    """Field 5 holds one unit: what the other unit's column and the recorded run time lose."""
+    losses = []
+    gpus, gk = _known(table, "gpus")
+    cpus, ck = _known(table, "cpus")
+    if ck.any() and meta.unit == "gpu":
+        losses.append(f"cpus: no SWF field on a GPU site (field 5 holds GPUs): the processor "
+                      f"count of {job_list(table, ck)} dropped")
+        cpu_only = ck & gk & (gpus == 0) & (cpus > 0)
+        if cpu_only.any():
+            losses.append(f"{job_list(table, cpu_only)} are CPU-only (cpus, no GPUs): field 5 "
+                          "is 0; exports that need GPUs (Batsim, Tiresias) skip them")
+    elif ck.any():
+        losses.append("cpus: written as field 5 (processors, the site's unit); SWF has no "
+                      "separate column, so a read gives them back as gpus")
+        other = ck & (~gk | (gpus != cpus))
+        with_gpus = other & gk & (gpus > 0)
+        if other.any():
+            dropped = (f"; the GPUs of {job_list(table, with_gpus)} are dropped"
+                       if with_gpus.any() else "")
+            losses.append(f"gpus: field 5 holds cpus (processors, the site's unit) for "
+                          f"{job_list(table, other)}{dropped}")
+    recorded, rk = _known(table, "recorded_walltime_s")
+    if rk.any():
+        wall, wk = _known(table, "walltime_s")
+        diff = np.abs(recorded - wall)[rk & wk]
+        largest = f" (largest difference {int(diff.max())} s)" if len(diff) else ""
+        losses.append(f"recorded_walltime_s: the log's own run time of {job_list(table, rk)} "
+                      f"dropped{largest}; field 4 holds finish - start")
     return losses
 
 

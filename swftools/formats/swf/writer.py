@@ -24,6 +24,7 @@ from swftools.formats.swf import kernels as swf_kernels
 from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
 from swftools.formats.swf.header import parse_header, render_header
 from swftools.formats.swf.layout import unpack_mask
+from swftools.formats.order import in_write_order
 from swftools.formats.swf.mapping import (build_header, describe_losses, field_fillers,
                                           id_columns)
 from swftools.metadata import TableMetadata
@@ -144,17 +145,25 @@ def _content(table: pa.Table, site: Any, ids: dict[str, pa.Array | None] | None 
     yield from chunks
 
 
+def _ordered(table: pa.Table, meta: TableMetadata | None = None) -> pa.Table:
+    """``table`` in the order its job lines are written: submit order, except a table read from
+    SWF, which keeps the file's order (``swftools.formats.order.in_write_order``)."""
+    return in_write_order(table, "swf", (meta or TableMetadata.from_table(table)).source_format)
+
+
 def to_bytes(table: pa.Table, site: Any = None) -> bytes:
-    """The complete SWF file content for ``table``."""
+    """The complete SWF file content for ``table`` (job lines in submit order: ``_ordered``)."""
     return b"".join(bytes(part) if isinstance(part, bytes) else part.tobytes()
-                    for part in _content(table, site))
+                    for part in _content(_ordered(table), site))
 
 
 def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = False,
           progress: bool = False) -> list[str]:
-    """Write ``table`` as SWF (gzip when the path ends in .gz); returns the loss report."""
+    """Write ``table`` as SWF (gzip when the path ends in .gz), job lines in submit order
+    (``_ordered``); returns the loss report."""
     del progress
     meta = TableMetadata.from_table(table)  # checked once
+    table = _ordered(table, meta)
     ids = id_columns(table)  # parsed once for the loss report and the values
     # before writing: errors leave nothing behind
     losses = describe_losses(table, site, ids=ids, meta=meta)
