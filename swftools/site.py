@@ -117,6 +117,9 @@ class Site:
     gpu_score: tuple[tuple[float, ...], ...] = ()  # [node][gpu], 1.0 = nominal
     links: Links = DEFAULT_LINKS
     gpu_scores_file: str | None = None  # the score file read, as resolved
+    # [node][gpu] performance class (0 fastest) from the score file's ``class`` column; None when
+    # the file has none (``swftools.whatif.profile.site_profile`` then clusters the scores)
+    gpu_class: tuple[tuple[int, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         n = max(self.capacity_nodes) if self.capacity_nodes else 0
@@ -226,10 +229,12 @@ def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
     links = _links(settings.get("links", {}))
     scores_file = None
     scores: tuple[tuple[float, ...], ...] = ()
+    classes: tuple[tuple[int, ...], ...] | None = None
     if "gpu_scores" in settings:
         base = Path(path).parent if path != "<site>" else Path(".")
         scores_file = str(base / settings["gpu_scores"])
-        scores = read_score_csv(scores_file, n_nodes, gpn, of_node).scores
+        read = read_score_csv(scores_file, n_nodes, gpn, of_node)
+        scores, classes = read.scores, read.classes
     return Site(
         name=settings["name"],
         title=settings.get("title", settings["name"]),
@@ -250,6 +255,7 @@ def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
         gpu_score=scores,
         links=links,
         gpu_scores_file=scores_file,
+        gpu_class=classes,
     )
 
 
@@ -350,8 +356,9 @@ def read_score_csv(path: str | Path, nodes: int, gpus_per_node: int,
     Exactly one row per GPU of ``nodes x gpus_per_node``; scores are positive finite decimals
     (1.0 = nominal). Any defect is an ``InputError`` naming file, line, field, value and what was
     expected: a missing GPU, a non-numeric or non-positive score, a node or GPU index that does
-    not exist, a duplicate row, a class that is not a non-negative integer, a GPU model that is
-    not the model the node groups give that node.
+    not exist, a duplicate row, a class that is not a non-negative integer, classes that are not
+    numbered 0..k-1 or not ordered by score (``check_score_classes``), a GPU model that is not
+    the model the node groups give that node.
     """
     name = str(path)
     try:
@@ -437,9 +444,33 @@ def read_score_csv(path: str | Path, nodes: int, gpus_per_node: int,
                                  value=f"node {node}, gpu_index {gpu}",
                                  expected=f"one row per GPU: nodes 0..{nodes - 1} x gpu_index "
                                           f"0..{gpus_per_node - 1}")
+    lines = tuple(tuple(seen[n, g] for g in range(gpus_per_node)) for n in range(nodes))
+    if has_class:
+        check_score_classes(name, scores, classes, lines)
     return ScoreFile(name, tuple(tuple(r) for r in scores),
-                     tuple(tuple(r) for r in classes) if has_class else None,
-                     tuple(tuple(seen[n, g] for g in range(gpus_per_node)) for n in range(nodes)))
+                     tuple(tuple(r) for r in classes) if has_class else None, lines)
+
+
+def check_score_classes(path: str, scores: Any, classes: Any, lines: Any) -> None:
+    """Performance classes ``classes[node][gpu]`` numbered 0..k-1 without gaps, class 0 the
+    fastest: every score of class c is >= every score of class c + 1 (what the placement
+    policies rely on). InputError naming the file, the GPU's line, the class and the rule."""
+    flat = [(float(s), int(c), int(ln)) for rs, rc, rl in zip(scores, classes, lines)
+            for s, c, ln in zip(rs, rc, rl)]
+    used = sorted({c for _, c, _ in flat})
+    if used and used != list(range(len(used))):
+        gap = min(set(range(used[-1] + 1)) - set(used))
+        raise InputError(path, f"class {gap} has no GPU", field="class", value=str(gap),
+                         expected=f"classes numbered 0..{used[-1]} without gaps")
+    gpus = len(scores[0]) if len(scores) else 1
+    slowest = {c: min(s for s, k, _ in flat if k == c) for c in used}
+    for i, (s, c, line) in enumerate(flat):
+        if c > 0 and s > slowest[c - 1]:
+            node, gpu = divmod(i, gpus)
+            raise InputError(path, f"node {node}, GPU {gpu} scores {s} in class {c}, above the "
+                             f"slowest GPU of class {c - 1} ({slowest[c - 1]})", line=line,
+                             field="class", value=str(c),
+                             expected="classes ordered by score, class 0 = fastest")
 
 
 DEFAULT_NQSII_SITE = "aaic"  # the NQSII reader's site when neither --site nor the trace names one

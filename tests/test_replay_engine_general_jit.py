@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from swftools import synth
 from swftools.errors import UsageError
-from swftools.replay import PLACEMENTS, PlacementInputs, _general_inputs, engine_general, replay
+from swftools.replay import PlacementInputs, _general_inputs, engine_general, replay
+from swftools.replay.placement.tables import COMPILED_POLICIES  # the policies with a twin
 from swftools.replay import engine_gpu
 from swftools.replay.engine_gpu import run_gpu
 from swftools.replay.factors import FactorKernel
@@ -101,7 +102,8 @@ POLICIES = st.sampled_from(["easy", "fcfs"])
 
 
 @settings(max_examples=300, deadline=None)
-@given(placement_gpu_cases(), st.sampled_from(PLACEMENTS), POLICIES, FACTORS, st.integers(0, 3))
+@given(placement_gpu_cases(), st.sampled_from(COMPILED_POLICIES), POLICIES, FACTORS,
+       st.integers(0, 3))
 def test_compiled_general_path_matches_python_on_small_sites(case, name, policy, factors, seed):
     table, site, inputs = case
     check_case(table, GpuNodes(site), name, inputs, policy, factors, seed, site.max_nodes,
@@ -109,7 +111,7 @@ def test_compiled_general_path_matches_python_on_small_sites(case, name, policy,
 
 
 @settings(max_examples=200, deadline=None)
-@given(placement_wide_gpu_cases(), st.sampled_from(PLACEMENTS), POLICIES, FACTORS,
+@given(placement_wide_gpu_cases(), st.sampled_from(COMPILED_POLICIES), POLICIES, FACTORS,
        st.integers(0, 3))
 def test_compiled_general_path_matches_python_on_sites_wider_than_a_word(case, name, policy,
                                                                          factors, seed):
@@ -121,7 +123,7 @@ def test_compiled_general_path_matches_python_on_sites_wider_than_a_word(case, n
 
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(placement_flat_cases(), placement_wide_flat_cases()),
-       st.sampled_from(PLACEMENTS), POLICIES, FACTORS, st.integers(0, 3))
+       st.sampled_from(COMPILED_POLICIES), POLICIES, FACTORS, st.integers(0, 3))
 def test_compiled_general_path_matches_python_on_flat_pools(case, name, policy, factors, seed):
     """Flat pools as one-GPU nodes (``FlatNodes``): a job of s processors is s whole nodes."""
     table, procs, inputs = case
@@ -162,9 +164,9 @@ def test_whatif_sensitivity_kernel_matches_python(case, scheduler, seed):
     """The what-if model's kernel (``FactorModel.kernel``) on heterogeneous sites: every
     placement's replay is the same with the compiled general path as in Python."""
     table, site, profile = case
-    python, compiled = _whatif_both(table, site, list(PLACEMENTS), profile=profile,
+    python, compiled = _whatif_both(table, site, list(COMPILED_POLICIES), profile=profile,
                                     scheduler=scheduler, seed=seed)
-    for name in PLACEMENTS:
+    for name in COMPILED_POLICIES:
         assert python.results[name].jobs.equals(compiled.results[name].jobs), name
         assert python.results[name].skipped.equals(compiled.results[name].skipped), name
 
@@ -178,9 +180,9 @@ def test_whatif_on_a_synthetic_aaic_trace_is_the_same_compiled():
     site = load_site("aaic-v100-half")
     table = synth.generate(4000, seed=11, site=resolve_site("aaic"))
     profile = generate_profile(site, spread=0.05, seed=1, classes=4)
-    python, compiled = _whatif_both(table, site, list(PLACEMENTS), profile=profile)
+    python, compiled = _whatif_both(table, site, list(COMPILED_POLICIES), profile=profile)
     assert python.to_json() == compiled.to_json()
-    for name in PLACEMENTS:
+    for name in COMPILED_POLICIES:
         assert python.results[name].jobs.equals(compiled.results[name].jobs), name
         assert python.results[name].skipped.equals(compiled.results[name].skipped), name
 
@@ -194,7 +196,7 @@ def test_capacity_timeline_and_replay_output_are_the_same_either_way():
                              rack=[k // 10 for k in range(40)],
                              gain=[1.0 + (r % 4) for r in range(table.num_rows)])
     keyed, factor, lower = keyed_factor(inputs, 40, 8, table.num_rows)
-    for name in PLACEMENTS:
+    for name in COMPILED_POLICIES:
         for kwargs in ({"placement_inputs": inputs},
                        {"placement_inputs": keyed, "runtime_factor": factor,
                         "min_factor": lower}):
@@ -253,7 +255,7 @@ def test_a_bad_factor_is_the_same_usage_error():
 
 
 @settings(max_examples=40, deadline=None)
-@given(placement_wide_gpu_cases(), st.sampled_from(PLACEMENTS), POLICIES,
+@given(placement_wide_gpu_cases(), st.sampled_from(COMPILED_POLICIES), POLICIES,
        st.sampled_from(["none", "bound", "too-high"]), st.integers(0, 62))
 def test_the_combination_bits_change_no_start(case, name, policy, factors, bits):
     """Fewer queue bits for the (size, group, bound) combinations (none at all from 0 on): the

@@ -85,7 +85,7 @@ def written(tmp_path_factory):
     from swftools.whatif.run import whatif
 
     base = tmp_path_factory.mktemp("html")
-    whatif(formats.read(SAMPLE).slice(0, 300), "aaic-v100-half",
+    whatif(formats.read(SAMPLE), "aaic-v100-half",  # the report's trace: its fingerprint
            policies=("packed", "lxv")).write(base / "whatif")
     report(SAMPLE, base / "rep", html=True, whatif=base / "whatif")
     return base / "rep"
@@ -260,3 +260,27 @@ def test_validation_findings_are_listed_per_rule():
     clean = parsed.row_labels["validation-clean"]
     assert clean and not set(clean) & set(fired)
     assert set(clean) | set(fired) == set(validation.rules_run) | set(fired)
+
+
+def test_whatif_of_another_trace_is_refused(tmp_path):
+    """A comparison records its trace's fingerprint; report --whatif refuses another trace's,
+    and one with no fingerprint (an older swftools), before the analysis and writing nothing."""
+    from typer.testing import CliRunner
+
+    from swftools.cli import app
+    from swftools.whatif.run import whatif
+
+    whatif(formats.read(SAMPLE).slice(0, 50), "aaic", policies="packed").write(tmp_path / "w")
+    with pytest.raises(InputError, match="made from another trace") as info:
+        report(SAMPLE, tmp_path / "r", html=True, whatif=tmp_path / "w")
+    assert info.value.field == "trace/fingerprint"
+    result = CliRunner().invoke(app, ["report", str(SAMPLE), "-o", str(tmp_path / "r"),
+                                      "--html", "--whatif", str(tmp_path / "w")])
+    assert result.exit_code == 1 and "another trace (aaic-sample.csv.gz, 50 jobs)" in result.output
+    assert "Traceback" not in result.output
+    doc = json.loads((tmp_path / "w" / "comparison.json").read_text())
+    del doc["trace"]
+    (tmp_path / "w" / "comparison.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="no trace fingerprint"):
+        report(SAMPLE, tmp_path / "r", html=True, whatif=tmp_path / "w")
+    assert not (tmp_path / "r").exists()

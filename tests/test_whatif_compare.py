@@ -77,3 +77,49 @@ def test_jct_figure_is_deterministic(tmp_path):
     first = jct_cdf_figure(runs, tmp_path / "a.png").read_bytes()
     second = jct_cdf_figure(runs, tmp_path / "b.png").read_bytes()
     assert first == second and first.startswith(b"\x89PNG")
+
+
+# --- the readable table (issue 25, item 6) -----------------------------------------------------
+
+
+def test_each_time_column_gets_the_unit_that_shows_it():
+    from swftools.whatif.compare import column_unit
+
+    waits = ("s", "min", "h")
+    assert column_unit([0.0, 18.0], waits) == "s"  # was 0.00 h beside x13.527
+    assert column_unit([9.0, 599.0], waits) == "s"  # 9.98 min: below 10 of the unit
+    assert column_unit([600.0, 30.0], waits) == "min"
+    assert column_unit([36000.0, 100.0], waits) == "h"
+    assert column_unit([0.0, 0.0], waits) == "s"
+    spans = ("s", "min", "h", "d")
+    assert column_unit([5 * 86400.0], spans) == "h" and column_unit([30 * 86400.0], spans) == "d"
+
+
+def test_table_rows_are_labelled_and_zero_baselines_read_n_a():
+    """Waits of seconds are visible, ratio rows say against what, a ratio against a zero
+    baseline is ``n/a`` in the text and in the HTML report alike."""
+    from swftools.report.html import whatif_table
+
+    a = jobs([(0, 0, 100, 1), (0, 0, 100, 1)])  # no wait at all: a zero baseline
+    b = jobs([(0, 0, 50, 1), (0, 30, 50, 1)])
+    rows = compare([("packed", a, [(0, 2)]), ("lxv", b, [(0, 2)])])
+    text = table_text(rows, "gpu", ["site s", ""])
+    lines = text.splitlines()
+    assert lines[:2] == ["site s", ""]
+    head = lines[2]
+    assert "mean wait (s)" in head and "GPU-hours" in head and "makespan (s)" in head
+    body = lines[4:]
+    assert [line[:17].rstrip() for line in body] == ["packed", "lxv", "  ratio to packed"]
+    assert body[1].split()[2] == "15.0"  # lxv's mean wait: 15 s, not 0.00 h
+    ratio = body[2].split()
+    assert ratio[3:7] == ["x1.000", "n/a", "n/a", "x0.632"]  # packed waits 0; JCT sqrt(50 80)/100
+    assert "x0.000" not in text and "xnan" not in text
+    html = whatif_table({"policies": [r.to_json() for r in rows]})
+    assert html["rows"][1][2] == "15.0 (n/a)" and html["headers"][2] == "mean wait (s)"
+    assert "ratio to packed" in html["caption"]
+
+
+def test_processor_hours_on_a_cpu_trace():
+    rows = compare([("packed", jobs([(0, 0, 3600, 4)]), [(0, 4)])])
+    assert "processor-hours" in table_text(rows, "processor").splitlines()[0]
+    assert "GPU-hours" in table_text(rows, "gpu").splitlines()[0]

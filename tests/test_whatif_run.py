@@ -64,13 +64,26 @@ def test_cli_table_json_and_out(tmp_path):
             "--policies", "even,priority"]
     result = runner.invoke(app, base)
     assert result.exit_code == 0, result.output
-    assert "priority" in result.output and "total run h" in result.output
+    assert "priority" in result.stdout and "total run (h)" in result.stdout
+    assert "  ratio to even" in result.stdout and "GPU-hours" in result.stdout
+    shown = result.stdout
     result = runner.invoke(app, [*base, "--json"])
     doc = json.loads(result.stdout)
     assert [p["policy"] for p in doc["policies"]] == ["even", "priority"]
     assert doc["site"] == "aaic-v100-20"
+    # what the comparison was made from: trace fingerprint, site, sensitivity, seed, policies
+    from swftools.fingerprint import table_fingerprint
+
+    assert doc["trace"] == {"fingerprint": table_fingerprint(formats.read(SAMPLE)),
+                            "source_file": "aaic-sample.csv.gz", "jobs": 5000,
+                            "processor_unit": "gpu"}
+    assert (doc["sensitivity"], doc["seed"], doc["baseline"]) == ("mlperf-p100-v100", 0, "even")
     out = tmp_path / "cmp"
     assert runner.invoke(app, [*base, "--out", str(out)]).exit_code == 0
+    # comparison.txt is byte for byte what the terminal showed, context lines included
+    assert (out / "comparison.txt").read_text(encoding="utf-8") == shown
+    assert shown.startswith("trace        aaic-sample.csv.gz (sha256:")
+    assert "site         aaic-v100-20; profile none" in shown
     assert sorted(p.name for p in out.iterdir()) == [".swftools-output",
         "comparison.json", "comparison.txt", "even.parquet", "jct-cdf.png", "priority.parquet"]
     first = {p.name: p.read_bytes() for p in out.iterdir()}

@@ -10,7 +10,8 @@ import typer
 
 from typer.core import TyperGroup
 
-from swftools.cli.common import JSON_HELP, OUT_OPTION, SITE_HELP, handle_errors, output_path, print_json
+from swftools.cli.common import (JSON_HELP, OUT_OPTION, SITE_HELP, handle_errors, output_path,
+                                 print_json, warn)
 from swftools.errors import UsageError
 
 class _RunByDefault(TyperGroup):
@@ -47,13 +48,19 @@ def run_command(
     policies: str = typer.Option("packed,priority,lxv", "--policies", help="Placement policies "
                                  "to compare, comma-separated; the first is the baseline: "
                                  "packed, best-fit, random, even, priority, variability-first, "
-                                 "locality-first, lxv."),
+                                 "locality-first, lxv, pm-first, pal."),
     class_column: Optional[str] = typer.Option(None, "--class-column", help="Trace column that "
                                                "holds each job's application class."),
     class_rule: str = typer.Option("hash", "--class-rule", help="Without a class column: hash "
                                    "(job id into the model's mix) or single:<class>."),
     scheduler: str = typer.Option("easy", "--scheduler", help="Scheduling policy: fcfs or easy."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the random placement."),
+    locality_penalty: float = typer.Option(1.7, "--locality-penalty", help="pal: multiplier "
+                                           "of the class value of cells spanning nodes (PAL's "
+                                           "default 1.7; 1 = none)."),
+    pal_k2: bool = typer.Option(False, "--pal-k2", help="pal: always 2 k-means classes (PAL's "
+                                "artifact, whose silhouette loop returns early) instead of the "
+                                "silhouette's k."),
     from_format: Optional[str] = typer.Option(None, "--from", help="Input format: swf, nqsii, "
                                               "package."),
     out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Write per-policy job tables "
@@ -96,16 +103,17 @@ def run_command(
             result = whatif(table, site_obj, policies=names, profile=profile, procs=procs,
                             sensitivity=sensitivity, class_column=class_column,
                             class_rule=class_rule, scheduler=scheduler, seed=seed,
+                            locality_penalty=locality_penalty, pal_k2=pal_k2,
                             on_policy=lambda name, k, n: advance() if k else None)
             advance()
         if out is not None:
             result.write(out, force=force)
+    for name, reason in result.no_op.items():
+        warn(f"policy {name}: {reason}")
     if as_json:
         print_json({**result.to_json(), "out": None if out is None else str(out)})
         return
-    typer.echo(f"site {result.site}; sensitivity {result.sensitivity}; classes by "
-               f"{result.classes}; scheduler {scheduler}", err=True)
-    typer.echo(result.table_text(), nl=False)
+    typer.echo(result.table_text(), nl=False)  # byte for byte what comparison.txt holds
     if out is not None:
         typer.echo(f"wrote {out}/ (per-policy jobs, comparison, jct-cdf.png)", err=True)
 

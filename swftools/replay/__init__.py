@@ -161,6 +161,10 @@ def _general_inputs(model, work, placement, inputs, runtime_factor, min_factor, 
     if inputs.gain is not None:
         gain = np.asarray(inputs.gain, dtype=float)
         gains = gain[work.row].tolist() if len(work) else []
+    if inputs.job_class is not None:  # rows -> queue order, as the gains
+        job_class = np.asarray(inputs.job_class, dtype=np.int64)
+        inputs = dataclasses.replace(inputs, job_class=job_class[work.row].tolist()
+                                     if len(work) else [])
     if isinstance(placement, Placement):
         chosen = placement
     else:

@@ -145,7 +145,8 @@ def report(path_or_table: str | os.PathLike | pa.Table, out_dir: str | os.PathLi
 
     With ``html`` also index.html: the report as one self-contained page, with the validation
     and replay consistency summaries of the trace and, given ``whatif`` (a ``swftools whatif
-    --out`` folder), its comparison table. An existing ``out_dir`` is refused unless ``force``
+    --out`` folder), its comparison table; a comparison made from another trace (its recorded
+    fingerprint differs from this table's) is refused. An existing ``out_dir`` is refused unless ``force``
     (then replaced as a whole, if swftools wrote it); an input inside ``out_dir`` is refused.
     """
     target = Path(out_dir)
@@ -163,6 +164,8 @@ def report(path_or_table: str | os.PathLike | pa.Table, out_dir: str | os.PathLi
 
     comparison = html_mod.load_whatif(whatif) if whatif is not None else None
     table, site_obj = _load(path_or_table, site, fmt, allow_empty)
+    if comparison is not None:
+        html_mod.check_whatif_trace(comparison, table, whatif)  # never another trace's
     result = analyze(table, site=site_obj, seed=seed, allow_empty=allow_empty)
     page = html_mod.page(result.data, validation=validate(table, site=site_obj),
                          consistency=consistency.findings(table, site_obj) if table.num_rows

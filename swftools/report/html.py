@@ -27,7 +27,7 @@ from swftools.report import sections
 from swftools.report.alt import alt_text
 from swftools.report.frame import is_skipped
 from swftools.report.summary import PAPER_CITATION, PAPER_COLUMN, format_value
-from swftools.whatif.compare import COLUMNS as WHATIF_COLUMNS, cell_text
+from swftools.whatif.compare import COLUMNS as WHATIF_COLUMNS, table_cells
 
 INDEX_HTML = "index.html"
 TEMPLATE = "index.html.j2"
@@ -220,23 +220,44 @@ def load_whatif(path: str | os.PathLike) -> dict[str, Any]:
     return data
 
 
+def check_whatif_trace(data: dict[str, Any], table: Any, path: str | os.PathLike) -> None:
+    """Refuse a comparison made from another trace than ``table``: its recorded fingerprint
+    (``swftools.fingerprint``) must be the table's. InputError naming both otherwise."""
+    from swftools.fingerprint import table_fingerprint
+
+    folder = Path(path)
+    source = str(folder / "comparison.json" if folder.is_dir() else folder)
+    trace = data.get("trace") if isinstance(data.get("trace"), dict) else {}
+    recorded = trace.get("fingerprint")
+    if not isinstance(recorded, str) or not recorded:
+        raise InputError(source, "the what-if comparison records no trace fingerprint (an older "
+                         "swftools wrote it), so it cannot be checked against this trace",
+                         field="trace/fingerprint",
+                         expected="a comparison written by this swftools: rerun `swftools whatif "
+                                  "TRACE --out DIR` on this trace")
+    own = table_fingerprint(table)
+    if recorded != own:
+        made = f"{trace.get('source_file') or 'a table'}, {trace.get('jobs', '?')} jobs"
+        raise InputError(source, f"the what-if comparison was made from another trace ({made}) "
+                         f"than this report's ({table.num_rows} jobs)", field="trace/fingerprint",
+                         value=recorded, expected=f"{own}, the fingerprint of this trace's job "
+                                                  "table: rerun `swftools whatif` on this trace")
+
+
 def whatif_table(data: dict[str, Any]) -> dict[str, Any]:
-    """The what-if comparison as a table: one row per policy, ratios to the first policy."""
+    """The what-if comparison as a table: one row per policy, each figure with its ratio to the
+    baseline (the first policy; ``n/a`` against a zero), units as in the text table."""
+    unit = (data.get("trace") or {}).get("processor_unit", "gpu")
+    cells = table_cells(data["policies"], unit)
     rows = []
-    for i, row in enumerate(data["policies"]):
-        cells = []
-        for key, _, fmt in WHATIF_COLUMNS:
-            text = cell_text(row[key], fmt)
-            ratio = (row.get("relative") or {}).get(key)
-            if i and ratio is not None:
-                text += f" (×{ratio:.3f})"
-            cells.append(text)
-        rows.append([row["policy"]] + cells)
-    context = ", ".join(f"{k} {data[k]}" for k in ("site", "scheduler", "sensitivity", "classes")
-                        if data.get(k))
-    return {"caption": "What-if replays per placement policy (ratio to the first policy)",
-            "headers": ["Policy"] + [heading for _, heading, _ in WHATIF_COLUMNS],
-            "rows": rows, "context": context}
+    for (name, values), ratios in zip(cells.values, cells.ratios):
+        rows.append([name] + (values if ratios is None else
+                              [f"{v} ({r.replace('x', '×', 1)})" for v, r in zip(values, ratios)]))
+    context = ", ".join(f"{k} {data[k]}" for k in ("site", "scheduler", "sensitivity", "classes",
+                                                   "seed") if data.get(k) is not None)
+    return {"caption": f"What-if replays per placement policy (ratio to {cells.baseline}, "
+                       "the first policy)",
+            "headers": ["Policy"] + cells.headings, "rows": rows, "context": context}
 
 
 def _environment() -> jinja2.Environment:

@@ -8,11 +8,16 @@ Figures per policy, from the replayed per-job schedule (``replay.result.JOBS_SCH
 - ``mean_bounded_slowdown``: mean of ``max(1, (wait + run) / max(run, 10 s))``;
 - ``makespan_s``: last end - first submit;
 - ``total_run_s``: the sum of run times (the "total job time" of a GPU-assignment study),
-  ``gpu_hours``: the sum of GPUs held x run time;
+  ``gpu_hours``: the sum of GPUs held x run time, in the trace's unit (processor-hours on a CPU
+  trace: ``TableMetadata.unit``; the key keeps its name);
 - ``utilization``: GPU-seconds used / GPU-seconds available over the makespan, as the replay
   summary computes it (``replay.result.utilization``: the capacity timeline in force).
 
-Each figure is also given relative to the first policy (``relative``: value / first value).
+Each figure is also given relative to the first policy, the baseline (``relative``: value /
+baseline value; None, shown ``n/a``, where the baseline's value is 0).
+
+The table (``table_text``) shows each time column in one unit chosen from its magnitudes
+(``column_unit``) and named in its heading; every ratio row says what it is against.
 """
 
 from __future__ import annotations
@@ -28,12 +33,21 @@ from swftools.replay.result import bounded_slowdown, utilization
 
 FIGURES = ("jobs", "mean_wait_s", "median_wait_s", "geomean_jct_s", "mean_bounded_slowdown",
            "makespan_s", "total_run_s", "gpu_hours", "utilization")
-# Shown in the comparison table: (figure, heading, format)
-COLUMNS = (("jobs", "jobs", "{:,.0f}"), ("mean_wait_s", "mean wait h", "h"),
-           ("median_wait_s", "median wait h", "h"), ("geomean_jct_s", "geo-mean JCT h", "h"),
-           ("mean_bounded_slowdown", "mean BSLD", "{:,.2f}"), ("makespan_s", "makespan d", "d"),
-           ("total_run_s", "total run h", "h"), ("gpu_hours", "GPU-hours", "{:,.0f}"),
+# Time units a column may be shown in: (name, seconds)
+TIME_UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+# Shown in the comparison table: (figure, heading, format). A tuple format is a time column
+# shown in the unit of ``column_unit``; "{unit}" in a heading is the trace's unit word.
+COLUMNS = (("jobs", "jobs", "{:,.0f}"),
+           ("mean_wait_s", "mean wait", ("s", "min", "h")),
+           ("median_wait_s", "median wait", ("s", "min", "h")),
+           ("geomean_jct_s", "geo-mean JCT", ("s", "min", "h")),
+           ("mean_bounded_slowdown", "mean BSLD", "{:,.2f}"),
+           ("makespan_s", "makespan", ("s", "min", "h", "d")),
+           ("total_run_s", "total run", ("s", "min", "h")),
+           ("gpu_hours", "{unit}-hours", "{:,.1f}"),
            ("utilization", "utilization", "{:.1%}"))
+UNIT_HOURS = {"gpu": "GPU", "processor": "processor"}  # the ``gpu_hours`` heading per trace unit
+NOT_AVAILABLE = "n/a"  # a ratio against a zero baseline figure
 
 
 @dataclass
@@ -87,34 +101,81 @@ def compare(runs: list[tuple[str, pa.Table, list[tuple[int, int]]]]) -> list[Pol
     return rows
 
 
-def cell_text(value: float, fmt: str) -> str:
-    """One figure as the comparison table shows it (``fmt`` from ``COLUMNS``: h, d or a format)."""
-    if fmt == "h":
-        return f"{value / 3600:,.2f}"
-    if fmt == "d":
-        return f"{value / 86400:,.2f}"
+def column_unit(values: list[float], units: tuple[str, ...]) -> str:
+    """The unit of a time column: the largest of ``units`` in which the column's largest value
+    is at least 10 (two digits before the point), else the smallest. So waits of seconds show in
+    seconds, waits of hours in hours, and no column is all ``0.00``."""
+    top = max((abs(v) for v in values), default=0.0)
+    chosen = units[0]
+    for unit in units:
+        if top / TIME_UNITS[unit] >= 10:
+            chosen = unit
+    return chosen
+
+
+def cell_text(value: float, fmt: str | tuple[str, ...], unit: str | None = None) -> str:
+    """One figure as the comparison table shows it: a time in ``unit`` (seconds with one
+    decimal, so a mean wait of 0.3 s does not read 0; other units with two), else ``fmt`` (a
+    format string from ``COLUMNS``)."""
+    if isinstance(fmt, tuple):
+        unit = unit or fmt[0]
+        return f"{value:,.1f}" if unit == "s" else f"{value / TIME_UNITS[unit]:,.2f}"
     return fmt.format(value)
 
 
-def table_text(rows: list[PolicyFigures]) -> str:
-    """The comparison as a fixed-width text table; below each figure, its ratio to the first
-    policy's (``x0.92``)."""
-    headings = ["policy"] + [h for _, h, _ in COLUMNS]
-    lines_value = [[r.policy] + [cell_text(r.figures[k], f) for k, _, f in COLUMNS] for r in rows]
-    lines_ratio = [[""] + ["" if r.relative.get(k) is None or i == 0 else f"x{r.relative[k]:.3f}"
-                           for k, _, _ in COLUMNS] for i, r in enumerate(rows)]
+def ratio_text(ratio: float | None) -> str:
+    """A figure's ratio to the baseline's (``x0.923``); ``n/a`` when the baseline's is 0."""
+    return NOT_AVAILABLE if ratio is None else f"x{ratio:.3f}"
+
+
+@dataclass
+class TableCells:
+    """The comparison laid out for a reader: headings with units, per policy its value cells
+    and (not for the baseline) its ratio cells; the text table and the HTML report share it."""
+
+    baseline: str
+    headings: list[str]
+    values: list[tuple[str, list[str]]]
+    ratios: list[list[str] | None]
+
+
+def table_cells(policies: list[dict[str, Any]], unit: str = "gpu") -> TableCells:
+    """Lay out per-policy figures (``PolicyFigures.to_json()``, as ``comparison.json`` holds
+    them); ``unit``: the trace's processor unit (``gpu`` or ``processor``)."""
+    headings, units = [], []
+    for key, heading, fmt in COLUMNS:
+        u = column_unit([float(p[key]) for p in policies], fmt) if isinstance(fmt, tuple) else None
+        units.append(u)
+        heading = heading.format(unit=UNIT_HOURS.get(unit, unit))
+        headings.append(f"{heading} ({u})" if u else heading)
+    values, ratios = [], []
+    for i, p in enumerate(policies):
+        values.append((p["policy"], [cell_text(float(p[k]), f, u)
+                                     for (k, _, f), u in zip(COLUMNS, units)]))
+        relative = p.get("relative") or {}
+        ratios.append(None if i == 0 else [ratio_text(relative.get(k)) for k, _, _ in COLUMNS])
+    return TableCells(policies[0]["policy"] if policies else "", headings, values, ratios)
+
+
+def table_text(rows: list[PolicyFigures], unit: str = "gpu", context: list[str] = ()) -> str:
+    """The comparison as a fixed-width text table, after the ``context`` lines: per policy a row
+    of figures and (after the baseline) a row ``  ratio to <baseline>`` of each figure over the
+    baseline's (``n/a`` where the baseline's is 0)."""
+    cells = table_cells([r.to_json() for r in rows], unit)
+    headings = ["policy"] + cells.headings
     body = []
-    for value, ratio in zip(lines_value, lines_ratio):
-        body.append(value)
-        if any(ratio):
-            body.append(ratio)
+    for (name, value), ratio in zip(cells.values, cells.ratios):
+        body.append([name] + value)
+        if ratio is not None:
+            body.append([f"  ratio to {cells.baseline}"] + ratio)
     widths = [max(len(line[c]) for line in [headings, *body]) for c in range(len(headings))]
 
     def fmt(line: list[str]) -> str:
         return "  ".join(cell.ljust(w) if c == 0 else cell.rjust(w)
                          for c, (cell, w) in enumerate(zip(line, widths))).rstrip()
 
-    return "\n".join([fmt(headings), fmt(["-" * w for w in widths]), *map(fmt, body)]) + "\n"
+    return "".join(f"{line}\n" for line in context) + "\n".join(
+        [fmt(headings), fmt(["-" * w for w in widths]), *map(fmt, body)]) + "\n"
 
 
 def jct_cdf_figure(runs: list[tuple[str, pa.Table]], path: str | Path) -> Path:
@@ -145,5 +206,6 @@ def jct_cdf_figure(runs: list[tuple[str, pa.Table]], path: str | Path) -> Path:
     return path
 
 
-__all__ = ["COLUMNS", "FIGURES", "PolicyFigures", "cell_text", "compare", "figures",
-           "jct_cdf_figure", "table_text"]
+__all__ = ["COLUMNS", "FIGURES", "NOT_AVAILABLE", "PolicyFigures", "TableCells", "cell_text",
+           "column_unit", "compare", "figures", "jct_cdf_figure", "ratio_text", "table_cells",
+           "table_text"]

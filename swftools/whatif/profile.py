@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from swftools.atomic import atomic_file
-from swftools.errors import InputError, UsageError
+from swftools.errors import UsageError
 from swftools.site import Site, read_score_csv
 
 DISTRIBUTIONS = ("normal", "uniform")
@@ -161,35 +161,33 @@ def read_profile(path: str | Path, site: Site, *, classes: int = 4, seed: int = 
     """Read a profile (or a plain score file ``node,gpu_index,score``) for ``site``.
 
     One row per GPU of the site, checked by ``swftools.site.read_score_csv`` (InputError naming
-    file, line, field, value and what was expected). Without a ``class`` column the scores are
-    clustered as ``generate_profile`` does (``classes``, ``seed``)."""
+    file, line, field, value and what was expected; classes, when given, ordered by score).
+    Without a ``class`` column the scores are clustered as ``generate_profile`` does
+    (``classes``, ``seed``)."""
     nodes, gpus = len(site.gpu_model_of_node), site.gpus_per_node
     read = read_score_csv(path, nodes, gpus, site.gpu_model_of_node)
-    scores = np.array(read.scores, dtype=np.float64).reshape(nodes, gpus)
-    if read.classes is None:
-        labels = cluster_scores(scores, classes, seed)
+    return _as_profile(read.scores, read.classes, str(path), classes, seed)
+
+
+def site_profile(site: Site, *, classes: int = 4, seed: int = 0) -> Profile | None:
+    """The profile a site carries in its ``gpu_scores`` file: its scores and, from the file's
+    ``class`` column, its classes (without one, clustered as ``read_profile`` does). None when
+    the site has no variability to profile: every score equal and no classes given.
+
+    The same profile as ``read_profile`` of that file: ``whatif --profile F`` and a site whose
+    ``gpu_scores`` is ``F`` place alike."""
+    flat = {s for row in site.gpu_score for s in row}
+    if site.gpu_class is None and len(flat) <= 1:
+        return None
+    return _as_profile(site.gpu_score, site.gpu_class, site.gpu_scores_file, classes, seed)
+
+
+def _as_profile(scores: Any, labels: Any, path: str | None, classes: int, seed: int) -> Profile:
+    """The one way scores (and classes, when given: already checked by ``read_score_csv``)
+    become a ``Profile``."""
+    values = np.array(scores, dtype=np.float64)
+    if labels is None:
+        klass = cluster_scores(values, classes, seed)
     else:
-        labels = np.array(read.classes, dtype=np.int64).reshape(nodes, gpus)
-        _check_classes(str(path), scores, labels, np.array(read.lines).reshape(nodes, gpus))
-    return Profile(scores, labels, path=str(path))
-
-
-def _check_classes(path: str, scores: np.ndarray, labels: np.ndarray, lines: np.ndarray) -> None:
-    """Class numbers 0..k-1 all used, class 0 the fastest: every score of class c is >= every
-    score of class c + 1 (what the placement policies rely on)."""
-    used = np.unique(labels)
-    if used.size and (used != np.arange(used.size)).any():
-        gap = int(np.setdiff1d(np.arange(int(used.max()) + 1), used)[0])
-        raise InputError(path, f"class {gap} has no GPU", field="class", value=str(gap),
-                         expected=f"classes numbered 0..{int(used.max())} without gaps")
-    flat_s, flat_c = scores.ravel(), labels.ravel()
-    for c in range(used.size - 1):
-        slowest = flat_s[flat_c == c].min()
-        faster = np.flatnonzero((flat_c == c + 1) & (flat_s > slowest))
-        if faster.size:
-            i = int(faster[0])
-            node, gpu = divmod(i, scores.shape[1])
-            raise InputError(path, f"node {node}, GPU {gpu} scores {flat_s[i]} in class {c + 1}, "
-                             f"above the slowest GPU of class {c} ({slowest})",
-                             line=int(lines.ravel()[i]), field="class", value=str(c + 1),
-                             expected="classes ordered by score, class 0 = fastest")
+        klass = np.array(labels, dtype=np.int64).reshape(values.shape)
+    return Profile(values, klass, path=path)

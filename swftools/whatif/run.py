@@ -25,13 +25,15 @@ import pyarrow.parquet as pq
 
 from swftools.atomic import atomic_dir
 from swftools.errors import UsageError
+from swftools.fingerprint import PREFIX, table_fingerprint
 from swftools.replay import replay
 from swftools.replay.placement import PLACEMENTS, PlacementInputs
 from swftools.replay.result import ReplayResult
 from swftools.site import Site, resolve_site
 from swftools.whatif.cluster import flat_site, with_scores
 from swftools.whatif.compare import PolicyFigures, compare, jct_cdf_figure, table_text
-from swftools.whatif.profile import Profile, read_profile
+from swftools.whatif.noop import no_ops, static_reasons
+from swftools.whatif.profile import Profile, read_profile, site_profile
 from swftools.whatif.sensitivity import Sensitivity, assign_classes, factor_model, load_sensitivity
 
 DEFAULT_POLICIES = ("packed", "priority", "lxv")
@@ -52,16 +54,33 @@ class WhatIf:
     policies: list[str]
     results: dict[str, ReplayResult]
     rows: list[PolicyFigures] = field(default_factory=list)
+    seed: int = 0
+    trace: dict[str, Any] = field(default_factory=dict)  # fingerprint, source file, unit, jobs
+    no_op: dict[str, str] = field(default_factory=dict)  # policy -> why it cannot differ
+
+    def context_lines(self) -> list[str]:
+        """What the table is about: trace, site, profile, sensitivity, classes, replay."""
+        profile = self.profile if isinstance(self.profile, (str, type(None))) else "generated"
+        fingerprint = str(self.trace.get("fingerprint", ""))
+        return [f"trace        {self.trace.get('source_file') or '<table>'} "
+                f"({fingerprint[:len(PREFIX) + 16]}...)",
+                f"site         {self.site}; profile {profile or 'none'}",
+                f"sensitivity  {self.sensitivity}; classes by {self.classes}",
+                f"replay       scheduler {self.scheduler}, seed {self.seed}; ratios against "
+                f"{self.policies[0]}", ""]
 
     def table_text(self) -> str:
-        """The comparison table (text)."""
-        return table_text(self.rows)
+        """The comparison table (text) after its context lines: what the terminal shows and
+        ``comparison.txt`` holds."""
+        return table_text(self.rows, self.trace.get("processor_unit", "gpu"),
+                          self.context_lines())
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as a JSON-ready dict."""
-        return {"site": self.site, "sensitivity": self.sensitivity, "classes": self.classes,
-                "profile": self.profile, "scheduler": self.scheduler,
-                "policies": [r.to_json() for r in self.rows],
+        return {"trace": self.trace, "site": self.site, "sensitivity": self.sensitivity,
+                "classes": self.classes, "profile": self.profile, "scheduler": self.scheduler,
+                "seed": self.seed, "baseline": self.policies[0],
+                "policies": [r.to_json() for r in self.rows], "no_op": self.no_op,
                 "skipped": {p: self.results[p].skipped.num_rows for p in self.policies}}
 
     def write(self, out_dir: str | Path, *, force: bool = False) -> Path:
@@ -81,7 +100,12 @@ class WhatIf:
 
 
 def _profile(profile: Profile | str | Path | None, site: Site) -> Profile | None:
-    if profile is None or isinstance(profile, Profile):
+    """The profile of the replays: ``profile`` (a Profile or its CSV) when given, else the one
+    the site's ``gpu_scores`` file carries (``site_profile``); both read by ``read_score_csv``
+    and made a Profile alike, so classes come from either."""
+    if profile is None:
+        return site_profile(site)
+    if isinstance(profile, Profile):
         return profile
     return read_profile(profile, site)
 
@@ -130,7 +154,7 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
            profile: Profile | str | Path | None = None,
            sensitivity: Sensitivity | str | Path | None = None, procs: int | None = None,
            class_column: str | None = None, class_rule: str = "hash", scheduler: str = "easy",
-           seed: int = 0,
+           seed: int = 0, locality_penalty: float = 1.7, pal_k2: bool = False,
            on_policy: Callable[[str, int, int], None] = lambda name, k, n: None) -> WhatIf:
     """Replay ``table`` on ``site`` under each placement policy; see the module docstring.
 
@@ -139,7 +163,8 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
     ``compute-only`` on a flat pool). Without a site, or with ``procs``, the trace replays on a
     flat pool (``procs``, else its SWF header's MaxProcs) of one-processor nodes
     (``cluster.flat_site``). Classes come from ``class_column`` or
-    ``class_rule`` (``hash`` or ``single:<class>``). ``on_policy(name, k, n)`` is called before
+    ``class_rule`` (``hash`` or ``single:<class>``). ``locality_penalty`` and ``pal_k2``: ``pal``'s
+    cross-node penalty and the artifact's k = 2. ``on_policy(name, k, n)`` is called before
     each replay (progress).
     """
     names = parse_policies(policies)
@@ -154,7 +179,7 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
         sensitivity = FLAT_SENSITIVITY if flat else DEFAULT_SENSITIVITY
     prof = _profile(profile, site_obj)
     if prof is not None:
-        site_obj = with_scores(site_obj, prof.scores.tolist())
+        site_obj = with_scores(site_obj, prof.scores.tolist(), prof.classes.tolist())
     sens = sensitivity if isinstance(sensitivity, Sensitivity) else load_sensitivity(sensitivity)
     classes, described = assign_classes(table, sens, column=class_column, rule=class_rule)
     fm = factor_model(site_obj, sens)
@@ -167,7 +192,8 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
     inputs = PlacementInputs(rack=list(site_obj.rack_of_node), gpu_model=fm.node_model.tolist(),
                              score=fm.score.tolist(), gpu_class=klass, model_speed=model_speed,
                              gain=gain.tolist(), factor_by_key=True,
-                             factor_kernel=fm.kernel(classes))
+                             factor_kernel=fm.kernel(classes),
+                             pal_penalty=locality_penalty, pal_k2=pal_k2)
     cls_list = classes.tolist()
 
     def factor(row: int, nodes: list[int] | None, gpus: list[list[int]] | None) -> float:
@@ -181,11 +207,26 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
         results[name] = replay(table, site_obj, policy=scheduler, placement=name,
                                placement_inputs=inputs, runtime_factor=factor,
                                min_factor=min_factor, seed=seed)
+    static = static_reasons(site_obj, None if prof is None else prof.classes, names,
+                            profile is not None)
     out = WhatIf(site=site_obj.name, sensitivity=sens.name, classes=described,
                  profile=None if prof is None else (prof.path or prof.summary()),
-                 scheduler=scheduler, policies=names, results=results)
+                 scheduler=scheduler, policies=names, results=results, seed=seed,
+                 trace=trace_identity(table),
+                 no_op=no_ops(static, {n: results[n].jobs for n in names}, names))
     out.rows = compare([(n, results[n].jobs, results[n].capacity) for n in names])
     return out
+
+
+def trace_identity(table: pa.Table) -> dict[str, Any]:
+    """What a comparison records of its trace: the fingerprint of its job table
+    (``swftools.fingerprint``; ``report --whatif`` checks it), source file, job count and what
+    its processors are (``TableMetadata.unit``: ``gpu`` or ``processor``)."""
+    from swftools.table import metadata_of
+
+    meta = metadata_of(table)
+    return {"fingerprint": table_fingerprint(table), "source_file": meta.source_file,
+            "jobs": table.num_rows, "processor_unit": meta.unit}
 
 
 __all__ = ["DEFAULT_POLICIES", "DEFAULT_SENSITIVITY", "WhatIf", "parse_policies", "whatif"]

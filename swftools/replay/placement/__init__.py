@@ -61,6 +61,11 @@ Policies (``PLACEMENTS``):
     fewer racks, then lower threshold). Without a ``runtime_factor`` every factor is 1 and the
     fewest-racks, best-class candidate wins.
 
+``pm-first``, ``pal``
+    PAL's placements as published (``pal.py``, ``pal_classes.py``): GPUs ranked by the job's
+    application-class variability; PAL's class formation, cell order with its locality penalty
+    and first fit. Python only (no compiled twin: the engine's compiled path falls back).
+
 Keyed run-time factors. With ``PlacementInputs.factor_by_key`` the factor callback promises that
 ``runtime_factor(j, None, None)`` (the key query) returns a hashable key of job ``j``, and that a
 job's factor depends on the job only through that key and on the placement only through its
@@ -88,21 +93,22 @@ from swftools.replay.placement.base import (BestFit, Machine, Placement, Placeme
                                             RuntimeFactor, node_candidates, pick_gpus,
                                             take_tiers)
 from swftools.replay.placement.locality import LocalityFirst, Lxv, fewest_racks
+from swftools.replay.placement.pal import Pal, PmFirst
 from swftools.replay.placement.policies import (Even, Priority, Random, Tiered,
                                                 VariabilityFirst)
 
 __all__ = ["PLACEMENTS", "POLICY_CLASSES", "BestFit", "Even", "LocalityFirst", "Lxv",
-           "Machine", "Placement", "PlacementInputs", "Priority", "Random", "RuntimeFactor",
-           "Tiered", "VariabilityFirst", "fewest_racks", "make_placement",
+           "Machine", "Pal", "Placement", "PlacementInputs", "PmFirst", "Priority", "Random",
+           "RuntimeFactor", "Tiered", "VariabilityFirst", "fewest_racks", "make_placement",
            "node_candidates", "pick_gpus", "take_tiers"]
 
 PLACEMENTS = ("packed", "best-fit", "random", "even", "priority", "variability-first",
-              "locality-first", "lxv")
+              "locality-first", "lxv", "pm-first", "pal")
 
 POLICY_CLASSES: dict[str, type[Placement]] = {
     "packed": Placement, "best-fit": BestFit, "random": Random, "even": Even,
     "priority": Priority, "variability-first": VariabilityFirst,
-    "locality-first": LocalityFirst, "lxv": Lxv,
+    "locality-first": LocalityFirst, "lxv": Lxv, "pm-first": PmFirst, "pal": Pal,
 }
 
 

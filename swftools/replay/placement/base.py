@@ -24,6 +24,11 @@ class PlacementInputs:
     entry per GPU of the node; ``model_speed``: per GPU model index, higher is faster; ``gain``:
     one entry per job (``run_gpu``: queue order; ``replay()``: rows of the input table).
 
+    ``pm-first`` and ``pal``: ``class_score`` holds per application class a score grid (one row
+    per node, one entry per GPU; default: ``score`` for every class), ``job_class`` each job's
+    application class (an index into ``class_score``; ordered like ``gain``); ``pal_penalty``
+    multiplies the class value of cross-node cells, ``pal_k2`` uses PAL's artifact's k = 2.
+
     ``factor_by_key``: the run-time factor callback promises (see "Keyed run-time factors" in the
     module docstring) that ``runtime_factor(j, None, None)`` returns a hashable key of job ``j``
     and that the factor depends on the job only through that key and on the placement only
@@ -41,6 +46,10 @@ class PlacementInputs:
     gain: Sequence[float] | None = None
     factor_by_key: bool = False
     factor_kernel: FactorKernel | None = None
+    class_score: Sequence[Sequence[Sequence[float]]] | None = None
+    job_class: Sequence[int] | None = None
+    pal_penalty: float = 1.7
+    pal_k2: bool = False
 
     def resolved(self, n_nodes: int, g: int) -> "Machine":
         """The inputs completed with the homogeneous defaults and checked against the machine."""
@@ -68,7 +77,18 @@ class PlacementInputs:
         speed = [float(s) for s in self.model_speed] if self.model_speed is not None else []
         if len(speed) <= max(model, default=0):
             speed += [1.0] * (max(model, default=0) + 1 - len(speed))
-        return Machine(n_nodes, g, rack, model, score, cls, speed, bool(self.factor_by_key))
+        class_score = None
+        if self.class_score is not None:
+            class_score = [per_gpu(grid, "class_score", 1.0, float) for grid in self.class_score]
+        if not self.pal_penalty > 0 or self.pal_penalty == float("inf"):
+            raise UsageError(f"locality penalty {self.pal_penalty}: expected a positive number "
+                             "(PAL's default 1.7; 1 = no penalty)")
+        job_class = None if self.job_class is None else [int(c) for c in self.job_class]
+        if job_class and min(job_class) < 0 or (job_class and class_score is not None
+                                                and max(job_class) >= len(class_score)):
+            raise UsageError("placement input job_class: classes must index class_score")
+        return Machine(n_nodes, g, rack, model, score, cls, speed, bool(self.factor_by_key),
+                       class_score, job_class, float(self.pal_penalty), bool(self.pal_k2))
 
 
 @dataclass
@@ -83,6 +103,10 @@ class Machine:
     cls: list[list[int]]
     model_speed: list[float]
     factor_by_key: bool = False
+    class_score: list[list[list[float]]] | None = None
+    job_class: list[int] | None = None
+    pal_penalty: float = 1.7
+    pal_k2: bool = False
 
     def group_masks(self, key: Callable[[int], object]) -> list[int]:
         """Node bit sets grouped by ``key(node)``, in ascending key order."""

@@ -12,6 +12,9 @@ from swftools.replay.placement.base import Machine
 WORD = 32  # nodes per word (engine_gpu_jit.WORD)
 HEADER = 25  # placement.jit.HEADER: the sizes and block offsets at the start of ``aux``
 MAX_WORDS = 1 << 23  # group and threshold word masks beyond this (64 MiB): the Python path
+# the policies with a compiled ``choose`` (``placement.jit.POLICY_IDS``; the others run in Python)
+COMPILED_POLICIES = ("packed", "best-fit", "random", "even", "priority", "variability-first",
+                     "locality-first", "lxv")
 
 
 def _ranks(keys: list) -> np.ndarray:
@@ -39,8 +42,10 @@ def placement_tables(name: str, machine: Machine, n_nodes: int, g: int,
     """``placement.jit``'s tables for policy ``name`` on ``n_nodes`` x ``g`` GPUs: (``aux``,
     ``score``, each job's ``priority`` side), or None when the compiled placements cannot hold
     the machine (GPU model indices past 62, inputs not of the machine's size, too many node
-    groups)."""
+    groups, a policy without a compiled twin)."""
     m = machine
+    if name not in COMPILED_POLICIES:
+        return None
     if m.n_nodes != n_nodes or m.g != g:
         return None
     model_of = np.asarray(m.model, dtype=np.int64)

@@ -1,0 +1,84 @@
+"""The fingerprint of a job table: which trace a derived result (a what-if comparison) was made
+from, so that it is never shown beside another trace's report.
+
+Definition (``sha256:`` + 64 hex digits): SHA-256 over, for each column in name order (byte order
+of the UTF-8 names), the bytes
+
+    name  NUL  type  NUL  row count (8 bytes, little-endian)  validity  values
+
+- ``type``: the Arrow type after normalising (dictionary columns as their value type, strings
+  as ``large_string``, binary as ``large_binary``), as ``str(pyarrow type)``;
+- ``validity``: one byte per row, 1 valid, 0 null;
+- ``values``: numbers, booleans and temporal types as their physical little-endian integers or
+  IEEE doubles (8 bytes each; a null as 0); strings and binaries as, per row, the 8-byte
+  little-endian byte length then the bytes (a null as length 0); any other type as, per row,
+  the 8-byte length then the bytes of its JSON text (``sort_keys``, no spaces).
+
+Rows in table order, schema metadata (the swftools metadata: source file name, versions) left out:
+the same jobs give the same fingerprint whatever file or chunking they were read from, and a
+different value, row, row order or column gives another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+PREFIX = "sha256:"
+
+
+def _normalised(column: pa.ChunkedArray) -> pa.Array:
+    arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        return arr.cast(pa.large_string())
+    if pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
+        return arr.cast(pa.large_binary())
+    return arr
+
+
+def _length_prefixed(items: list[bytes]) -> bytes:
+    lengths = np.array([len(b) for b in items], dtype="<i8")
+    return b"".join(l.tobytes() + b for l, b in zip(lengths, items))
+
+
+def _values(arr: pa.Array, valid: np.ndarray) -> bytes:
+    t = arr.type
+    if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        raw = arr.to_pylist()
+        return _length_prefixed([b"" if v is None else v.encode("utf-8") if isinstance(v, str)
+                                 else bytes(v) for v in raw])
+    if pa.types.is_boolean(t):
+        return pc.fill_null(arr, False).to_numpy(zero_copy_only=False).astype("<i8").tobytes()
+    if pa.types.is_floating(t):
+        out = arr.to_numpy(zero_copy_only=False).astype("<f8")
+        return np.where(valid, out, 0.0).tobytes()
+    if pa.types.is_integer(t) or pa.types.is_temporal(t):
+        if pa.types.is_temporal(t):  # its physical integers (32 or 64 bits)
+            arr = arr.view(pa.int32() if t.bit_width == 32 else pa.int64())
+        out = pc.fill_null(arr, 0).to_numpy(zero_copy_only=False)
+        return out.astype("<u8" if pa.types.is_uint64(t) else "<i8").tobytes()
+    return _length_prefixed([json.dumps(v, sort_keys=True, separators=(",", ":"),
+                                        default=str).encode("utf-8") for v in arr.to_pylist()])
+
+
+def table_fingerprint(table: pa.Table) -> str:
+    """The fingerprint of ``table`` (see the module docstring): ``sha256:`` + 64 hex digits."""
+    h = hashlib.sha256()
+    for name in sorted(table.column_names, key=lambda n: n.encode("utf-8")):
+        arr = _normalised(table.column(name))
+        valid = (np.ones(len(arr), dtype=bool) if arr.null_count == 0
+                 else arr.is_valid().to_numpy(zero_copy_only=False))
+        h.update(name.encode("utf-8") + b"\0" + str(arr.type).encode("utf-8") + b"\0")
+        h.update(np.array([len(arr)], dtype="<i8").tobytes())
+        h.update(valid.astype(np.uint8).tobytes())
+        h.update(_values(arr, valid))
+    return PREFIX + h.hexdigest()
+
+
+__all__ = ["PREFIX", "table_fingerprint"]

@@ -1,0 +1,85 @@
+"""No silent no-op (issue 25, item 5): a policy that cannot differ from the baseline is said on
+stderr (``swftools: warning: ...``) and in ``comparison.json`` (``no_op``), with the reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from typer.testing import CliRunner
+
+from swftools import table as jt
+from swftools.cli import app
+from swftools.site import load_site
+from swftools.whatif.profile import Profile
+from swftools.whatif.run import whatif
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
+
+
+def _jobs(n: int = 12) -> jt.pa.Table:
+    """``n`` one- to eight-GPU jobs arriving together: they queue, so placement matters."""
+    return jt.from_columns({"job_id": list(range(1, n + 1)),
+                            "submit_time": [1_500_000_000] * n,
+                            "walltime_s": [600 + 60 * k for k in range(n)],
+                            "gpus": [1 + (k % 8) for k in range(n)],
+                            "requested_walltime_s": [3600] * n})
+
+
+def test_homogeneous_site_without_profile_says_no_variability():
+    out = whatif(_jobs(), "aaic", policies="packed,priority,variability-first,even,lxv,best-fit",
+                 class_rule="single:IC")
+    for name in ("priority", "variability-first", "even", "lxv"):
+        assert out.no_op[name].startswith("no variability: site aaic has one GPU model (P100)")
+    assert "places as locality-first does" in out.no_op["lxv"]
+    assert "places as packed does" in out.no_op["variability-first"]
+    assert "identical to packed's" in out.no_op["even"]  # and the replay confirms it
+    assert out.to_json()["no_op"] == out.no_op
+
+
+def test_one_gpu_model_with_a_profile():
+    """Scores vary, so variability-first and lxv have something to act on; even has not."""
+    site = load_site("aaic")
+    scores = np.ones((40, 8))
+    scores[0] = 0.8
+    classes = (scores < 1).astype(np.int64)
+    out = whatif(_jobs(), site, policies="packed,even,variability-first",
+                 profile=Profile(scores, classes), class_rule="single:IC")
+    assert out.no_op["even"].startswith("one GPU model: site aaic has only P100 GPUs, so even "
+                                        "places as packed does")
+    assert "variability-first" not in out.no_op  # node 0 is slow: it avoids it, packed not
+
+
+def test_two_models_but_one_class_lxv_is_locality_first():
+    """aaic-v100-half without a profile: models differ, classes do not."""
+    out = whatif(_jobs(), "aaic-v100-half", policies="packed,lxv,variability-first,even",
+                 class_rule="single:IC")
+    assert out.no_op["lxv"].startswith("one performance class: every GPU of site "
+                                       "aaic-v100-half is in class 0")
+    assert "so lxv places as locality-first does" in out.no_op["lxv"]
+    assert "places as packed does" in out.no_op["variability-first"]
+    assert "even" not in out.no_op  # it spreads over P100 and V100
+
+
+def test_an_identical_schedule_is_reported():
+    one = _jobs(1)
+    out = whatif(one, "aaic-v100-half", policies="packed,best-fit", class_rule="single:IC")
+    assert out.no_op == {"best-fit": "its schedule is identical to packed's (every job starts "
+                                     "and ends at the same second)"}
+
+
+def test_cli_warns_on_stderr_and_records_it(tmp_path):
+    out = tmp_path / "w"
+    result = CliRunner().invoke(app, ["whatif", str(SAMPLE), "--site", "aaic", "--policies",
+                                      "packed,variability-first", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "swftools: warning: policy variability-first: no variability: site aaic" \
+        in result.stderr
+    assert "warning" not in result.stdout
+    doc = json.loads((out / "comparison.json").read_text())
+    assert set(doc["no_op"]) == {"variability-first"}
+    quiet = CliRunner().invoke(app, ["whatif", str(SAMPLE), "--site", "aaic-v100-half",
+                                     "--policies", "even,priority"])
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr
