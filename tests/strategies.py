@@ -1259,3 +1259,98 @@ def sacct_layouts(draw) -> tuple[str, str, dict]:
     for _ in range(draw(st.integers(0, 3))):
         lines.insert(draw(st.integers(0, len(lines))), "")
     return text, "\n".join(lines) + draw(st.sampled_from(("\n", "", "\n\n"))), options
+
+
+# --- the invariant: every reader x every writer (issue 24 item 7) ------------------------------
+
+IRREGULAR_QUEUES = ("gpu", "cpu", "debug", "long")
+"""Queue names of ``irregular_job_tables`` (``irregular_site`` defines them)."""
+_SOURCE_ID_FORMS = ("{n}", "{n}_{i}", "{n}+{i}", "{n}[{i}].srv", "{n}.[hostname_1]", "{n}_[1-3]")
+
+
+@st.composite
+def irregular_job_tables(draw, max_size: int = 8, complete: bool | None = None) -> pa.Table:
+    """Job tables as the issue-24 readers make them from real logs, valid themselves: rows not
+    in submit order, submit ties, unknown names, queues and limits, array-style source ids
+    (jobs then numbered 1..n in submit order, ``source_job_id`` kept), CPU-only jobs on a GPU
+    site (0 GPUs, their processors in ``cpus``), the log's own run time where it differs from
+    finish - start (``recorded_walltime_s``), multi-node jobs, jobs cancelled before they
+    started (no start, finish or run time). ``complete``: every user, group, queue and time
+    limit known and every job started, as an NQSII log needs (True), not so (False), either
+    (None); queues are ``IRREGULAR_QUEUES``."""
+    n = draw(st.integers(1, max_size))
+    complete = draw(st.booleans()) if complete is None else complete
+    maybe = (lambda s: s) if complete else (lambda s: st.none() | s)
+    unit = draw(st.sampled_from(("gpu", "processor")))
+    t0 = EPOCH_2017 + draw(st.integers(0, 10**6))
+    submits, t = [], t0
+    for _ in range(n):
+        t += draw(st.sampled_from((0, 0, 1, 7, 600)))  # ties
+        submits.append(t)
+    users = draw(st.lists(names, min_size=1, max_size=3, unique=True))
+    cols: dict[str, list] = {c: [] for c in (
+        "job_id", "user", "group", "queue", "nodes", "gpus_per_node", "gpus", "cpus",
+        "requested_walltime_s", "termcode", "submit_time", "start_time", "finish_time", "wait_s",
+        "walltime_s", "recorded_walltime_s", "requested_procs")}
+    for submit in submits:
+        ran = complete or draw(st.integers(0, 7)) > 0
+        term = draw(st.sampled_from((0, 0, 1, 2, 3, 4))) if ran else 3
+        nodes = draw(st.sampled_from((1, 1, 1, 2, 3)))
+        cpu_only = unit == "gpu" and draw(st.integers(0, 3)) == 0
+        per_node = 0 if cpu_only else (8 if nodes > 1 else draw(st.integers(1, 8)))
+        cpus = draw(st.none() | st.integers(1, 64)) if unit == "gpu" else None
+        if cpu_only and cpus is None:
+            cpus = draw(st.integers(1, 64))
+        wait = draw(st.integers(0, 5000)) if ran else None
+        run = draw(st.integers(1, 90_000)) if ran else None
+        limit = draw(maybe(st.integers(60, 200_000)))
+        if limit is not None and run is not None and run > limit:
+            limit = run if term == 2 or complete else None  # past its limit: ran out of time
+        if term == 2 and limit is None and run is not None:
+            limit = run
+        cols["job_id"].append(None)
+        cols["user"].append(draw(maybe(st.sampled_from(users))))
+        cols["group"].append(draw(maybe(st.sampled_from(users))))
+        cols["queue"].append(draw(maybe(st.sampled_from(IRREGULAR_QUEUES))))
+        cols["nodes"].append(nodes if ran else draw(st.none() | st.just(nodes)))
+        cols["gpus_per_node"].append(per_node)
+        cols["gpus"].append(nodes * per_node)
+        cols["cpus"].append(cpus)
+        cols["requested_walltime_s"].append(limit)
+        cols["termcode"].append(term)
+        cols["submit_time"].append(submit)
+        cols["start_time"].append(None if wait is None else submit + wait)
+        cols["finish_time"].append(None if wait is None else submit + wait + run)
+        cols["wait_s"].append(wait)
+        cols["walltime_s"].append(run)
+        cols["recorded_walltime_s"].append(
+            None if run is None or draw(st.booleans()) else max(0, run + draw(st.sampled_from(
+                (-3, -1, 1, 2, 60)))))
+        cols["requested_procs"].append(draw(st.none() | st.just(nodes * per_node)))
+    if draw(st.booleans()):  # source ids that are not plain numbers: numbered in submit order
+        from swftools.formats.jobids import number_jobs
+
+        base = draw(st.integers(1, 10**7))
+        sources = [draw(st.sampled_from(_SOURCE_ID_FORMS)).format(n=base + k // 2, i=k)
+                   for k in range(n)]
+        cols["job_id"], source = number_jobs(sources, submits)
+        if source is not None:
+            cols["source_job_id"] = source
+    else:
+        cols["job_id"] = sorted(draw(st.sets(st.integers(1, 10**7), min_size=n, max_size=n)))
+    order = draw(st.permutations(range(n)))  # rows not in submit order
+    cols = {k: [v[i] for i in order] for k, v in cols.items()}
+    meta = {"source_format": draw(st.sampled_from(("slurm", "pbs", "synth"))),
+            "processor_unit": unit, "time_zone": "UTC"}
+    return jt.from_columns(cols, meta)
+
+
+def irregular_site():
+    """A site for ``irregular_job_tables``: 64 nodes of 8 GPUs, the tables' queues with limits
+    every job fits (the NQSII writer numbers queues from it; a pod list's node list)."""
+    queues = [{"name": q, "number": k, "nodes_min": 1, "nodes_max": 64, "gpus_per_node_min": 0,
+               "gpus_per_node_max": 8, "walltime_default_s": 3600, "walltime_max_s": 10**7}
+              for k, q in enumerate(IRREGULAR_QUEUES, 1)]
+    return site_from_settings({"name": "irregular", "time_zone": "UTC", "gpus_per_node": 8,
+                               "capacity_timeline": [{"since": "1970-01-01T00:00:00+00:00",
+                                                      "nodes": 64}], "queues": queues})

@@ -345,9 +345,9 @@ def test_loss_report_names_what_nqsii_cannot_carry(tmp_path):
     meta = {**jt.get_metadata(table), "swf_header": [["Version", "2.2"], ["Computer", "x"]]}
     losses = nqsii.write(jt.from_columns(cols, meta), tmp_path / "out.csv", form="published")
     assert losses == [
-        "used_memory_kb (Used memory (KB)): 2 known value(s) dropped; NQSII logs have no such column",
+        "used_memory_kb (Used memory (KB)): 2 known values dropped; NQSII logs have no such column",
         "SWF header (2 entries) dropped; NQSII logs have no header comments",
-        "gpus: 1 job(s) hold a total other than nodes x GPUs per node; the GPU column carries "
+        "gpus: 1 job with a total other than nodes x GPUs per node; the GPU column carries "
         "GPUs per node, so those totals are lost",
         "user: the published form holds integer ids; the 3 user names are numbered 1..3 by "
         "first appearance",
@@ -361,8 +361,8 @@ def test_unknown_values_are_derived_or_refused_and_nothing_is_written(tmp_path):
     cols["gpus_per_node"] = [None, 1, None]
     cols["nodes"] = [None, 1, 1]
     losses = nqsii.write(jt.from_columns(cols), tmp_path / "ok.csv")
-    assert losses == ["nodes: unknown for 1 job(s), derived as ceil(gpus / 8)",
-                      "gpus_per_node: unknown for 2 job(s), derived as gpus / nodes"]
+    assert losses == ["nodes: unknown for 1 job, derived as ceil(gpus / 8)",
+                      "gpus_per_node: unknown for 2 jobs, derived as gpus / nodes"]
     assert nqsii.read(tmp_path / "ok.csv").column("gpus_per_node").to_pylist() == [1, 1, 8]
     cols["submit_time"] = [None, None, 1]
     out = tmp_path / "bad.csv"
@@ -370,7 +370,7 @@ def test_unknown_values_are_derived_or_refused_and_nothing_is_written(tmp_path):
         nqsii.write(jt.from_columns(cols, {"source_file": "jobs.swf"}), out)
     assert str(info.value) == (
         "jobs.swf: column 'submit_time' (Submit time (UTC epoch s)): cannot write an NQSII log: "
-        "unknown for 2 job(s) (first: job 1); NQSII logs have no marker for unknown values")
+        "unknown for 2 jobs (first: job 1); NQSII logs have no marker for unknown values")
     assert not out.exists() and not list(tmp_path.glob(".bad.csv*"))
 
 

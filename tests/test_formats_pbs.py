@@ -201,8 +201,10 @@ def test_bad_input_is_located(tmp_path, bad, line, field, value):
 def test_other_records_are_ignored_and_empty_is_refused(tmp_path):
     path = _log(tmp_path, "03/01/2023 10:00:00;L;license;floating license hour:0/10",
                 "03/01/2023 10:00:00;R;5.s;requestor=root@x")
-    with pytest.raises(InputError, match="no job rows"):
+    with pytest.raises(InputError, match=r"holds no job that ended, no E, D or A record of a "
+                       r"job: 2 records \(1 L, 1 R\); 1 job queued or running") as info:
         pbs.read(path)
+    assert "header" not in str(info.value)  # a PBS log has none
     assert pbs.read(path, allow_empty=True).num_rows == 0
 
 

@@ -33,9 +33,9 @@ def test_gpu_site_writes_gpus_says_so_and_names_the_cpu_jobs(tmp_path):
     assert TableMetadata.from_table(back).unit == "gpu"
     assert back.column("gpus").to_pylist() == [2, 0, 0, 1]  # field 5: GPUs, CPU-only jobs 0
     cpus = [line for line in losses if line.startswith("cpus:")]
-    assert cpus and "3 job(s) (job ids 101, 102, 103)" in cpus[0]
+    assert cpus and "3 jobs (job ids 101, 102, 103)" in cpus[0]
     cpu_only = [line for line in losses if "are CPU-only" in line]
-    assert cpu_only and cpu_only[0].startswith("2 job(s) (job ids 102, 103)")
+    assert cpu_only and cpu_only[0].startswith("2 jobs (job ids 102, 103)")
     assert "skip them" in cpu_only[0]
 
 
@@ -46,8 +46,8 @@ def test_processor_site_writes_cpus_and_names_the_gpu_jobs(tmp_path):
     back = swf.read(tmp_path / "t.swf")
     assert back.column("gpus").to_pylist() == [16, 8, 4]  # field 5: processors
     gpus = [line for line in losses if line.startswith("gpus:")]
-    assert gpus and "for 3 job(s) (job ids 101, 102, 103)" in gpus[0]
-    assert "the GPUs of 1 job(s) (job ids 101) are dropped" in gpus[0]
+    assert gpus and "for 3 jobs (job ids 101, 102, 103)" in gpus[0]
+    assert "the GPUs of 1 job (job id 101) are dropped" in gpus[0]
     assert any(line.startswith("cpus: written as field 5") for line in losses)
 
 
@@ -62,7 +62,7 @@ def test_the_recorded_run_time_is_named_with_the_largest_difference(tmp_path):
     table = _table("gpu", [1, 1, 1], [None] * 3, recorded=[None, 62, 59])
     losses = swf.write(table, tmp_path / "t.swf")
     line = next(x for x in losses if x.startswith("recorded_walltime_s"))
-    assert "2 job(s) (job ids 102, 103)" in line and "largest difference 2 s" in line
+    assert "2 jobs (job ids 102, 103)" in line and "largest difference 2 s" in line
     assert swf.read(tmp_path / "t.swf").column("walltime_s").to_pylist() == [60, 60, 60]
 
 

@@ -139,7 +139,7 @@ def test_swf_disagreeing_with_the_package_fails_verify(archive, tmp_path):
     lines[i] = " ".join(fields) + "\n"
     swf_path.write_bytes(gzip.compress("".join(lines).encode(), mtime=0))
     report = verify(copy)
-    assert any(p.startswith("SWF field 4 (run time) disagrees with the package on 1 jobs")
+    assert any(p.startswith("SWF field 4 (run time) disagrees with the package on 1 job ")
                for p in report.problems), report.problems
     assert any(p.startswith("data/jobs.swf.gz: SHA-256 does not match") for p in report.problems)
 

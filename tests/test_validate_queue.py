@@ -55,6 +55,15 @@ def test_multi_node_jobs_hold_whole_nodes():
     assert found[0].job_id == 1 and found[0].expected == "8"
 
 
+def test_a_cpu_job_of_a_mixed_site_holds_no_gpu_of_its_nodes():
+    """Issue 24: a CPU job on a GPU site has 0 GPUs (its processors in cpus, where the format
+    carries them); spread over nodes, it holds none of their GPUs."""
+    table = aaic_table([{"nodes": 2, "gpus_per_node": 0, "gpus": 0},
+                        {"nodes": 2, "gpus_per_node": 1, "gpus": 2}])
+    found = assert_fires(run(table, "multi-node-whole-nodes"), "multi-node-whole-nodes", 1)
+    assert found[0].job_id == 2
+
+
 def test_gpus_total_is_nodes_times_gpus_per_node():
     table = aaic_table([{"nodes": 2, "gpus_per_node": 8, "gpus": 8}, {}])
     found = assert_fires(run(table, "gpus-total"), "gpus-total", 1)

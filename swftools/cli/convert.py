@@ -36,7 +36,8 @@ def register(app: typer.Typer) -> None:
         site: Optional[str] = typer.Option(None, "--site", help=SITE_HELP),
         tz: Optional[str] = typer.Option(None, "--tz", help="Time zone (IANA name, e.g. Asia/Tokyo) "
                                          "of the local times in Slurm and PBS files. Default: "
-                                         "reading, the site's, else UTC; writing, UTC."),
+                                         "reading, the site's, else UTC, said in a warning; "
+                                         "writing, UTC."),
         form: str = typer.Option("raw", "--form", help="NQSII output form: raw or published."),
         force: bool = typer.Option(False, "--force", help="Overwrite an existing output."),
         allow_empty: bool = typer.Option(False, "--allow-empty", help=ALLOW_EMPTY_HELP),

@@ -77,6 +77,9 @@ def register(app: typer.Typer) -> None:
                                           help="Input format: swf, nqsii, package (default: from the name)."),
         old_fmt: Optional[str] = typer.Option(None, "--format", hidden=True,
                                               help="Deprecated: use --from."),
+        tz: Optional[str] = typer.Option(
+            None, "--tz", help="Time zone (IANA name) of the local times in a Slurm or PBS file, "
+                               "as given to convert --tz. Default: the site's, else UTC."),
         rules: Optional[list[str]] = typer.Option(None, "--rules", help="Only these rule ids (comma-separated, repeatable)."),
         skip_rules: Optional[list[str]] = typer.Option(None, "--skip-rules", help="Rule ids not to run."),
         max_findings: int = typer.Option(DEFAULT_MAX_FINDINGS, "--max-findings", min=0,
@@ -124,7 +127,7 @@ def register(app: typer.Typer) -> None:
                               walltime_grace_s=grace)
             reports = [validate(p, site=site, rules=_ids(rules), skip_rules=_ids(skip_rules),
                                 max_findings=max_findings or None, fmt=fmt, options=options,
-                                strict=strict, allow_empty=allow_empty)
+                                strict=strict, allow_empty=allow_empty, tz=tz)
                        for p in paths]
             document = report_document(reports)
             if output is not None:

@@ -30,12 +30,16 @@ def has_control(text: str) -> bool:
     return _CONTROL.search(text) is not None
 
 
+def bad_names(cells: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Which cells hold a control character (nulls are fine)."""
+    found = pc.fill_null(pc.match_substring_regex(cells, CONTROL_CLASS), False)
+    return np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)
+
+
 def first_bad_name(cells: pa.Array | pa.ChunkedArray) -> int | None:
     """The row of the first cell holding a control character, or None (nulls are fine)."""
-    found = pc.fill_null(pc.match_substring_regex(cells, CONTROL_CLASS), False)
-    if not pc.any(found).as_py():
-        return None
-    return int(np.argmax(np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)))
+    bad = bad_names(cells)
+    return int(np.argmax(bad)) if bad.any() else None
 
 
 def check_name(value: str, path: str, line: int | None, field: str) -> str:

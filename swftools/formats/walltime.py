@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from swftools.errors import InputError
+from swftools.formats.skipping import reject_rows
 from swftools.table import filled, from_numpy, validity
 
 # Time-zone offsets are whole quarter hours (+05:30, +05:45 exist) and span at most 26 hours
@@ -116,7 +117,8 @@ def _zone_hint(zone: str | None, at: int, shift: int) -> str:
 
 def check_stamps(path: str, lines: Sequence[int], record_epochs: Any, field_epochs: Any,
                  field: str, *, zone: str | None = None) -> None:
-    """Raise ``InputError`` at the first record whose own time stamp (read as a local time)
+    """Raise ``InputError`` at the first record (while ``--skip-bad-lines`` collects: note
+    every record) whose own time stamp (read as a local time)
     and its epoch field ``field`` differ by a non-zero whole number of quarter hours, give or
     take ``STAMP_SLACK_S`` seconds: the stamps were read in the wrong time zone. ``zone`` is
     the zone they were read in (for the message); rows with either value unknown are skipped.
@@ -129,13 +131,14 @@ def check_stamps(path: str, lines: Sequence[int], record_epochs: Any, field_epoc
     shift = np.rint(diff / _QUARTER_HOUR).astype(np.int64) * _QUARTER_HOUR
     bad = (rec_ok & epo_ok & (shift != 0) & (np.abs(shift) <= _MAX_OFFSET_S)
            & (np.abs(diff - shift) <= STAMP_SLACK_S))
-    if not bad.any():
-        return
-    i = int(np.argmax(bad))
-    d, k = int(diff[i]), int(shift[i])
     used = f" read in {zone}" if zone else ""
-    when = "after" if d > 0 else "before"
-    raise InputError(
-        path, f"the record's time stamp{used} is {abs(d)} s ({_offset_text(k)[1:]} h) {when} "
-        f"its {field}= epoch {int(epo[i])}: a time-zone error", line=int(lines[i]), field=field,
-        value=str(int(epo[i])), expected=_zone_hint(zone, int(epo[i]), k))
+
+    def error(i: int) -> InputError:
+        d, k = int(diff[i]), int(shift[i])
+        when = "after" if d > 0 else "before"
+        return InputError(
+            path, f"the record's time stamp{used} is {abs(d)} s ({_offset_text(k)[1:]} h) "
+            f"{when} its {field}= epoch {int(epo[i])}: a time-zone error", line=int(lines[i]),
+            field=field, value=str(int(epo[i])), expected=_zone_hint(zone, int(epo[i]), k))
+
+    reject_rows(bad, error)

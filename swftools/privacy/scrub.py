@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from swftools.errors import count
 from swftools.privacy.match import Matcher, Term
 from swftools.privacy.rawnames import HOST_LABELS, expand_node_run
 
@@ -89,8 +90,8 @@ def clean_swf_header(meta: dict[str, Any], shift_s: int, leaks: Callable[[str], 
 def _clean_layout(meta: dict[str, Any], notes: list[str]) -> None:
     layout = meta.get("swf_layout")
     if isinstance(layout, dict) and layout.get("other_lines"):
-        notes.append(f"dropped {len(layout['other_lines'])} SWF comment line(s) between jobs: "
-                     "free text from the source")
+        lines = count(len(layout["other_lines"]), "SWF comment line")
+        notes.append(f"dropped {lines} between jobs: free text from the source")
         meta["swf_layout"] = {**layout, "other_lines": []}
 
 
@@ -101,8 +102,8 @@ def _clean_skipped(meta: dict[str, Any], notes: list[str]) -> None:
     if isinstance(entries, list):
         meta[METADATA_KEY] = withhold(entries)
         if entries:
-            notes.append(f"kept the line numbers of {len(entries)} skipped line(s), dropped their "
-                         "raw values and messages")
+            notes.append(f"kept the line numbers of {count(len(entries), 'skipped line')}, "
+                         "dropped their raw values and messages")
 
 
 def _clean_slurm(meta: dict[str, Any]) -> None:
@@ -133,7 +134,7 @@ def _clean_alibaba(meta: dict[str, Any], rename: Callable[[str], str],
                 raw.extend(names)
                 run["names"] = [rename(n) for n in names]
         if raw:
-            notes.append(f"pseudonymized {len(raw)} node name(s) of the Alibaba node list")
+            notes.append(f"pseudonymized {count(len(raw), 'node name')} of the Alibaba node list")
     return raw
 
 
@@ -235,12 +236,13 @@ def clean_telemetry(meta: dict[str, Any], leaks: Callable[[str], bool],
     out["description"] = output.describe(int(out.get("interval_s", 0) or 0), sources,
                                          list(out.get("metrics") or []), out["metric_maps"])
     alloc = "" if allocations.startswith("<") else " and the allocation file name"
-    notes.append(f"telemetry: the {len(sources)} sample file name(s){alloc} replaced by "
+    notes.append(f"telemetry: the {count(len(sources), 'sample file name')}{alloc} replaced by "
                  "'source N' (file names may name hosts)")
     if warnings:
-        notes.append(f"telemetry: withheld {warnings} Prometheus warning(s) (raw server text)")
+        notes.append(f"telemetry: withheld {count(warnings, 'Prometheus warning')} "
+                     "(raw server text)")
     if renamed:
-        notes.append(f"telemetry: {len(renamed)} site metric map name(s) replaced")
+        notes.append(f"telemetry: {count(len(renamed), 'site metric map name')} replaced")
     dropped = sorted(set(tel) - TELEMETRY_KEPT - {"metric_maps", "metric_map", "sources",
                                                  "allocations", "description"})
     if dropped:

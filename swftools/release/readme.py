@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools import table as jt
+from swftools.errors import count
 from swftools.release.settings import License
 from swftools.site import Site
 
@@ -58,7 +59,8 @@ def system_section(site: Site | None, table: pa.Table) -> str:
     last = pc.max(table.column("submit_time")).as_py()
     if first is not None and last is not None:
         fmt = lambda t: datetime.fromtimestamp(t, ZoneInfo(tz)).strftime("%Y-%m-%d")  # noqa: E731
-        lines.append(f"{table.num_rows:,} jobs submitted from {fmt(first)} to {fmt(last)} "
+        lines.append(f"{count(table.num_rows, 'job', thousands=True)} submitted from "
+                     f"{fmt(first)} to {fmt(last)} "
                      f"({tz}), {len(pc.unique(table.column('user').drop_null())):,} users, "
                      f"{len(pc.unique(table.column('group').drop_null())):,} groups.")
     if site is None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from swftools.formats import datapackage
 from swftools.formats import swf
-from swftools.errors import InputError, os_error_message, shorten
+from swftools.errors import InputError, count, os_error_message, shorten
 from swftools.fileio import sha256_file
 from swftools.limits import Limits, current, read_member, safe_members
 from swftools.release.tarball import CHECKSUMS, archive_files
@@ -45,7 +45,7 @@ class VerifyReport:
         return {"path": self.path, "ok": self.ok, "checks": self.checks, "problems": self.problems}
 
     def render(self) -> str:
-        lines = [f"{self.path}: {'OK' if self.ok else f'{len(self.problems)} problem(s)'}"]
+        lines = [f"{self.path}: {'OK' if self.ok else count(len(self.problems), 'problem')}"]
         lines += [f"  ok: {c}" for c in self.checks]
         lines += [f"  problem: {p}" for p in self.problems]
         return "\n".join(lines)
@@ -281,7 +281,8 @@ def check_swf_agreement(root: Path, table: Any, report: VerifyReport) -> None:
         report.problems.append(f"SWF unreadable: {os_error_message(exc)}")
         return
     if swf_table.num_rows != table.num_rows:
-        report.problems.append(f"SWF has {swf_table.num_rows} jobs, the package {table.num_rows}")
+        report.problems.append(f"SWF has {count(swf_table.num_rows, 'job')}, the package "
+                               f"{table.num_rows}")
         return
     site = resolve_site(None, table)
     expected = swf_field_values(table, site)
@@ -292,9 +293,9 @@ def check_swf_agreement(root: Path, table: Any, report: VerifyReport) -> None:
         if len(diff):
             row = int(diff[0])
             report.problems.append(
-                f"SWF {f.label} disagrees with the package on {len(diff)} jobs "
+                f"SWF {f.label} disagrees with the package on {count(len(diff), 'job')} "
                 f"(first: job {table.column('job_id')[row].as_py()}: SWF {a[row]}, package {e[row]})")
-    report.checks.append(f"SWF and package agree on {table.num_rows} jobs")
+    report.checks.append(f"SWF and package agree on {count(table.num_rows, 'job')}")
 
 
 def verify(path: str | Path, names: Iterable[str] | Mapping[str, Iterable[str]] = (),

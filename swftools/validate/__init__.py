@@ -36,6 +36,10 @@ __all__ = ["ENGINE_RULES", "Finding", "Options", "RULES", "Report", "SEVERITIES"
            "describe_rules", "validate"]
 
 
+ZONED_FORMATS = ("slurm", "pbs")
+"""Formats whose times are local times of a zone (``tz``)."""
+
+
 def _lines_for(table: pa.Table, fmt: str) -> np.ndarray:
     """File line (or row number) of every row: SWF lines, CSV lines (header = line 1), rows."""
     if fmt == "swf":
@@ -50,7 +54,7 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
              skip_rules: Iterable[str] | str | None = None,
              max_findings: int | None = None, *, fmt: str | None = None,
              options: Options | None = None, strict: bool = False, allow_empty: bool = False,
-             **option_values: Any) -> Report:
+             tz: str | None = None, **option_values: Any) -> Report:
     """Validate a trace file, data package or job table; returns the :class:`Report`.
 
     ``site`` (a Site, preset name or settings file) enables the queue, termcode-mapping and
@@ -59,7 +63,9 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
     (unknown ids raise ``UsageError``); ``max_findings`` caps the findings kept (counts stay
     complete and the report says it is partial). With ``strict`` a warning makes the report
     invalid too (a release gate). A trace file without jobs is an ``unreadable-input`` error
-    unless ``allow_empty``. Extra keywords set :class:`Options` fields.
+    unless ``allow_empty``. ``tz`` is the zone of a Slurm or PBS file's local times (as given
+    to ``convert --tz``; default the site's, else UTC). Extra keywords set :class:`Options`
+    fields.
     """
     selected = select_rules(rules, skip_rules)
     site = resolve_site(site)
@@ -85,13 +91,15 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
     path = Path(display)
     fmt = fmt or formats.detect_format(path)
     formats.module_for(fmt)  # usage error for an unknown format
+    if tz and fmt not in ZONED_FORMATS:
+        raise UsageError(f"--tz applies to {' and '.join(ZONED_FORMATS)} input only, not {fmt}")
     report = Report(path=display, source_format=fmt, max_findings=max_findings, strict=strict)
     package = None
     if fmt == "package":
         package = package_checks.load_package(path, display)
         _run(selected, "package", jt.empty(), np.zeros(0, np.int64), report, fmt, site, opts,
              display, package=package)
-    table, lines, row_path = _read(path, display, fmt, site, report, package, allow_empty)
+    table, lines, row_path = _read(path, display, fmt, site, report, package, allow_empty, tz)
     if table is not None:
         word = "row" if package is not None and package.jobs_csv is None else "line"
         _run(selected, "table", table, lines, report, fmt, site, opts, row_path, package=package,
@@ -100,12 +108,14 @@ def validate(source: str | os.PathLike | pa.Table, site: Site | str | None = Non
 
 
 def _read(path: Path, display: str, fmt: str, site: Any, report: Report,
-          package: Any, allow_empty: bool = False) -> tuple[pa.Table | None, np.ndarray, str]:
+          package: Any, allow_empty: bool = False,
+          tz: str | None = None) -> tuple[pa.Table | None, np.ndarray, str]:
     """Read the input through its reader; an unreadable input becomes one finding."""
     try:
         with warnings.catch_warnings():  # package-integrity reports a changed Parquet file
             warnings.simplefilter("ignore")
-            table = formats.read(path, fmt, site=site, allow_empty=allow_empty)
+            table = formats.read(path, fmt, site=site, allow_empty=allow_empty,
+                                 **({"tz": tz} if tz else {}))
     except (InputError, OSError, UnicodeDecodeError, ValueError, pa.ArrowException) as exc:
         if package is None or not package.problems:  # else package findings say why
             report.add(_unreadable(exc, display))

@@ -109,14 +109,17 @@ def queue_walltime(ctx: Context) -> None:
 
 
 @rule("multi-node-whole-nodes", "error", "queue",
-      "A multi-node job holds every GPU of each of its nodes (site setting multi_node_whole_nodes).")
+      "A multi-node job holds every GPU of each of its nodes (site setting multi_node_whole_nodes); "
+      "a CPU job (0 GPUs) holds none.")
 def multi_node_whole_nodes(ctx: Context) -> None:
     site = ctx.require_site()
     if not site.multi_node_whole_nodes:
         raise NotApplicable("the site lets multi-node jobs share nodes")
     ctx.require("nodes", "gpus_per_node")
     nodes, per_node, known = node_shape(ctx)
-    bad = known & (nodes > 1) & (per_node != site.gpus_per_node)
+    # a CPU job of a mixed site (0 GPUs; formats without a cpus column keep only that) holds
+    # no GPU of its nodes: the rule is about how a GPU job spreads over nodes
+    bad = known & (nodes > 1) & (per_node != site.gpus_per_node) & (per_node != 0)
     ctx.flag(bad, "gpus_per_node",
              lambda i: f"{nodes[i]}-node job uses {per_node[i]} of {site.gpus_per_node} GPUs per node",
              value=per_node, expected=str(site.gpus_per_node))

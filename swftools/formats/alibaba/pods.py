@@ -86,7 +86,10 @@ def split_csv(text: str, path: str, columns: tuple[str, ...], what: str,
         raise InputError(path, f"malformed CSV ({exc})", line=reader.line_num,
                          expected="comma-separated fields, quotes balanced") from None
     if not rows and not allow_empty:
-        raise InputError(path, NO_JOB_ROWS, line=1, expected=NO_JOB_ROWS_EXPECTED)
+        if what == "pod list":
+            raise InputError(path, NO_JOB_ROWS, line=1, expected=NO_JOB_ROWS_EXPECTED)
+        raise InputError(path, f"no rows: the {what} holds only a header", line=1,
+                         expected=f"one row per line after the header of the {what}")
     return index, rows
 
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from swftools import table as jt
 from swftools.atomic import atomic_file, check_writable
-from swftools.errors import UsageError
+from swftools.errors import UsageError, count
 from swftools.fileio import gzip_writer
 from swftools.formats.alibaba import nodes as node_list
 from swftools.formats.alibaba.pods import Pods, parse_pods, render, to_columns
@@ -32,6 +32,9 @@ from swftools.site import Site, resolve_site
 # Job-table columns a pod list gives back (when the table's values fit the pod model).
 CARRIED = ("job_id", "queue", "nodes", "gpus_per_node", "gpus", "cpus", "requested_procs", "termcode",
            "swf_status", "submit_time", "start_time", "finish_time", "wait_s", "walltime_s")
+
+UNKNOWN_MODEL = "unknown"
+"""The model written for a site's GPU nodes whose model it does not name."""
 
 _WHY = {
     "nodes": "a pod runs on one node: read back as 1",
@@ -59,16 +62,18 @@ def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = 
     The node list goes beside the pod list (``swftools.formats.alibaba.nodes.node_list_path``, or
     ``nodes=``): the table's own when it was read from an openb trace, else one made from the
     site (``site``, else the table's; GPU nodes with CPU and memory unknown, written as 0); with
-    neither there is no cluster to describe and nothing is written (``UsageError``). A ``.gz``
+    neither there is no cluster to describe and nothing is written (``UsageError``); jobs of
+    more GPUs than the site's node has are then skipped (a pod runs on one node). A ``.gz``
     name is gzip-compressed (deterministic bytes). Nothing is written when an output exists
     without ``force``.
     """
     table = jt.conform(table)
     table = in_write_order(table, "alibaba", jt.get_metadata(table).get("source_format"))
     layout = jt.get_metadata(table).get("alibaba") or {}
-    pods, losses = from_table(table, layout)
     target = Path(path)
     inv = layout.get("nodes")
+    notes: list[str] = []
+    skipped: list[str] = []
     if inv is None:
         site_obj = resolve_site(site, table)
         if site_obj is None:
@@ -76,9 +81,16 @@ def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = 
                              "was not read from an openb trace) and no site gives one; pass "
                              "--site SITE (nothing written)")
         inv = site_inventory(site_obj)
-        losses.append(f"node list made from site {site_obj.name} ({inv['nodes']} machines of "
-                      f"{site_obj.gpus_per_node} GPUs): their CPU and memory sizes are unknown, "
-                      "written as 0")
+        notes.append(f"node list made from site {site_obj.name} ({inv['nodes']} machines of "
+                     f"{site_obj.gpus_per_node} GPUs): their CPU and memory sizes are unknown, "
+                     "written as 0")
+        if not all(site_obj.gpu_model_of_node):
+            notes.append(f"the site names no GPU model for some nodes: written as "
+                         f"{UNKNOWN_MODEL!r} (a GPU node's model cannot be empty)")
+        # a job of another log may span nodes; a pod list's own pods are written as they are
+        table, skipped = _fitting(table, int(inv["largest_node_gpus"]))
+    pods, losses = from_table(table, layout)
+    losses = skipped + losses + notes
     node_target = Path(nodes) if nodes is not None else node_list.node_list_path(target)
     check_writable(target, force)
     check_writable(node_target, force)
@@ -87,9 +99,27 @@ def write(table: pa.Table, path: str | Path, *, site: Any = None, force: bool = 
     return losses
 
 
+def _num_gpu(gpus: int | None, requested: int | None) -> int:
+    """A job's ``num_gpu``: its GPUs, else its requested processors, else 0."""
+    return next((v for v in (gpus, requested) if v is not None), 0)
+
+
+def _fitting(table: pa.Table, largest: int) -> tuple[pa.Table, list[str]]:
+    """(the jobs a node of the node list can hold, the skipped-jobs line): a pod runs on one
+    node, so a job of more GPUs than the largest node has (a multi-node job) is left out."""
+    nums = [_num_gpu(g, r) for g, r in zip(_ints(table, "gpus"), _ints(table, "requested_procs"))]
+    fits = [num <= largest for num in nums]
+    if all(fits):
+        return table, []
+    left = len(fits) - sum(fits)
+    return table.filter(pa.array(fits, pa.bool_())), [
+        f"{left} job{'s' if left != 1 else ''} skipped: more GPUs than the largest node of the "
+        f"node list has ({largest}); a pod runs on one node"]
+
+
 def site_inventory(site: Site) -> dict[str, Any]:
     """A node inventory (``nodes.inventory`` form) for a site's largest node count."""
-    rows = [(f"openb-node-{k:04d}", 0, 0, site.gpus_per_node, model)
+    rows = [(f"openb-node-{k:04d}", 0, 0, site.gpus_per_node, model or UNKNOWN_MODEL)
             for k, model in enumerate(site.gpu_model_of_node)]
     return node_list.inventory(rows, f"site {site.name}")
 
@@ -144,7 +174,7 @@ def from_table(table: pa.Table, layout: dict[str, Any]) -> tuple[Pods, list[str]
         k = where.get(job)
         if k is None and col["cpus"][i] is None:
             no_resources += 1
-        num = next((v for v in (col["gpus"][i], col["requested_procs"][i]) if v is not None), 0)
+        num = _num_gpu(col["gpus"][i], col["requested_procs"][i])
         milli = 0 if num == 0 else (int(sharing.get(str(job), 1000)) if num == 1 else 1000)
         pods.job_id.append(job)
         pods.name.append(names["other"].get(str(job)) or f"{names['prefix']}{job:0{names['width']}d}")
@@ -162,7 +192,7 @@ def from_table(table: pa.Table, layout: dict[str, Any]) -> tuple[Pods, list[str]
     _order_losses(pods)
     losses: list[str] = []
     if no_resources:
-        losses.append(f"{no_resources} pod(s) without CPU and memory requests in the table "
+        losses.append(f"{count(no_resources, 'pod')} without CPU and memory requests in the table "
                       "(cpu_milli, memory_mib written as 0)")
     back = to_columns(parse_pods(render(pods), "<written pod list>", allow_empty=True),
                       default_origin())
@@ -175,11 +205,11 @@ def from_table(table: pa.Table, layout: dict[str, Any]) -> tuple[Pods, list[str]
         if name in back:
             changed = sum(1 for a, b in zip(col[name], back[name]) if a != b)
             if changed:
-                losses.append(f"{name}: {changed} job(s) read back otherwise ({why[name]})")
+                losses.append(f"{name}: {count(changed, 'job')} read back otherwise ({why[name]})")
         else:
             known = table.num_rows - table.column(name).null_count
             if known:
-                losses.append(f"{name}: {known} known value(s) dropped; the pod list has no "
+                losses.append(f"{name}: {count(known, 'known value')} dropped; the pod list has no "
                               "such column")
     return pods, losses
 

@@ -430,8 +430,10 @@ def read(path: str | os.PathLike, *, site: Site | str | None = None, progress: b
                 table = _read_csv_resource(root, desc_path, res, recorded, base, advance)
     if base == JOBS and table.num_rows == 0 and not allow_empty:
         shown = res.get("path") if isinstance(res.get("path"), str) else DESCRIPTOR
-        raise InputError(str(root / shown), NO_JOB_ROWS, line=1 if res.get("format") != "parquet"
-                         else None, expected=NO_JOB_ROWS_EXPECTED)
+        if res.get("format") == "parquet":  # no header line: the file has no rows
+            raise InputError(str(root / shown), "no job rows: the Parquet table has none",
+                             expected="one job per row, or --allow-empty for an empty trace")
+        raise InputError(str(root / shown), NO_JOB_ROWS, line=1, expected=NO_JOB_ROWS_EXPECTED)
     metadata = dict(extension.get("metadata", {}).get(base, {}))
     if base == JOBS:
         if extension.get("time_zone"):

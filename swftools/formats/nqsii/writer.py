@@ -21,7 +21,7 @@ import pyarrow.csv as pacsv
 
 from swftools import table as jt
 from swftools.atomic import atomic_file
-from swftools.errors import InputError
+from swftools.errors import InputError, count
 from swftools.fileio import gzip_writer
 from swftools.formats.nqsii.schema import DEFAULT_SITE, FormSchema, form_defaults, form_schema, resolve_site
 from swftools.formats.nqsii.timefmt import TIMESTAMP_FORMATS, format_durations, format_instants, format_integers
@@ -63,7 +63,7 @@ class _Job:
         arr = _plain(self.table.column(column) if values is None else values)
         if arr.null_count:
             row = int(np.argmax(np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False))))
-            raise self.fail(column, f"unknown for {arr.null_count} job(s) (first: job "
+            raise self.fail(column, f"unknown for {count(arr.null_count, 'job')} (first: job "
                                     f"{self.table.column('job_id')[row].as_py()}); NQSII logs "
                                     "have no marker for unknown values")
         values_np = np.asarray(arr.to_numpy(), dtype=np.int64)
@@ -134,8 +134,8 @@ def _fill_resources(table: pa.Table, site: Site, total: bool, losses: list[str])
 
     def derived(column: str, before: pa.Array, after: pa.Array, how: str) -> None:
         if after.null_count < before.null_count:
-            losses.append(f"{column}: unknown for {before.null_count - after.null_count} job(s), "
-                          f"derived as {how}")
+            lost = before.null_count - after.null_count
+            losses.append(f"{column}: unknown for {count(lost, 'job')}, derived as {how}")
 
     if nodes.null_count:
         implied = pc.cast(pc.ceil(pc.divide(pc.cast(gpus, pa.float64()), site.gpus_per_node)),
@@ -161,8 +161,9 @@ def _fill_resources(table: pa.Table, site: Site, total: bool, losses: list[str])
         per_node_np = np.asarray(per_node.to_numpy(zero_copy_only=False), dtype=float)
         mismatch = int(np.count_nonzero(~np.isnan(gpus_np) & (gpus_np != nodes_np * per_node_np)))
         if mismatch:
-            losses.append(f"gpus: {mismatch} job(s) hold a total other than nodes x GPUs per "
-                          "node; the GPU column carries GPUs per node, so those totals are lost")
+            losses.append(f"gpus: {count(mismatch, 'job')} with a total other than nodes x "
+                          "GPUs per node; the GPU column carries GPUs per node, so those "
+                          "totals are lost")
     for column, values in (("nodes", nodes), ("gpus_per_node", per_node), ("gpus", gpus)):
         table = table.set_column(table.schema.get_field_index(column), column, values)
     return table
@@ -179,8 +180,8 @@ def _losses_elsewhere(table: pa.Table, job: _Job, schema: FormSchema,
             continue
         known = known_counts.get(column, 0)
         if known:
-            losses.append(f"{column} ({job.titles[column]}): {known} known value(s) dropped; "
-                          "NQSII logs have no such column")
+            losses.append(f"{column} ({job.titles[column]}): "
+                          f"{count(known, 'known value')} dropped; NQSII logs have no such column")
     header = TableMetadata.from_table(table).swf_header
     if header:
         losses.append(f"SWF header ({len(header)} entries) dropped; NQSII logs have no header comments")

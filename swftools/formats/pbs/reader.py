@@ -16,12 +16,12 @@ import numpy as np
 import pyarrow as pa
 
 from swftools import table as jt
-from swftools.errors import InputError
+from swftools.errors import InputError, count
 from swftools.formats.inputs import read_bytes
 from swftools.formats.jobids import number_jobs
 from swftools.formats.localtime import time_zone_of
 from swftools.formats.names import check_name
-from swftools.formats.skipping import read_skipping
+from swftools.formats.skipping import read_skipping, reject, reject_all
 from swftools.formats.nqsii.timefmt import local_to_utc
 from swftools.formats.pbs import fields as fx
 from swftools.formats.pbs.records import Job, Located, Records, scan, schema
@@ -189,18 +189,22 @@ def _read_data(raw: bytes, name: str, site_obj: Site | None, zone: str,
     where = Located(name)
     try:
         text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError(name, "is not UTF-8 text", line=line, expected="UTF-8 text") from None
+    except UnicodeDecodeError:
+        errors = _not_utf8(raw, name)
+        reject_all(errors)
+        raise errors[0] from None
     records = scan(text.lstrip("\ufeff"), where)
     chosen = sorted((j for j in records.jobs.values() if j.is_row), key=lambda j: j.line)
     noted: list[dict[str, Any]] = []
-    rows = [_row(j, where, noted) for j in chosen]
+    rows = []
+    for job in chosen:
+        try:
+            rows.append(_row(job, where, noted))
+        except InputError as exc:
+            reject(exc)  # --skip-bad-lines: noted, and the job is not a row in this pass
     if not rows and not allow_empty:
-        what = ("is empty" if not text.strip() else
-                "holds no job rows: no E, D or A record of a job")
-        raise InputError(name, what, expected="PBS accounting records of jobs (E, D or A), or "
-                         "--allow-empty for a log without jobs")
+        raise InputError(name, _no_jobs(text, records), expected="PBS accounting records of "
+                         "jobs (E, D or A), or --allow-empty for a log without jobs")
     stamps = _to_utc(rows, "_stamp", zone)
     check_stamps(name, [r["_line"] for r in rows], stamps, [r["finish_time"] for r in rows],
                  "end", zone=zone)
@@ -208,15 +212,46 @@ def _read_data(raw: bytes, name: str, site_obj: Site | None, zone: str,
         for r, value in zip(rows, _to_utc(rows, naive, zone)):
             if value is not None:
                 r[column] = value
-    for r in rows:
-        if r["start_time"] is not None and r["finish_time"] is not None and \
-                r["finish_time"] < r["start_time"]:
-            raise InputError(name, "the record time is before the start time", line=r["_line"],
-                             field="record time", value=str(r["finish_time"]),
-                             expected="an end at or after the start")
+    late = [r for r in rows if r["start_time"] is not None and r["finish_time"] is not None
+            and r["finish_time"] < r["start_time"]]
+    reject_all(InputError(name, "the record time is before the start time", line=r["_line"],
+                          field="record time", value=str(r["finish_time"]),
+                          expected="an end at or after the start") for r in late)
     # submit order (unknown submit times last), then the record order: the archive's order
     rows.sort(key=lambda r: (r["submit_time"] is None, r["submit_time"] or 0, r["_line"]))
     return _table(rows, records, name, site_obj, zone, noted)
+
+
+def _no_jobs(text: str, records: Records) -> str:
+    """Why a log without job rows has none: what records it holds instead."""
+    if not text.strip():
+        return "is empty"
+    total = sum(records.kinds.values())
+    found = ", ".join(f"{n} {kind}" for kind, n in sorted(records.kinds.items()))
+    what = f"{count(total, 'record')} ({found})" if total else "no records"
+    unfinished = sum(1 for j in records.jobs.values() if not j.is_row)
+    if unfinished:
+        what += f"; {count(unfinished, 'job')} queued or running, not ended yet"
+    if records.array_parents:
+        what += f"; {count(len(records.array_parents), 'array parent')}, left out as its subjobs are the jobs"
+    return f"holds no job that ended, no E, D or A record of a job: {what}"
+
+
+def _not_utf8(raw: bytes, name: str) -> list[InputError]:
+    """The lines that are not UTF-8 text (the first only unless ``--skip-bad-lines``
+    collects)."""
+    from swftools.formats.skipping import collecting
+
+    found = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            found.append(InputError(name, "is not UTF-8 text", line=number,
+                                    expected="UTF-8 text"))
+            if not collecting():
+                break
+    return found or [InputError(name, "is not UTF-8 text", expected="UTF-8 text")]
 
 
 def _table(rows: list[dict[str, Any]], records: Records, name: str, site_obj: Site | None,

@@ -17,6 +17,7 @@ from typing import Any
 
 from swftools.errors import InputError
 from swftools.formats.pbs import fields as fx
+from swftools.formats.skipping import reject
 from swftools.resources import load_json
 
 SCHEMA_FILE = "formats/pbs-accounting.schema.json"
@@ -65,6 +66,7 @@ class Records:
     jobs: dict[str, Job] = field(default_factory=dict)
     array_parents: set[str] = field(default_factory=set)
     prefixed_lines: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)  # records of each type, read or not
 
 
 class Located:
@@ -85,37 +87,46 @@ class Located:
 
 
 def scan(text: str, where: Located) -> Records:
-    """Group the records of ``text`` by job (blank lines skipped; located errors)."""
+    """Group the records of ``text`` by job (blank lines skipped; located errors; while
+    ``--skip-bad-lines`` collects, a bad record is noted and read as if it were not there)."""
     pattern = re.compile(schema()["recordPattern"])
     out = Records()
     lines = text.split("\n")
     for number, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r")
-        if not line.strip():
-            continue
-        m = pattern.match(line)
-        if not m:
-            raise InputError(where.path, "not a PBS accounting record", line=number,
-                             field="record", value=line,
-                             expected="MM/DD/YYYY HH:MM:SS;TYPE;JOBID;key=value ...")
-        prefix, stamp, kind, job_text, message = m.groups()
-        if kind not in READ_KINDS:
-            continue
-        out.prefixed_lines += prefix is not None
-        naive = where.parse(number, "record time", stamp, fx.parse_record_time)
-        jid = where.parse(number, "job id", job_text, fx.parse_job_id)
-        if jid.parent:
-            out.array_parents.add(str(jid.number))
-            continue
-        if kind == "E":
-            attributes = where.parse(number, "message", message, fx.parse_attributes)
-        else:
-            attributes = fx.parse_attributes(message, strict=False)
-        job = out.jobs.get(jid.key)
-        if job is None:
-            job = out.jobs[jid.key] = Job(jid.key, number, id_text=job_text)
-        _add(job, kind, naive, number, job_text, attributes)
+        if line.strip():
+            try:
+                _record(out, pattern, line, number, where)
+            except InputError as exc:
+                reject(exc)
     return out
+
+
+def _record(out: Records, pattern: re.Pattern[str], line: str, number: int,
+            where: Located) -> None:
+    m = pattern.match(line)
+    if not m:
+        raise InputError(where.path, "not a PBS accounting record", line=number,
+                         field="record", value=line,
+                         expected="MM/DD/YYYY HH:MM:SS;TYPE;JOBID;key=value ...")
+    prefix, stamp, kind, job_text, message = m.groups()
+    out.kinds[kind] = out.kinds.get(kind, 0) + 1
+    if kind not in READ_KINDS:
+        return
+    naive = where.parse(number, "record time", stamp, fx.parse_record_time)
+    jid = where.parse(number, "job id", job_text, fx.parse_job_id)
+    out.prefixed_lines += prefix is not None
+    if jid.parent:
+        out.array_parents.add(str(jid.number))
+        return
+    if kind == "E":
+        attributes = where.parse(number, "message", message, fx.parse_attributes)
+    else:
+        attributes = fx.parse_attributes(message, strict=False)
+    job = out.jobs.get(jid.key)
+    if job is None:
+        job = out.jobs[jid.key] = Job(jid.key, number, id_text=job_text)
+    _add(job, kind, naive, number, job_text, attributes)
 
 
 def _add(job: Job, kind: str, naive: int, number: int, job_text: str,

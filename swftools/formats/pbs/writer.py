@@ -6,8 +6,8 @@ cancelled by their user, and an ``E`` record stamped at the end time carrying ``
 ``Resource_List.nodect``, ``Resource_List.ngpus`` or ``ncpus``, ``Resource_List.walltime``).
 Jobs are in submit order, ties in row order (a table read from a PBS log keeps its
 order: ``swftools.formats.order``); stamps are local times in ``tz``, else UTC. A job's
-``source_job_id`` is its record id when it is a PBS job id (``1234[5].server``), else
-``JOB_ID.swftools``; ``resources_used.walltime`` is ``recorded_walltime_s`` when known, and
+``source_job_id`` is its record id when it is a PBS job id (``1234[5].server``) of no other
+job, else ``JOB_ID.swftools``; ``resources_used.walltime`` is ``recorded_walltime_s`` when known, and
 ``Resource_List.ncpus`` the ``cpus`` column on GPU logs.
 """
 
@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from swftools import table as jt
 from swftools.atomic import atomic_file
-from swftools.errors import UsageError
+from swftools.errors import UsageError, count
 from swftools.formats.nqsii.timefmt import utc_offsets
 from swftools.formats.localtime import zone_note
 from swftools.formats.order import in_write_order
@@ -56,7 +56,7 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
     for name in _NOT_CARRIED:
         known = sum(1 for r in rows if r[name] is not None)
         if known:
-            losses.append(f"{name}: {known} known value(s) dropped; PBS accounting records "
+            losses.append(f"{name}: {count(known, 'known value')} dropped; PBS accounting records "
                           "carry no such key")
     counts = {"gpus": 0, "termcode": 0, "limit_status": 0, "requested_procs": 0, "wait_s": 0,
               "swf_status": 0, "gpus_per_node": 0, "walltime_s": 0, "user": 0, "group": 0,
@@ -67,7 +67,8 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
     key = "ngpus" if unit == "gpu" else "ncpus"
     # the reader takes a log where no job uses a GPU for a CPU log
     cpu_log = unit != "gpu" or not any(r["gpus"] for r in rows)
-    for r in rows:
+    record_ids = _record_ids(rows, counts)
+    for r, job in zip(rows, record_ids):
         for name in ("user", "group", "queue"):
             value = r[name]
             if value is not None and (any(c in value for c in " ;=\n\r") or value == ""):
@@ -143,7 +144,6 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
             when = 0
         if end is None:
             counts["finish_time"] += 1
-        job = _record_id(r, counts)
         written.append(job)
         if submit is not None:
             lines.append(f"{_stamp(submit, zone)};Q;{job};queue={r['queue'] or 'default'}")
@@ -175,7 +175,8 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
         "cpus": "cpus other than the processor total of a CPU log (read back as gpus)",
         "cpu_log": "gpus of a GPU log where no job uses a GPU: read back as a CPU log, gpus "
                    "holding the processor counts where known",
-        "source_job_id": "source_job_id not a PBS job id (NUMBER[INDEX][.SERVER]): written as "
+        "source_job_id": "source_job_id not a PBS job id of this job alone (NUMBER[INDEX]"
+                         "[.SERVER], once in the log, not an array parent): written as "
                          "JOB_ID.swftools",
         "renumbered": "job_id renumbered 1..n in submit order on reading (source ids that are "
                       "not plain numbers; the ids are kept as source_job_id)",
@@ -185,22 +186,41 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
     counts["renumbered"], counts["source_back"] = _renumbered(rows, written)
     if unit == "gpu" and cpu_log:
         notes["gpus"] = notes.pop("cpu_log")
-    for name, count in counts.items():
-        if count:
-            losses.append(f"{count} job(s): {notes[name]}")
+    for name, n in counts.items():
+        if n:
+            losses.append(f"{count(n, 'job')}: {notes[name]}")
     return "".join(line + "\n" for line in lines), losses
 
 
-def _record_id(row: dict[str, Any], counts: dict[str, int]) -> str:
-    """The job id a job's records carry: its source id when PBS can carry it."""
-    source = row["source_job_id"]
-    if source is not None:
+def _record_ids(rows: list[dict[str, Any]], counts: dict[str, int]) -> list[str]:
+    """The job id each job's records carry: its source id when PBS can carry it and it names
+    this job alone, else ``JOB_ID.swftools``. The reader takes records of one id (number and
+    array index; the server part aside) for one job and leaves array parents (``7[]``) out, so
+    a source id seen twice, a parent's, or one equal to another job's ``JOB_ID.swftools``
+    would lose jobs on reading."""
+    keys: list[str | None] = []
+    for row in rows:
+        source = row["source_job_id"]
         try:
-            fx.parse_job_id(source)
-            return source
+            parsed = None if source is None else fx.parse_job_id(source)
         except ValueError:
-            counts["source_job_id"] += 1
-    return f"{row['job_id']}.swftools"
+            parsed = None
+        keys.append(None if parsed is None or parsed.parent else parsed.key)
+    seen: dict[str, int] = {}
+    for key in keys:
+        if key is not None:
+            seen[key] = seen.get(key, 0) + 1
+    kept = {i for i, key in enumerate(keys) if key is not None and seen[key] == 1}
+    while True:  # a JOB_ID.swftools id must not be another job's source id
+        fallback = {str(rows[i]["job_id"]) for i in range(len(rows)) if i not in kept}
+        clash = {i for i in kept if keys[i] in fallback}
+        if not clash:
+            break
+        kept -= clash
+    counts["source_job_id"] += sum(1 for i, row in enumerate(rows)
+                                   if row["source_job_id"] is not None and i not in kept)
+    return [rows[i]["source_job_id"] if i in kept else f"{rows[i]['job_id']}.swftools"
+            for i in range(len(rows))]
 
 
 def _size_back(row: dict[str, Any], unit: str, cpu_log: bool) -> int | None:

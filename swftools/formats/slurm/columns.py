@@ -1,7 +1,8 @@
 """Whole-column parsing of sacct cells with located errors.
 
 A column arrives as a pyarrow string array of the job lines with ``lines`` (the file line of
-each row). The bulk is vectorized: fixed-width times as a byte matrix, integers by a compiled kernel,
+each row). A check reports the first bad row (every bad row while ``--skip-bad-lines``
+collects: ``formats.skipping``; those rows are then null). The bulk is vectorized: fixed-width times as a byte matrix, integers by a compiled kernel,
 and the repetitive forms (states, time limits, TRES, durations) parsed once per *distinct*
 value with the scalar grammars of :mod:`swftools.formats.slurm.fields`.
 """
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools.errors import InputError
+from swftools.formats.skipping import reject_rows
 from swftools.formats.slurm.kernels import uints
 from swftools.table import from_numpy
 from swftools.formats.nqsii.timefmt import local_to_utc, parse_datetime_matrix, string_matrix
@@ -73,16 +75,20 @@ def times(col: Column, zone: str, *, required: bool) -> pa.Array:
     assert matrix is not None
     naive, ok = parse_datetime_matrix(matrix, b"T")
     bad |= known & ~ok
-    if bad.any():
-        row = first(bad)
+
+    def bad_time(row: int) -> InputError:
         why = "is not a time" if col.cells[row].as_py() not in UNKNOWN_TIMES else "is unknown"
-        raise col.error(row, why, "YYYY-MM-DDTHH:MM:SS (local time)" if required else TIME_EXPECTED)
+        return col.error(row, why, "YYYY-MM-DDTHH:MM:SS (local time)" if required
+                         else TIME_EXPECTED)
+
+    reject_rows(bad, bad_time)
+    known &= ~bad
     utc, zone_ok = local_to_utc(np.where(known, naive, 0), zone)
     zone_bad = known & ~zone_ok
-    if zone_bad.any():
-        raise col.error(first(zone_bad), f"is ambiguous or does not exist in {zone} local time "
-                        "(a daylight-saving change)", "a local time that exists once")
-    return pa.array(utc, mask=~known)
+    reject_rows(zone_bad, lambda row: col.error(
+        row, f"is ambiguous or does not exist in {zone} local time (a daylight-saving change)",
+        "a local time that exists once"))
+    return pa.array(utc, mask=~(known & ~zone_bad))
 
 
 def integers(col: Column, *, empty_ok: bool = True) -> pa.Array:
@@ -90,18 +96,17 @@ def integers(col: Column, *, empty_ok: bool = True) -> pa.Array:
     values, status = uints(col.cells)
     empty = status == 1
     bad = (status == 2) | (empty & (not empty_ok))
-    if bad.any():
-        row = first(bad)
-        raise col.error(row, "is empty" if empty[row] else "is not a non-negative integer",
-                        "a non-negative integer")
-    return from_numpy(values, empty if empty.any() else None)
+    reject_rows(bad, lambda row: col.error(
+        row, "is empty" if empty[row] else "is not a non-negative integer",
+        "a non-negative integer"))
+    missing = empty | bad
+    return from_numpy(values, missing if missing.any() else None)
 
 
 def check_pattern(col: Column, pattern: str, expected: str) -> None:
     """Every cell matches ``pattern``, else an InputError for the first that does not."""
     good = matches(col.cells, pattern)
-    if not good.all():
-        raise col.error(first(~good), "is not valid here", expected)
+    reject_rows(~good, lambda row: col.error(row, "is not valid here", expected))
 
 
 def by_distinct(col: Column, parse: Callable[[str], Any],
@@ -109,7 +114,7 @@ def by_distinct(col: Column, parse: Callable[[str], Any],
     """Parse every distinct cell once: (the parsed values, each row's index into them).
 
     ``parse`` raises ``ValueError`` (its message: what was expected) for a bad cell; the first
-    row holding one is reported.
+    row holding one is reported (while collecting, every one; their values are None).
     """
     cells = col.cells if cells is None else cells
     encoded = pc.dictionary_encode(cells)
@@ -127,12 +132,13 @@ def by_distinct(col: Column, parse: Callable[[str], Any],
             why[i] = str(exc)
     index = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
     if bad:
-        row = first(np.isin(index, bad))
-        raise col.error(row, f"is not a valid {col.title}", why[int(index[row])])
+        reject_rows(np.isin(index, bad), lambda row: col.error(
+            row, f"is not a valid {col.title}", why[int(index[row])]))
     return values, index
 
 
 def lookup(values: list[Any], index: np.ndarray, pick: Callable[[Any], Any]) -> pa.Array:
-    """A column of ``pick(value)`` for each row (None -> null), through the distinct index."""
-    picked = pa.array([pick(v) for v in values], pa.int64())
+    """A column of ``pick(value)`` for each row (None -> null), through the distinct index; a
+    value that did not parse (None) gives null."""
+    picked = pa.array([None if v is None else pick(v) for v in values], pa.int64())
     return picked.take(pa.array(index))

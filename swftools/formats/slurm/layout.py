@@ -55,7 +55,8 @@ def line_spans(data: bytes, begin: int):
     """(start, end of text, start of the next line) of each line from ``begin``."""
     i, n = begin, len(data)
     while i < n:
-        nl, cr = data.find(b"\n", i), data.find(b"\r", i)
+        nl = data.find(b"\n", i)
+        cr = data.find(b"\r", i, n if nl < 0 else nl)  # within the line: linear in the file
         end = min(e for e in (nl, cr, n) if e >= 0)
         after = end + 2 if data[end:end + 2] == b"\r\n" else end + 1
         yield i, end, after

@@ -28,8 +28,8 @@ from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
 from swftools.formats.inputs import first_repeat, read_bytes
 from swftools.formats.jobids import number_jobs
 from swftools.formats.localtime import time_zone_of
-from swftools.formats.names import NAME_EXPECTED, NAME_MESSAGE, first_bad_name
-from swftools.formats.skipping import read_skipping
+from swftools.formats.names import NAME_EXPECTED, NAME_MESSAGE, bad_names
+from swftools.formats.skipping import collecting, read_skipping, reject_all, reject_rows
 from swftools.formats.slurm import fields as fx
 from swftools.formats.slurm import kernels
 from swftools.formats.slurm.columns import (Column, by_distinct, check_pattern, first, integers,
@@ -55,23 +55,27 @@ def _version() -> str:
 
 # ------------------------------------------------------------------------------ splitting
 
-def _field_count_error(data: bytes, path: str, lay: Layout) -> InputError:
-    """Locate the line whose field count differs from the header's (the scan only says that one
-    does); blank lines are skipped."""
+def _field_count_errors(data: bytes, path: str, lay: Layout) -> list[InputError]:
+    """Locate the lines whose field count differs from the header's (the scan only says that
+    one does; the first only unless ``--skip-bad-lines`` collects); blank lines are skipped."""
     width = len(lay.names)
     number = lay.first_line
+    found: list[InputError] = []
     for start, end, _ in line_spans(data, lay.begin):
         line = data[start:end]
         count = line.count(b"|") + 1
         if line != b"" and count != width:
             shown = width - (lay.names[-1] == END_OF_LINE)
-            return InputError(path, f"{count} fields, {lay.given} names {shown}"
-                              + (" and a final '|'" if shown != width else ""), line=number,
-                              field="line", value=line.decode("utf-8", "replace"),
-                              expected=f"{width} '|'-separated fields, as {lay.given} has")
+            found.append(InputError(
+                path, f"{count} fields, {lay.given} names {shown}"
+                + (" and a final '|'" if shown != width else ""), line=number, field="line",
+                value=line.decode("utf-8", "replace"),
+                expected=f"{width} '|'-separated fields, as {lay.given} has"))
+            if not collecting():
+                break
         number += 1
-    return InputError(path, "cannot split the file into '|'-separated fields",
-                      expected="sacct --parsable2 output")
+    return found or [InputError(path, "cannot split the file into '|'-separated fields",
+                                expected="sacct --parsable2 output")]
 
 
 def _has_data(data: bytes, offset: int) -> bool:
@@ -99,8 +103,9 @@ _THREADED_ROWS = 100_000  # from this many job lines, independent checks run sid
 def _together(rows: int, *steps: Callable[[], Any]) -> list[Any]:
     """The results of ``steps`` (independent column checks and parses; pyarrow and numpy release
     the GIL), side by side in threads for ``rows`` job lines from ``_THREADED_ROWS`` on. The
-    error raised is the first step's that fails, in the given order, as if run one by one."""
-    if rows < _THREADED_ROWS or len(steps) < 2 or kernels.workers() < 2:
+    error raised is the first step's that fails, in the given order, as if run one by one.
+    While ``--skip-bad-lines`` collects, one by one: its errors are noted in check order."""
+    if collecting() or rows < _THREADED_ROWS or len(steps) < 2 or kernels.workers() < 2:
         return [step() for step in steps]
     with ThreadPoolExecutor(kernels.workers()) as pool:
         futures = [pool.submit(step) for step in steps]
@@ -132,8 +137,10 @@ def split(lay: Layout, path: str) -> tuple[dict[str, int], Lines]:
     if not data.endswith(b"\n"):
         data += b"\n"  # the scan stops at line breaks only: the last line gets one
     found = kernels.scan(data, lay.begin, len(names), positions["JobID"], want)
-    if found.bad_row >= 0:
-        raise _field_count_error(data, path, lay)
+    if found.bad_row >= 0:  # no cells to go on with: the lines are reported, the pass ends
+        errors = _field_count_errors(data, path, lay)
+        reject_all(errors)
+        raise errors[0]
     if not data.isascii():
         _check_utf8(data, found, want, names, path)
     cells = dict(zip(order, found.cells))
@@ -149,12 +156,10 @@ def split(lay: Layout, path: str) -> tuple[dict[str, int], Lines]:
             job_lines = job_lines[~blank]
     if END_OF_LINE in cells:
         extra = ~mask(pc.equal(cells[END_OF_LINE], ""))
-        if extra.any():
-            row = first(extra)
-            raise InputError(path, f"a field after the last column: {cells[END_OF_LINE][row]}",
-                             line=int(job_lines[row]), field="line",
-                             value=cells[END_OF_LINE][row].as_py(),
-                             expected="lines ending with '|' (sacct --parsable), as the first")
+        reject_rows(extra, lambda row: InputError(
+            path, f"a field after the last column: {cells[END_OF_LINE][row]}",
+            line=int(job_lines[row]), field="line", value=cells[END_OF_LINE][row].as_py(),
+            expected="lines ending with '|' (sacct --parsable), as the first"))
         del cells[END_OF_LINE]
     headers = {canonical: names[pos] for canonical, pos in positions.items()}
     step_ids = kernels.slices(data, found.step_start, found.step_len)
@@ -195,6 +200,12 @@ def _check_job_ids(job_ids: pa.Array, jobs: np.ndarray, step_ids: pa.Array, step
         lambda: matches(step_ids.slice(0, half), pattern),
         lambda: matches(step_ids.slice(half), pattern))
     bad_job, bad_step = ~good_job, ~np.concatenate([good_early, good_late])
+    if collecting():
+        jobs_col = Column(path, headers["JobID"], "job id", job_ids, jobs)
+        steps_col = Column(path, headers["JobID"], "job id", step_ids, steps)
+        reject_rows(bad_job, lambda row: jobs_col.error(row, "is not valid here", _ID_EXPECTED))
+        reject_rows(bad_step, lambda row: steps_col.error(row, "is not valid here", _ID_EXPECTED))
+        return
     row_job = int(jobs[first(bad_job)]) if bad_job.any() else None
     row_step = int(steps[first(bad_step)]) if bad_step.any() else None
     if row_job is None and row_step is None:
@@ -219,11 +230,9 @@ def _check_steps(job_ids: pa.Array, step_ids: pa.Array, found: kernels.Scan, ste
     if isinstance(job_ids, pa.ChunkedArray):
         job_ids = job_ids.combine_chunks()
     orphan = ~mask(pc.is_in(parents, value_set=job_ids))
-    if orphan.any():
-        row = int(unsure[first(orphan)])
-        col = Column(path, headers["JobID"], "job id", step_ids, steps)
-        raise col.error(row, "is a step of a job with no job line",
-                        "each step after the line of its job")
+    col = Column(path, headers["JobID"], "job id", step_ids, steps)
+    reject_rows(orphan, lambda i: col.error(int(unsure[i]), "is a step of a job with no job "
+                                            "line", "each step after the line of its job"))
 
 
 def _fill_from_steps(data: bytes, cells: dict[str, pa.Array], found: kernels.Scan,
@@ -260,7 +269,9 @@ def _identity(ref: dict[str, Column], submit: pa.Array) -> tuple[pa.Array, pa.Ar
     --duplicates)."""
     if "JobIDRaw" in ref:
         raw = integers(ref["JobIDRaw"], empty_ok=False)
-        if first_repeat(np.asarray(raw.to_numpy(zero_copy_only=False), np.int64)) is None:
+        unique = not raw.null_count and first_repeat(  # null: a bad cell --skip-bad-lines noted
+            np.asarray(raw.to_numpy(zero_copy_only=False), np.int64)) is None
+        if unique:
             return raw, None
     col = ref["JobID"]
     if matches(col.cells, r"^[0-9]{1,18}$").all():
@@ -278,12 +289,10 @@ def _check_repeats(ref: dict[str, Column]) -> None:
     for key in [k for k in ref if "#" in k]:
         again, once = ref[key], ref[key.split("#")[0]]
         differ = ~mask(pc.equal(again.cells, once.cells))
-        if differ.any():
-            row = first(differ)
-            raise again.error(row, f"differs from column {once.header!r} on the same line "
-                              f"({once.cells[row].as_py()!r})",
-                              "a column given twice (or under two names) to hold the same "
-                              "value on every line")
+        reject_rows(differ, lambda row, again=again, once=once: again.error(
+            row, f"differs from column {once.header!r} on the same line "
+            f"({once.cells[row].as_py()!r})",
+            "a column given twice (or under two names) to hold the same value on every line"))
 
 
 # ------------------------------------------------------------------------------ the table
@@ -301,12 +310,13 @@ def _states(col: Column, finished_end: pa.Array) -> tuple[pa.Array, pa.Array, np
     values, index = by_distinct(col, parse)
     termcode = lookup(values, index, lambda v: v[0].termcode)
     status = lookup(values, index, lambda v: v[0].swf_status)
-    finished = np.array([v[0].finished for v in values], dtype=bool)[index]
-    requeued = np.array([v[1] == "REQUEUED" for v in values], dtype=bool)[index]
+    # a state that did not parse (None: --skip-bad-lines collecting) is neither
+    finished = np.array([v is not None and v[0].finished for v in values], dtype=bool)[index]
+    requeued = np.array([v is not None and v[1] == "REQUEUED" for v in values], dtype=bool)[index]
     finished &= ~(requeued & mask(pc.is_null(finished_end)))
     unfinished: dict[str, int] = {}
-    names = np.array([v[1] for v in values], dtype=object)[index[~finished]]
-    for name in names.tolist():
+    names = np.array([v and v[1] for v in values], dtype=object)[index[~finished]]
+    for name in filter(None, names.tolist()):
         unfinished[name] = unfinished.get(name, 0) + 1
     return termcode, status, finished, dict(sorted(unfinished.items()))
 
@@ -450,10 +460,9 @@ def build(cells: dict[str, pa.Array], headers: dict[str, str], path: str, zone: 
     if alloc["node"] is not None:
         nodes = alloc["node"] if nodes is None else pc.coalesce(nodes, alloc["node"])
     late = mask(pc.less(end, start))
-    if late.any():
-        row = first(late)
-        raise ref["End"].error(row, f"is before the start time {ref['Start'].cells[row].as_py()!r}",
-                               "an end time at or after the start time")
+    reject_rows(late, lambda row: ref["End"].error(
+        row, f"is before the start time {ref['Start'].cells[row].as_py()!r}",
+        "an end time at or after the start time"))
     ran = mask(pc.is_valid(start))
     wait = pc.subtract(start, submit)
     columns: dict[str, Any] = {
@@ -505,9 +514,7 @@ def _take(cells: Any, rows: np.ndarray) -> pa.Array:
 
 def _names(col: Column) -> pa.Array:
     """Name cells (no control characters: ``formats.names``); empty -> null."""
-    row = first_bad_name(col.cells)
-    if row is not None:
-        raise col.error(row, NAME_MESSAGE, NAME_EXPECTED)
+    reject_rows(bad_names(col.cells), lambda row: col.error(row, NAME_MESSAGE, NAME_EXPECTED))
     return pc.if_else(pc.equal(col.cells, ""), pa.scalar(None, pa.string()), col.cells)
 
 

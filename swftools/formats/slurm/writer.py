@@ -9,6 +9,7 @@ Jobs are in submit order, ties in row order (a table read from sacct output keep
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,13 @@ import pyarrow.compute as pc
 
 from swftools import table as jt
 from swftools.atomic import atomic_file
-from swftools.errors import UsageError
+from swftools.errors import UsageError, count
 from swftools.formats.nqsii.timefmt import (format_datetime_matrix, local_to_utc, matrix_strings,
                                             utc_offsets)
 from swftools.formats.localtime import zone_note
 from swftools.formats.order import in_write_order
 from swftools.formats.slurm import fields as fx
+from swftools.formats.slurm.schema import fields as schema_fields
 from swftools.formats.slurm.schema import state_rule, write_states
 from swftools.metadata import TableMetadata
 from swftools.site import Site
@@ -43,7 +45,7 @@ def _local_times(values: pa.Array, zone: str) -> list[str]:
     _, once = local_to_utc(naive, zone)
     valid = np.asarray(pc.is_valid(values).to_numpy(zero_copy_only=False), dtype=bool)
     if (valid & ~once).any():
-        raise UsageError(f"{int((valid & ~once).sum())} time(s) fall in a daylight-saving change "
+        raise UsageError(f"{count(int((valid & ~once).sum()), 'time')} fall in a daylight-saving change "
                          f"of {zone}, where sacct's local times are ambiguous; write with --tz UTC")
     text = matrix_strings(format_datetime_matrix(naive, "T")).to_pylist()
     return [t if valid else "Unknown" for t, valid in zip(text, pc.is_valid(values).to_pylist())]
@@ -54,6 +56,12 @@ def _check_text(name: str, values: list[Any]) -> None:
         if value is not None and ("|" in value or "\n" in value or "\r" in value):
             raise UsageError(f"{name} {value!r} holds '|' or a line break: sacct output cannot "
                              "carry it")
+
+
+def _is_job_line_id(text: str, job_form: re.Pattern[str]) -> bool:
+    """Whether the reader takes ``text`` in JobID for a job line (the schema's JobID form
+    without a step suffix: ``123.x`` is a step of job 123)."""
+    return "." not in text and job_form.fullmatch(text) is not None
 
 
 def render(table: pa.Table, *, site: Site | str | Path | None = None,
@@ -67,7 +75,7 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
     col = {name: table.column(name).combine_chunks() for name in table.column_names}
     n = table.num_rows
     if col["submit_time"].null_count:
-        raise UsageError(f"{col['submit_time'].null_count} job(s) without a submit time: sacct "
+        raise UsageError(f"{count(col['submit_time'].null_count, 'job')} without a submit time: sacct "
                          "output needs one for every job")
     late = pc.fill_null(pc.less(col["finish_time"], col["start_time"]), False)
     if pc.any(late).as_py():
@@ -76,24 +84,26 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
         _check_text(name, col[name].to_pylist())
         empty = pc.sum(pc.equal(col[name], "")).as_py() or 0
         if empty:
-            losses.append(f"{name}: {empty} empty value(s) read back as unknown")
-    derived = pc.if_else(pc.greater(col["nodes"], 0), pc.divide(col["gpus"], col["nodes"]), None)
+            losses.append(f"{name}: {count(empty, 'empty value')} read back as unknown")
+    # 0 nodes (a job sacct gives no node count) is null first: pc.divide raises on 0 in any row
+    nodes = pc.if_else(pc.greater(col["nodes"], 0), col["nodes"], pa.scalar(None, pa.int64()))
+    derived = pc.divide(col["gpus"], nodes)
     exact = pc.equal(pc.multiply(derived, col["nodes"]), col["gpus"])
     derived = pc.if_else(pc.fill_null(exact, False), derived, pa.scalar(None, pa.int64()))
     odd = pc.sum(pc.invert(pc.fill_null(pc.equal(derived, col["gpus_per_node"]),
                                         pc.and_(pc.is_null(derived),
                                                 pc.is_null(col["gpus_per_node"]))))).as_py() or 0
     if odd:
-        losses.append(f"gpus_per_node: {odd} job(s) whose GPUs per node is not their GPU total "
+        losses.append(f"gpus_per_node: {count(odd, 'job')} whose GPUs per node is not their GPU total "
                       "over their node count (read back as that quotient)")
     for name in _NOT_CARRIED:
         known = n - col[name].null_count
         if known:
-            losses.append(f"{name}: {known} known value(s) dropped; sacct output has no such column")
+            losses.append(f"{name}: {count(known, 'known value')} dropped; sacct output has no such column")
     wait = pc.subtract(col["start_time"], col["submit_time"])
     differs = pc.fill_null(pc.not_equal(col["wait_s"], wait), False)
     if pc.sum(differs).as_py():
-        losses.append(f"wait_s: {pc.sum(differs).as_py()} job(s) whose wait is not start - submit "
+        losses.append(f"wait_s: {count(pc.sum(differs).as_py(), 'job')} whose wait is not start - submit "
                       "(sacct has no wait column; it is read back as start - submit)")
     losses.append("eligible time written as the submit time (the job table has none)")
     states = write_states()
@@ -109,6 +119,12 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
     sourced = col["source_job_id"].null_count < n
     if sourced:
         _check_text("source_job_id", col["source_job_id"].to_pylist())
+        job_form = re.compile(schema_fields()["JobID"].pattern or "")
+        foreign = sum(1 for s in col["source_job_id"].to_pylist()
+                      if s is not None and not _is_job_line_id(s, job_form))
+        if foreign:
+            losses.append(f"source_job_id: {count(foreign, 'job')} whose source id is no sacct job id "
+                          "(123, 123_4, 123_[1-3], 123+0): JobID holds their job_id")
         losses.append("job_id: JobID holds source_job_id (no JobIDRaw): read back, the jobs are "
                       "numbered in submit order")
     lines = ["|".join(h for h in HEADER if not (sourced and h == "JobIDRaw"))]
@@ -145,7 +161,8 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
             wall = recorded
         ncpus = cpus if cpus is not None else (gpus if unit == "processor" else None)
         cells = [
-            source or str(job), str(job), user or "", group or "", queue or "", submit[i],
+            source if source is not None and _is_job_line_id(source, job_form) else str(job),
+            str(job), user or "", group or "", queue or "", submit[i],
             submit[i], start[i], end[i],
             fx.format_duration(wall or 0) if started is not None else "00:00:00",
             str(wall) if wall is not None and started is not None else ("" if started is not None else "0"),
@@ -163,9 +180,9 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
         "walltime": "walltime_s of jobs without a start time: dropped",
         "gpus": "gpus unknown but requested known: read back as the requested count",
     }
-    for name, count in counts.items():
-        if count:
-            losses.append(f"{count} job(s): {notes[name]}")
+    for name, n in counts.items():
+        if n:
+            losses.append(f"{count(n, 'job')}: {notes[name]}")
     return "\n".join(lines) + "\n", losses
 
 

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from swftools import __version__
 from swftools import table as jt
+from swftools.errors import count
 from swftools.metadata import TableMetadata
 from swftools.site import Site, resolve_site
 from swftools.formats.swf import kernels as swf_kernels
@@ -398,8 +399,8 @@ def describe_losses(table: pa.Table, site: Any = None, *,
         other = [f"{n} {name}" for n, name in queue_names(col("queue"), site, ids["queue"])
                  if n not in own]
         if other:
-            losses.append(f"queue: {len(other)} queue(s) site {site.name} does not have, numbered "
-                          f"after its queues: {', '.join(other[:10])}"
+            losses.append(f"queue: {count(len(other), 'queue')} site {site.name} does not have, "
+                          f"numbered after its queues: {', '.join(other[:10])}"
                           f"{', ...' if len(other) > 10 else ''} (MaxQueues and the Queue: header "
                           "lines list them)")
     shape = [name for name in ("nodes", "gpus_per_node") if col(name).null_count < table.num_rows]
@@ -438,11 +439,12 @@ def _known(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def job_list(table: pa.Table, rows: np.ndarray, first: int = 5) -> str:
-    """``N job(s) (job ids a, b, c, ...)`` for the rows marked in ``rows``."""
+    """``N jobs (job ids a, b, c, ...)`` (``1 job`` for one) for the rows marked in ``rows``."""
     picked = np.flatnonzero(rows)
     ids = table.column("job_id").take(jt.from_numpy(picked[:first].astype(np.int64))).to_pylist()
     more = ", ..." if len(picked) > first else ""
-    return f"{len(picked)} job(s) (job ids {', '.join(map(str, ids))}{more})"
+    label = "job id" if len(picked) == 1 else "job ids"
+    return f"{count(len(picked), 'job')} ({label} {', '.join(map(str, ids))}{more})"
 
 
 def unit_losses(table: pa.Table, meta: TableMetadata) -> list[str]:
