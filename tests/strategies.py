@@ -1168,7 +1168,7 @@ def pbs_irregular_logs(draw, max_jobs: int = 8) -> tuple[str, list[dict]]:
                              f"resources_used.walltime={used}")
                 if run < runs - 1:
                     lines.append(f"{stamp(end)};R;{jid};requestor=root@pbs01")
-                    start = end + draw(st.integers(0, 50))
+                    start = end + draw(st.integers(1, 50))  # a later run ends later: "last" is unambiguous
             if draw(st.booleans()):
                 lines.append(f"{stamp(end)};a;{jid};Job attributes altered: walltime = 1:00")
             if draw(st.booleans()):

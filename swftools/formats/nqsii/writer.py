@@ -288,7 +288,7 @@ class _Renderer:
     def _tally(self, rank: tuple[int, int], text: str) -> None:
         """Keep one report per kind (its wording without numbers), the counts of jobs summed
         over chunks; ``rank`` is its place in the report of a whole table."""
-        key = re.sub(r"[0-9]+", "#", text)
+        key = re.sub(r"#( \w+?)s?\b", r"#\1s", re.sub(r"[0-9]+", "#", text))  # 1 job ~ 2 jobs
         if key in self.merged:
             text = _add_counts(self.merged[key][1], text)
         self.merged[key] = (rank, text)
@@ -319,7 +319,13 @@ def _add_counts(first: str, second: str) -> str:
     if "numbered 1.." in first:
         return second
     a, b = re.search(r"[0-9]+", first), re.search(r"[0-9]+", second)
-    return f"{first[:a.start()]}{int(a.group()) + int(b.group())}{first[a.end():]}"
+    n, total = int(a.group()), int(a.group()) + int(b.group())
+    noun = re.match(r" (\w+)", first[a.end():])
+    if noun is None:
+        return f"{first[:a.start()]}{total}{first[a.end():]}"
+    word = noun.group(1)
+    singular = word[:-1] if n != 1 and word.endswith("s") else word
+    return f"{first[:a.start()]}{count(total, singular)}{first[a.end() + noun.end():]}"
 
 
 def render(table: pa.Table, *, form: str = "raw", site: Site | str | Path | None = None) -> tuple[bytes, list[str]]:
