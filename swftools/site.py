@@ -120,6 +120,9 @@ class Site:
     # [node][gpu] performance class (0 fastest) from the score file's ``class`` column; None when
     # the file has none (``swftools.whatif.profile.site_profile`` then clusters the scores)
     gpu_class: tuple[tuple[int, ...], ...] | None = None
+    # per application class (its name), [node][gpu] scores from the file's ``score:<class>``
+    # columns (PAL's per-class variability); empty when the file has one score per GPU
+    gpu_app_score: tuple[tuple[str, tuple[tuple[float, ...], ...]], ...] = ()
 
     def __post_init__(self) -> None:
         n = max(self.capacity_nodes) if self.capacity_nodes else 0
@@ -230,11 +233,12 @@ def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
     scores_file = None
     scores: tuple[tuple[float, ...], ...] = ()
     classes: tuple[tuple[int, ...], ...] | None = None
+    app_scores: tuple = ()
     if "gpu_scores" in settings:
         base = Path(path).parent if path != "<site>" else Path(".")
         scores_file = str(base / settings["gpu_scores"])
         read = read_score_csv(scores_file, n_nodes, gpn, of_node)
-        scores, classes = read.scores, read.classes
+        scores, classes, app_scores = read.scores, read.classes, read.app_scores
     return Site(
         name=settings["name"],
         title=settings.get("title", settings["name"]),
@@ -256,6 +260,7 @@ def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
         links=links,
         gpu_scores_file=scores_file,
         gpu_class=classes,
+        gpu_app_score=app_scores,
     )
 
 
@@ -342,16 +347,21 @@ class ScoreFile:
     scores: tuple[tuple[float, ...], ...]
     classes: tuple[tuple[int, ...], ...] | None = None
     lines: tuple[tuple[int, ...], ...] = ()  # [node][gpu]: the file line of each GPU's row
+    # per application class: (its name, scores[node][gpu]) from the ``score:<class>`` columns
+    app_scores: tuple[tuple[str, tuple[tuple[float, ...], ...]], ...] = ()
 
 
 _INT = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 SCORE_COLUMNS = ("node", "gpu_index", "score")
+APP_SCORE_PREFIX = "score:"  # per application class score columns, e.g. score:IC
 
 
 def read_score_csv(path: str | Path, nodes: int, gpus_per_node: int,
                    gpu_model_of_node: tuple[str, ...] | None = None) -> ScoreFile:
-    """Read a per-GPU score CSV (``node,gpu_index,score``, optional ``class`` and ``gpu_model``).
+    """Read a per-GPU score CSV (``node,gpu_index,score``, optional ``class``, ``gpu_model`` and
+    per application class ``score:<class>``, e.g. ``score:IC``: the GPU's score for jobs of that
+    class, checked as ``score`` is).
 
     Exactly one row per GPU of ``nodes x gpus_per_node``; scores are positive finite decimals
     (1.0 = nominal). Any defect is an ``InputError`` naming file, line, field, value and what was
@@ -380,6 +390,18 @@ def read_score_csv(path: str | Path, nodes: int, gpus_per_node: int,
                          field=missing[0], value=",".join(header),
                          expected="the columns node,gpu_index,score (class, gpu_model optional)")
     col = {c: header.index(c) for c in header}
+    for i, c in enumerate(header):
+        if header.index(c) != i:
+            raise InputError(name, f"column {c!r} appears twice in the header", line=1, field=c,
+                             value=",".join(header), expected="each column once")
+    app_cols = [c for c in header if c.startswith(APP_SCORE_PREFIX)]
+    for c in app_cols:
+        if not c[len(APP_SCORE_PREFIX):].strip():
+            raise InputError(name, f"column {c!r} names no application class", line=1, field=c,
+                             value=",".join(header),
+                             expected="score:<class>, e.g. score:IC (a class of the sensitivity "
+                                      "model)")
+    app = {c: [[math.nan] * gpus_per_node for _ in range(nodes)] for c in app_cols}
     has_class = "class" in col
     has_model = "gpu_model" in col
     scores = [[math.nan] * gpus_per_node for _ in range(nodes)]
@@ -406,16 +428,23 @@ def read_score_csv(path: str | Path, nodes: int, gpus_per_node: int,
                                  value=text, expected=f"an integer 0..{limit - 1}")
             return v
 
+        def positive(field_name: str) -> float:
+            text = row[col[field_name]].strip()
+            if not _NUMBER.fullmatch(text):
+                raise InputError(name, f"{text!r} is not a number", line=line, field=field_name,
+                                 value=text, expected="a positive decimal number, 1.0 = nominal")
+            value = float(text)
+            if not (value > 0 and math.isfinite(value)):
+                raise InputError(name, f"{text!r} is not a positive score", line=line,
+                                 field=field_name, value=text,
+                                 expected="a positive decimal number, 1.0 = nominal")
+            return value
+
         node = index("node", nodes, "node")
         gpu = index("gpu_index", gpus_per_node, "GPU")
-        text = row[col["score"]].strip()
-        if not _NUMBER.fullmatch(text):
-            raise InputError(name, f"{text!r} is not a number", line=line, field="score",
-                             value=text, expected="a positive decimal number, 1.0 = nominal")
-        score = float(text)
-        if not (score > 0 and math.isfinite(score)):
-            raise InputError(name, f"{text!r} is not a positive score", line=line, field="score",
-                             value=text, expected="a positive decimal number, 1.0 = nominal")
+        score = positive("score")
+        for c in app_cols:
+            app[c][node][gpu] = positive(c)
         if (node, gpu) in seen:
             raise InputError(name, f"duplicate row for node {node}, GPU {gpu} (first on line "
                              f"{seen[node, gpu]})", line=line, field="gpu_index", value=str(gpu),
@@ -448,7 +477,9 @@ def read_score_csv(path: str | Path, nodes: int, gpus_per_node: int,
     if has_class:
         check_score_classes(name, scores, classes, lines)
     return ScoreFile(name, tuple(tuple(r) for r in scores),
-                     tuple(tuple(r) for r in classes) if has_class else None, lines)
+                     tuple(tuple(r) for r in classes) if has_class else None, lines,
+                     tuple((c[len(APP_SCORE_PREFIX):].strip(), tuple(tuple(r) for r in app[c]))
+                           for c in app_cols))
 
 
 def check_score_classes(path: str, scores: Any, classes: Any, lines: Any) -> None:

@@ -1354,3 +1354,23 @@ def irregular_site():
     return site_from_settings({"name": "irregular", "time_zone": "UTC", "gpus_per_node": 8,
                                "capacity_timeline": [{"since": "1970-01-01T00:00:00+00:00",
                                                       "nodes": 64}], "queues": queues})
+
+
+@st.composite
+def score_csv_with_app_columns(draw):
+    """(CSV text, nodes, GPUs per node, {class: scores[node][gpu]}): a score file with 0-3
+    per-application-class ``score:<class>`` columns in any order, positive 6-decimal scores."""
+    nodes, gpus = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    names = draw(st.lists(st.sampled_from(["IC", "OD", "SA", "RT", "x-1"]), max_size=3,
+                          unique=True))
+    cell = st.integers(1, 3_000_000).map(lambda k: f"{k / 1e6:.6f}")
+    rows = [(n, g) for n in range(nodes) for g in range(gpus)]
+    rows = draw(st.permutations(rows))
+    lines = ["node,gpu_index,score" + "".join(f",score:{c}" for c in names)]
+    expected = {c: [[0.0] * gpus for _ in range(nodes)] for c in names}
+    for n, g in rows:
+        cells = [draw(cell) for _ in names]
+        lines.append(f"{n},{g},{draw(cell)}" + "".join(f",{v}" for v in cells))
+        for c, v in zip(names, cells):
+            expected[c][n][g] = float(v)
+    return "\n".join(lines) + "\n", nodes, gpus, expected

@@ -69,10 +69,13 @@ class PlacedNodes(Nodes):
         super().__init__(g, timeline)
         self.placement, self.factor = placement, factor
         self.queue_index, self.row_of = queue_index, row_of
+        self.queue = []  # simulate's waiting queue (submitted, not started)
 
     def take_scaled(self, job, state, now):
         free, managed = state
         st_ = as_state(free, managed, self.g)
+        if getattr(self.placement, "watches_queue", False):
+            self.placement.set_waiting(self.queue_index[q.job_id] for q in self.queue)
         node_set, gpus = self.placement.choose(st_, self.queue_index[job.job_id], job.nodes,
                                                job.per_node)
         nodes = [k for k in range(self.n) if node_set >> k & 1]
@@ -101,6 +104,7 @@ def reference_placed(table, site, name, inputs, factor, policy, seed=0):
                                gains, seed)
     placement.start(GpuState(model, 0), None if factor is None else
                     (lambda j, n, g: factor(int(work.row[j]), n, g)))
+    placement.shapes = (work.nodes.tolist(), work.gpus_per_node.tolist())
     jobs = [Job(int(work.job_id[q]), int(work.submit[q]), int(work.runtime[q]),
                 int(work.estimate[q]), int(work.nodes[q]), int(work.gpus_per_node[q]))
             for q in range(len(work))]

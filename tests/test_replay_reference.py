@@ -115,6 +115,8 @@ def simulate(jobs: list[Job], machine, policy: str = "easy", record=None):
     pending = sorted(jobs, key=lambda j: (j.submit, j.job_id))
     pending.reverse()  # pop() from the end = next submission
     queue: list[Job] = []
+    if hasattr(machine, "queue"):  # placements that watch the queue (test_replay_placement)
+        machine.queue = queue
     running: list[tuple[Job, Placement]] = []
     done: dict[int, Placement] = {}
     dropped: list[int] = []

@@ -39,6 +39,31 @@ def test_homogeneous_site_without_profile_says_no_variability():
     assert out.to_json()["no_op"] == out.no_op
 
 
+def test_priority_wc_without_variability_is_packed():
+    out = whatif(_jobs(), "aaic", policies="packed,priority-wc", class_rule="single:IC")
+    assert out.no_op["priority-wc"].startswith("no variability: site aaic has one GPU model")
+    assert "priority-wc, which ranks GPUs by model, score or class, places as packed does" \
+        in out.no_op["priority-wc"]
+    assert "identical to packed's" in out.no_op["priority-wc"]  # the replay confirms it
+
+
+def test_pal_with_one_score_per_gpu_says_every_class_sees_the_same_scores():
+    site = load_site("aaic")
+    scores = np.ones((40, 8))
+    scores[0] = 0.8
+    out = whatif(_jobs(), site, policies="packed,pal,pm-first",
+                 profile=Profile(scores, (scores < 1).astype(np.int64)))
+    for name in ("pal", "pm-first"):
+        assert out.no_op[name].startswith("one score per GPU: the profile has no score:<class> "
+                                          "columns, so every application class sees the same "
+                                          f"scores and {name} ranks the GPUs alike")
+    app_scores = (("IC", scores), ("OD", scores[::-1].copy()))
+    per_class = whatif(_jobs(), site, policies="packed,pal",
+                       profile=Profile(scores, (scores < 1).astype(np.int64),
+                                       app_scores=app_scores))
+    assert "pal" not in per_class.no_op
+
+
 def test_one_gpu_model_with_a_profile():
     """Scores vary, so variability-first and lxv have something to act on; even has not."""
     site = load_site("aaic")

@@ -41,14 +41,17 @@ def run_command(
                                         "(SWF mode; default without --site: the header's "
                                         "MaxProcs)."),
     profile: Optional[Path] = typer.Option(None, "--profile", help="Per-GPU score profile CSV "
-                                           "(whatif profile): variability and classes."),
+                                           "(whatif profile): variability and classes; optional "
+                                           "score:<class> columns give per-application-class "
+                                           "scores (pal, pm-first)."),
     sensitivity: Optional[str] = typer.Option(None, "--sensitivity", help="Job sensitivity "
                                               "model: preset or JSON file (default: "
                                               "mlperf-p100-v100; compute-only on a flat pool)."),
-    policies: str = typer.Option("packed,priority,lxv", "--policies", help="Placement policies "
-                                 "to compare, comma-separated; the first is the baseline: "
-                                 "packed, best-fit, random, even, priority, variability-first, "
-                                 "locality-first, lxv, pm-first, pal."),
+    policies: str = typer.Option("packed,priority,priority-wc,lxv", "--policies",
+                                 help="Placement policies to compare, comma-separated; the "
+                                 "first is the baseline: packed, best-fit, random, even, "
+                                 "priority (strict median split), priority-wc (work-conserving), "
+                                 "variability-first, locality-first, lxv, pm-first, pal."),
     class_column: Optional[str] = typer.Option(None, "--class-column", help="Trace column that "
                                                "holds each job's application class."),
     class_rule: str = typer.Option("hash", "--class-rule", help="Without a class column: hash "

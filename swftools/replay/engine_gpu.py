@@ -350,6 +350,8 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
 
     def start_chosen(j: int, node_set: int, gpus: int, now: int, f: float) -> None:
         """General path: start ``j`` on ``node_set`` x ``gpus`` with run-time factor ``f``."""
+        if watch is not None:
+            watch.queue_remove(j)
         state.take_set(node_set, per_node[j], gpus)
         gpu_sets[j] = gpus
         node_sets[j] = node_set
@@ -395,6 +397,12 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
             bit[j] = b
             enqueue_shape(j)
 
+    # placements that watch the queue (``priority-wc``) see the jobs submitted and not started
+    watch = placement if general and getattr(placement, "watches_queue", False) else None
+    if watch is not None:
+        watch.shapes = (nodes_of, per_node)
+        watch.set_waiting(())
+
     def launch_general(j: int, now: int) -> None:
         node_set, gpus = choose(state, j, nodes_of[j], per_node[j])
         start_chosen(j, node_set, gpus, now, factor_of(j, node_set, gpus))
@@ -426,6 +434,8 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
         first_arrival = i_sub
         while i_sub < n and submit[i_sub] == now:
             i_sub += 1
+        if watch is not None and i_sub > first_arrival:
+            watch.queue_add(range(first_arrival, i_sub))
         if not waiting and first_arrival == i_sub:
             continue
 
@@ -444,6 +454,8 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
             elif nodes_of[j] > reach:
                 dequeue(pos)
                 dropped.append((j, never_fits_again(reach, now)))
+                if watch is not None:
+                    watch.queue_remove(j)
             else:
                 break
         for j in range(first_arrival, i_sub):
@@ -457,6 +469,8 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
                     continue
                 if nodes_of[j] > reach:
                     dropped.append((j, never_fits_again(reach, now)))
+                    if watch is not None:
+                        watch.queue_remove(j)
                     continue
             enqueue(j)
         if not (easy and waiting) or not bound:

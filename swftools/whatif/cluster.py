@@ -50,7 +50,8 @@ def upgraded(site: Site, v100_nodes: int, *, gpu_model: str = "V100") -> Site:
 def with_scores(site: Site, scores: Sequence[Sequence[float]],
                 classes: Sequence[Sequence[int]] | None = None) -> Site:
     """``site`` with the per-GPU scores ``scores[node][gpu]`` (e.g. a profile's) and, when given,
-    the performance classes ``classes[node][gpu]`` (0 fastest; else the site's are dropped)."""
+    the performance classes ``classes[node][gpu]`` (0 fastest; else the site's are dropped); the
+    site's per-application-class scores are dropped (a profile carries its own)."""
     n, g = len(site.gpu_model_of_node), site.gpus_per_node
     if len(scores) != n or any(len(row) != g for row in scores):
         raise UsageError(f"scores for {len(scores)} nodes do not fit site {site.name} "
@@ -61,7 +62,7 @@ def with_scores(site: Site, scores: Sequence[Sequence[float]],
     klass = None if classes is None else tuple(tuple(int(c) for c in row) for row in classes)
     if klass is not None and [len(r) for r in klass] != [len(r) for r in table]:
         raise UsageError(f"classes do not fit the scores of site {site.name}")
-    return dataclasses.replace(site, gpu_score=table, gpu_class=klass)
+    return dataclasses.replace(site, gpu_score=table, gpu_class=klass, gpu_app_score=())
 
 
 def flat_site(procs: int, *, gpu_model: str = "CPU", nodes_per_rack: int | None = None) -> Site:

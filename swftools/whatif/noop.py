@@ -11,6 +11,11 @@ Before the replays, from the inputs (``static_reasons``):
   ``variability-first`` places as ``packed``, ``lxv`` has one class threshold, so one candidate,
   and places as ``locality-first``.
 
+- **one score per GPU** (``pal``, ``pm-first``): the profile (or the site's ``gpu_scores``) has
+  no ``score:<class>`` columns, so every application class sees the same scores and these rank
+  the GPUs alike for every job; PAL's per-class variability is not in the replay (they may
+  still differ from the baseline).
+
 After the replays (``no_ops``): a policy whose schedule came out identical to the baseline's
 (every job starts and ends at the same second) is reported too, with the reason above when one
 applies.
@@ -26,12 +31,14 @@ from swftools.site import Site
 # placements that act on GPU models, scores or performance classes, and the policy each places
 # as when there is no variability (pal/pm-first: see their module; a policy not listed here is
 # judged by its schedule only)
-VARIABILITY_POLICIES = {"even": "packed", "priority": "packed", "variability-first": "packed",
-                        "lxv": "locality-first"}
+VARIABILITY_POLICIES = {"even": "packed", "priority": "packed", "priority-wc": "packed",
+                        "variability-first": "packed", "lxv": "locality-first"}
 # with one performance class, these place exactly as the named policy does
 ONE_CLASS = {"variability-first": "packed", "lxv": "locality-first"}
 # with one GPU model, these place exactly as the named policy does
 ONE_MODEL = {"even": "packed"}
+# these rank GPUs per application class (per-class scores: ``score:<class>`` profile columns)
+PER_CLASS = ("pm-first", "pal")
 
 
 def _models(site: Site) -> str:
@@ -39,10 +46,25 @@ def _models(site: Site) -> str:
 
 
 def static_reasons(site: Site, classes: np.ndarray | None, names: list[str],
-                   profile_given: bool) -> dict[str, str]:
+                   profile_given: bool, *, class_scores: bool = False) -> dict[str, str]:
     """Per policy of ``names`` (the baseline, ``names[0]``, excluded) why it cannot use what it
-    ranks by, from the site (with its scores) and the GPUs' performance ``classes`` (None: one),
-    and the policy it then places as."""
+    ranks by, from the site (with its scores), the GPUs' performance ``classes`` (None: one) and
+    whether the profile gives per-application-class scores, and the policy it then places as."""
+    out = _reasons(site, classes, names, profile_given)
+    if not class_scores:
+        for name in names[1:]:
+            if name in PER_CLASS:
+                note = (f"one score per GPU: the {'profile' if profile_given else 'site'} has no "
+                        f"score:<class> columns, so every application class sees the same "
+                        f"scores and {name} ranks the GPUs alike for every job (PAL's "
+                        "per-class variability is not modelled)")
+                out[name] = f"{out[name]}; {note}" if name in out else note
+    return out
+
+
+def _reasons(site: Site, classes: np.ndarray | None, names: list[str],
+             profile_given: bool) -> dict[str, str]:
+    """``static_reasons`` without the per-class note."""
     one_model = len(set(site.gpu_model_of_node)) <= 1
     scores = {s for row in site.gpu_score for s in row}
     one_class = classes is None or classes.size == 0 or int(np.max(classes)) == 0
@@ -96,5 +118,5 @@ def no_ops(static: dict[str, str], schedules: dict[str, pa.Table],
     return out
 
 
-__all__ = ["ONE_CLASS", "ONE_MODEL", "VARIABILITY_POLICIES", "no_ops", "same_schedule",
+__all__ = ["ONE_CLASS", "ONE_MODEL", "PER_CLASS", "VARIABILITY_POLICIES", "no_ops", "same_schedule",
            "static_reasons"]

@@ -21,8 +21,12 @@ empty), numbered by mean score, **class 0 = fastest**. On one-dimensional data k
 contiguous score intervals: every score of class c is >= every score of class c + 1.
 
 File: CSV ``node,gpu_index,score,class``, one row per GPU in node then GPU order, scores with 6
-decimals, ``\\n`` line ends, written atomically and never over an existing file without
-``force``. The same file can be a site's ``gpu_scores`` (``swftools.site.read_score_csv`` reads
+decimals, ``\\n`` line ends; a profile with per-application-class scores (PAL's variability per
+GPU per application class) adds one column ``score:<class>`` per class (e.g. ``score:IC``), read
+by ``swftools.site.read_score_csv`` like ``score``. ``score`` and ``class`` stay what every
+placement ranks by; ``pal`` and ``pm-first`` rank a job's GPUs by its class's column, and a job
+of that class runs at that column's score (``swftools.whatif.run``). The file is written
+atomically and never over an existing file without ``force``. The same file can be a site's ``gpu_scores`` (``swftools.site.read_score_csv`` reads
 both, with the same checks).
 """
 
@@ -55,6 +59,8 @@ class Profile:
     seed: int | None = None
     distribution: str | None = None
     path: str | None = None
+    # per application class: (its name, float64 scores [node, gpu]); empty: one score per GPU
+    app_scores: tuple[tuple[str, np.ndarray], ...] = ()
 
     @property
     def n_classes(self) -> int:
@@ -72,11 +78,12 @@ class Profile:
 
     def to_csv(self) -> bytes:
         """The profile file's bytes (deterministic)."""
-        lines = [HEADER]
+        lines = [HEADER + "".join(f",score:{name}" for name, _ in self.app_scores)]
         nodes, gpus = self.scores.shape
         for n in range(nodes):
             for g in range(gpus):
-                lines.append(f"{n},{g},{self.scores[n, g]:.6f},{int(self.classes[n, g])}")
+                lines.append(f"{n},{g},{self.scores[n, g]:.6f},{int(self.classes[n, g])}"
+                             + "".join(f",{grid[n, g]:.6f}" for _, grid in self.app_scores))
         return ("\n".join(lines) + "\n").encode("ascii")
 
     def summary(self) -> dict[str, Any]:
@@ -166,7 +173,7 @@ def read_profile(path: str | Path, site: Site, *, classes: int = 4, seed: int = 
     (``classes``, ``seed``)."""
     nodes, gpus = len(site.gpu_model_of_node), site.gpus_per_node
     read = read_score_csv(path, nodes, gpus, site.gpu_model_of_node)
-    return _as_profile(read.scores, read.classes, str(path), classes, seed)
+    return _as_profile(read.scores, read.classes, str(path), classes, seed, read.app_scores)
 
 
 def site_profile(site: Site, *, classes: int = 4, seed: int = 0) -> Profile | None:
@@ -177,17 +184,21 @@ def site_profile(site: Site, *, classes: int = 4, seed: int = 0) -> Profile | No
     The same profile as ``read_profile`` of that file: ``whatif --profile F`` and a site whose
     ``gpu_scores`` is ``F`` place alike."""
     flat = {s for row in site.gpu_score for s in row}
-    if site.gpu_class is None and len(flat) <= 1:
+    if site.gpu_class is None and len(flat) <= 1 and not site.gpu_app_score:
         return None
-    return _as_profile(site.gpu_score, site.gpu_class, site.gpu_scores_file, classes, seed)
+    return _as_profile(site.gpu_score, site.gpu_class, site.gpu_scores_file, classes, seed,
+                       site.gpu_app_score)
 
 
-def _as_profile(scores: Any, labels: Any, path: str | None, classes: int, seed: int) -> Profile:
-    """The one way scores (and classes, when given: already checked by ``read_score_csv``)
-    become a ``Profile``."""
+def _as_profile(scores: Any, labels: Any, path: str | None, classes: int, seed: int,
+                app_scores: Any = ()) -> Profile:
+    """The one way scores (and classes, when given: already checked by ``read_score_csv``;
+    per-application-class scores, when given) become a ``Profile``."""
     values = np.array(scores, dtype=np.float64)
     if labels is None:
         klass = cluster_scores(values, classes, seed)
     else:
         klass = np.array(labels, dtype=np.int64).reshape(values.shape)
-    return Profile(values, klass, path=path)
+    app = tuple((str(name), np.array(grid, dtype=np.float64).reshape(values.shape))
+                for name, grid in app_scores)
+    return Profile(values, klass, path=path, app_scores=app)

@@ -8,7 +8,7 @@ fastest GPU model at the best score, no communication on the new placement, the 
 placement's communication at the largest GPU count the job may hold), and the engine then checks
 the job's real factor, so a reservation is never broken.
 
-Gain of a job (what ``priority`` ranks by): its class's speed on the site's fastest GPU model over
+Gain of a job (what ``priority`` and ``priority-wc`` rank by): its class's speed on the site's fastest GPU model over
 its speed on the slowest one. On a homogeneous site every gain is 1.
 """
 
@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from swftools.atomic import atomic_dir
-from swftools.errors import UsageError
+from swftools.errors import InputError, UsageError
 from swftools.fingerprint import PREFIX, table_fingerprint
 from swftools.replay import replay
 from swftools.replay.placement import PLACEMENTS, PlacementInputs
@@ -36,7 +36,7 @@ from swftools.whatif.noop import no_ops, static_reasons
 from swftools.whatif.profile import Profile, read_profile, site_profile
 from swftools.whatif.sensitivity import Sensitivity, assign_classes, factor_model, load_sensitivity
 
-DEFAULT_POLICIES = ("packed", "priority", "lxv")
+DEFAULT_POLICIES = ("packed", "priority", "priority-wc", "lxv")
 DEFAULT_SENSITIVITY = "mlperf-p100-v100"
 FLAT_SENSITIVITY = "compute-only"
 FIGURE = "jct-cdf.png"
@@ -110,6 +110,22 @@ def _profile(profile: Profile | str | Path | None, site: Site) -> Profile | None
     return read_profile(profile, site)
 
 
+def _class_scores(prof: Profile | None, sens: Sensitivity) -> list[list[list[float]]] | None:
+    """Per application class of ``sens`` its ``[node][gpu]`` scores from the profile's
+    ``score:<class>`` columns (a class without a column: the profile's ``score``), or None when
+    the profile has one score per GPU. InputError for a column naming no class of ``sens``."""
+    if prof is None or not prof.app_scores:
+        return None
+    given = dict(prof.app_scores)
+    for name in given:
+        if name not in sens.names:
+            raise InputError(prof.path or "profile", f"column score:{name} names no application "
+                             f"class of sensitivity model {sens.name}", line=1,
+                             field=f"score:{name}", value=name,
+                             expected=f"one of {', '.join(sens.names)}")
+    return [given.get(name, prof.scores).tolist() for name in sens.names]
+
+
 def _factor_lower_bounds(table: pa.Table, fm: Any, speeds: np.ndarray,
                          classes: np.ndarray) -> np.ndarray:
     """Per row, a factor no placement can beat: factor = (I r + comm) / (I + comm_recorded) >=
@@ -118,7 +134,8 @@ def _factor_lower_bounds(table: pa.Table, fm: Any, speeds: np.ndarray,
     largest count the job may hold gives the smallest bound)."""
     from swftools.replay.workload import int_column, job_size
 
-    best_score = float(np.max(fm.score)) if fm.score.size else 1.0
+    grids = fm.score if fm.class_score is None else fm.class_score
+    best_score = float(np.max(grids)) if grids.size else 1.0
     r_min = np.array([fm.trace_speed[c] / speeds[c].max() for c in range(len(speeds))]) / best_score
     size, _ = job_size(table)
     gpus, known = int_column(table, "gpus")
@@ -183,16 +200,22 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
     sens = sensitivity if isinstance(sensitivity, Sensitivity) else load_sensitivity(sensitivity)
     classes, described = assign_classes(table, sens, column=class_column, rule=class_rule)
     fm = factor_model(site_obj, sens)
+    class_score = _class_scores(prof, sens)
+    if class_score is not None:
+        fm = fm.with_class_scores(class_score)
     speeds = fm.speed[:, np.unique(fm.node_model)]  # per class, on the site's GPU models
     gain = (speeds.max(axis=1) / speeds.min(axis=1))[classes]
     min_factor = _factor_lower_bounds(table, fm, speeds, classes)
     klass = prof.classes.tolist() if prof is not None else None
     # placements rank GPU models by their mean speed over the job classes (higher: faster)
     model_speed = [float(fm.speed[:, i].mean()) for i in range(len(fm.models))]
+    # per-class scores: a factor depends on the class's scores, not the placement signature's
+    keyed = class_score is None
     inputs = PlacementInputs(rack=list(site_obj.rack_of_node), gpu_model=fm.node_model.tolist(),
                              score=fm.score.tolist(), gpu_class=klass, model_speed=model_speed,
-                             gain=gain.tolist(), factor_by_key=True,
-                             factor_kernel=fm.kernel(classes),
+                             gain=gain.tolist(), factor_by_key=keyed,
+                             factor_kernel=fm.kernel(classes) if keyed else None,
+                             class_score=class_score, job_class=classes.tolist(),
                              pal_penalty=locality_penalty, pal_k2=pal_k2)
     cls_list = classes.tolist()
 
@@ -208,7 +231,7 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
                                placement_inputs=inputs, runtime_factor=factor,
                                min_factor=min_factor, seed=seed)
     static = static_reasons(site_obj, None if prof is None else prof.classes, names,
-                            profile is not None)
+                            profile is not None, class_scores=class_score is not None)
     out = WhatIf(site=site_obj.name, sensitivity=sens.name, classes=described,
                  profile=None if prof is None else (prof.path or prof.summary()),
                  scheduler=scheduler, policies=names, results=results, seed=seed,

@@ -19,7 +19,8 @@ placed on ``p`` GPUs (on ``nodes``, GPU lists ``gpus``) runs ``factor`` times it
     factor   = (I_c * r + comm(k)) / (I_c + comm(k_rec))
 
 - ``m_slow``: of the GPU models the job holds, the slowest for class ``c``; ``s_min``: the lowest
-  score of the GPUs it holds (synchronous data-parallel training runs at its slowest GPU);
+  score of the GPUs it holds (synchronous data-parallel training runs at its slowest GPU); with
+  per-application-class scores (``FactorModel.with_class_scores``) the scores of class ``c``;
 - ``I_c`` (``iteration_ms``) the compute time of one iteration and ``G_c`` (``gradient_mb``) the
   gradient bytes all-reduced per iteration (ring all-reduce, no overlap with compute: the
   data-parallel term of published DL training-time models);
@@ -311,11 +312,26 @@ class FactorModel:
         self.node_model = np.array([self.model_index[m] for m in site.gpu_model_of_node],
                                    dtype=np.int64)
         self.score = np.array(site.gpu_score, dtype=np.float64)
+        # per class [node][gpu] scores (``with_class_scores``); None: every class ``score``
+        self.class_score: np.ndarray | None = None
         self.rack = np.array(site.rack_of_node, dtype=np.int64)
         sizes = np.unique(self.rack, return_counts=True)[1] if self.rack.size else np.array([1])
         self.max_rack_nodes = int(sizes.max())
         self.gpus_per_node = site.gpus_per_node
         self._cache: dict[tuple, float] = {}
+
+    def with_class_scores(self, grids: Sequence[Any]) -> "FactorModel":
+        """A copy of this model in which a job of class ``c`` runs at the scores ``grids[c]``
+        (``[node][gpu]``, one grid per class of the sensitivity model), not the site's. Its
+        factors depend on the class's scores, so it has no ``kernel`` (the placements' keyed
+        signatures hold the site's lowest score)."""
+        scores = np.array(grids, dtype=np.float64)
+        if scores.shape != (len(self.sens.classes),) + self.score.shape:
+            raise ValueError(f"class scores of shape {scores.shape}: expected one "
+                             f"{self.score.shape} grid per class")
+        out = FactorModel(self.site, self.sens, self.trace_model)
+        out.class_score = scores
+        return out
 
     def recorded_level(self, p: int) -> int:
         """Link level of the recorded (packed) placement of a ``p``-GPU job."""
@@ -339,11 +355,12 @@ class FactorModel:
         p = sum(len(g) for g in gpus)
         if p == 0:
             raise ValueError("a placement holds at least one GPU")
+        score = self.score if self.class_score is None else self.class_score[cls]
         g0 = gpus[0]
         if len(nodes) > 4 and g0 and all(gs is g0 for gs in gpus):
             # many nodes with one GPU list (the engine's multi-node jobs): in numpy, same values
             idx = np.asarray(nodes, dtype=np.int64)
-            s_min = float(self.score[idx][:, g0].min())
+            s_min = float(score[idx][:, g0].min())
             mask = 0
             for m in np.unique(self.node_model[idx]).tolist():
                 mask |= 1 << m
@@ -354,7 +371,7 @@ class FactorModel:
         s_min = math.inf
         for n, gs in zip(nodes, gpus):
             mask |= 1 << int(self.node_model[n])
-            row = self.score[n]
+            row = score[n]
             for g in gs:
                 if row[g] < s_min:
                     s_min = float(row[g])
@@ -386,6 +403,8 @@ class FactorModel:
         from swftools.replay.factors import FactorKernel
         from swftools.whatif.kernel import pack, sensitivity_factor
 
+        if self.class_score is not None:
+            raise ValueError("per-class scores have no compiled factor")
         params = pack(self.trace_speed, self.min_speed, self.iter_s, self.grad_bytes, self.bw,
                       self.lat, int(self.gpus_per_node), int(self.max_rack_nodes))
         return FactorKernel(sensitivity_factor, params,

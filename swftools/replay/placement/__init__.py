@@ -39,12 +39,22 @@ Policies (``PLACEMENTS``):
     the models that can host it, first-fit inside the model; multi-node jobs take their nodes one
     at a time the same way (share of whole free nodes).
 ``priority``
-    fastest GPUs to the jobs that gain most. Nodes are ranked by (GPU model speed, best
-    performance class of the node) from fastest to slowest. A job whose gain is *above the
-    median gain of the replayed workload* (all jobs, fixed before the replay, so a job's side does
-    not depend on the queue at the instant it starts) takes the fastest nodes that fit and the
-    fastest free GPUs on them; the others take the slowest nodes and slowest GPUs, leaving the
-    fast ones for the jobs that gain. With equal gains every job is on the slow side.
+    the seed's strict median split: fastest GPUs to the jobs that gain most. Nodes are ranked by
+    (GPU model speed, best performance class of the node) from fastest to slowest. A job whose
+    gain is *above the median gain of the replayed workload* (all jobs, fixed before the replay,
+    so a job's side does not depend on the queue at the instant it starts) takes the fastest
+    nodes that fit and the fastest free GPUs on them; the others take the slowest nodes and
+    slowest GPUs, even while faster ones idle. With equal gains every job is on the slow side.
+``priority-wc``
+    work-conserving priority: fast GPUs go to the highest-gain waiting job that fits, and no
+    GPU is kept for a job that is not waiting. Nodes ranked as for ``priority``. The waiting
+    jobs of higher gain than the job placed (submitted, not started; highest gain first, then
+    queue order) claim, on a copy of the free GPUs, the fastest nodes that fit them (whole free
+    nodes for multi-node jobs; a job that does not fit now claims nothing). The job takes the
+    fastest unclaimed nodes that fit it and the fastest free GPUs on them; when everything it
+    fits on is claimed it still starts (placements never hold a job back), on the slowest nodes
+    and GPUs. With equal gains every job takes the fastest GPUs that fit. The engine tells it
+    the queue (``PriorityWc.watches_queue``).
 ``variability-first``
     best performance class first: nodes ranked by the class of their slowest GPU (0 first),
     lowest number on ties; on a node the best-class (then highest-score) free GPUs.
@@ -64,7 +74,8 @@ Policies (``PLACEMENTS``):
 ``pm-first``, ``pal``
     PAL's placements as published (``pal.py``, ``pal_classes.py``): GPUs ranked by the job's
     application-class variability; PAL's class formation, cell order with its locality penalty
-    and first fit. Python only (no compiled twin: the engine's compiled path falls back).
+    and first fit. Python only (no compiled twin: the engine's compiled path falls back; so
+    for ``priority-wc``: ``tables.COMPILED_POLICIES`` lists the policies with one).
 
 Keyed run-time factors. With ``PlacementInputs.factor_by_key`` the factor callback promises that
 ``runtime_factor(j, None, None)`` (the key query) returns a hashable key of job ``j``, and that a
@@ -94,20 +105,20 @@ from swftools.replay.placement.base import (BestFit, Machine, Placement, Placeme
                                             take_tiers)
 from swftools.replay.placement.locality import LocalityFirst, Lxv, fewest_racks
 from swftools.replay.placement.pal import Pal, PmFirst
-from swftools.replay.placement.policies import (Even, Priority, Random, Tiered,
+from swftools.replay.placement.policies import (Even, Priority, PriorityWc, Random, Tiered,
                                                 VariabilityFirst)
 
 __all__ = ["PLACEMENTS", "POLICY_CLASSES", "BestFit", "Even", "LocalityFirst", "Lxv",
-           "Machine", "Pal", "Placement", "PlacementInputs", "PmFirst", "Priority", "Random",
-           "RuntimeFactor", "Tiered", "VariabilityFirst", "fewest_racks", "make_placement",
+           "Machine", "Pal", "Placement", "PlacementInputs", "PmFirst", "Priority", "PriorityWc",
+           "Random", "RuntimeFactor", "Tiered", "VariabilityFirst", "fewest_racks", "make_placement",
            "node_candidates", "pick_gpus", "take_tiers"]
 
-PLACEMENTS = ("packed", "best-fit", "random", "even", "priority", "variability-first",
-              "locality-first", "lxv", "pm-first", "pal")
+PLACEMENTS = ("packed", "best-fit", "random", "even", "priority", "priority-wc",
+              "variability-first", "locality-first", "lxv", "pm-first", "pal")
 
 POLICY_CLASSES: dict[str, type[Placement]] = {
     "packed": Placement, "best-fit": BestFit, "random": Random, "even": Even,
-    "priority": Priority, "variability-first": VariabilityFirst,
+    "priority": Priority, "priority-wc": PriorityWc, "variability-first": VariabilityFirst,
     "locality-first": LocalityFirst, "lxv": Lxv, "pm-first": PmFirst, "pal": Pal,
 }
 

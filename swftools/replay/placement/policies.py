@@ -1,5 +1,5 @@
-"""Placements that rank nodes and GPUs: ``random``, ``priority``, ``variability-first``,
-``even`` (see ``swftools.replay.placement``)."""
+"""Placements that rank nodes and GPUs: ``random``, ``priority``, ``priority-wc``,
+``variability-first``, ``even`` (see ``swftools.replay.placement``)."""
 
 from __future__ import annotations
 
@@ -92,6 +92,9 @@ class Tiered(Placement):
 
 
 class Priority(Tiered):
+    """``priority``: the seed's strict median split (jobs above the median gain on the fastest
+    GPUs, the others on the slowest, even while faster ones idle)."""
+
     name = "priority"
 
     def choice_group(self) -> Callable[[int], object] | None:
@@ -113,6 +116,104 @@ class Priority(Tiered):
 
     def tiers(self, j: int) -> tuple[list[int], list[list[int]] | None]:
         return self.fast if self.high is not None and self.high[j] else self.slow
+
+
+class PriorityWc(Priority):
+    """``priority-wc``: work-conserving priority (see ``swftools.replay.placement``).
+
+    Needs the waiting queue: the engine (and any caller of ``choose``) keeps ``waiting``, the
+    queue indices of the jobs submitted and not started, through ``queue_add`` and
+    ``queue_remove`` (or ``set_waiting``), and gives each job's shape through ``shapes``
+    ((nodes per job, GPUs per node per job), queue order) before the replay."""
+
+    name = "priority-wc"
+    watches_queue = True
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.waiting: set[int] = set()
+        self.shapes: tuple[list[int], list[int]] | None = None
+        self._version = 0
+        self._memo: dict[tuple, tuple[int, int]] = {}
+        self._memo_at = (-1, -1)
+
+    def choice_group(self) -> Callable[[int], object] | None:
+        return None  # the choice depends on the waiting queue, not only on the state
+
+    def queue_add(self, jobs) -> None:
+        self.waiting.update(jobs)
+        self._version += 1
+
+    def queue_remove(self, j: int) -> None:
+        self.waiting.discard(j)
+        self._version += 1
+
+    def set_waiting(self, jobs) -> None:
+        self.waiting = set(jobs)
+        self._version += 1
+
+    def start(self, state: GpuState, runtime_factor: RuntimeFactor | None) -> None:
+        super().start(state, runtime_factor)
+        self.order = [k for tier in self.fast[0] for k in bits(tier)]  # fastest node first
+        self._memo.clear()
+        self._memo_at = (-1, -1)
+
+    def gain(self, j: int) -> float:
+        return 1.0 if self.gains is None or not len(self.gains) else float(self.gains[j])
+
+    def choose(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
+        gen = getattr(state, "gen", None)
+        if gen is None or state is not self.state:
+            return self.scan(state, j, nodes, per_node)
+        if self._memo_at != (gen, self._version):
+            self._memo_at = (gen, self._version)
+            self._memo.clear()
+        key = (self.gain(j), nodes, per_node)  # j enters only through its gain
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self.scan(state, j, nodes, per_node)
+        return hit
+
+    def claimed(self, state: GpuState, j: int) -> list[int]:
+        """Free GPUs per node left once every waiting job of higher gain than ``j`` that fits
+        took, highest gain first (then queue order), the fastest nodes that fit it."""
+        free = [state.free[k] if state.managed >> k & 1 else 0 for k in range(state.n_nodes)]
+        mine = self.gain(j)
+        higher = sorted((w for w in self.waiting if w != j and self.gain(w) > mine),
+                        key=lambda w: (-self.gain(w), w))
+        if higher and self.shapes is None:
+            raise AssertionError("priority-wc needs the job shapes (shapes) of the queue")
+        g = state.g
+        for w in higher:
+            if not any(free):
+                break
+            n_w, p_w = self.shapes[0][w], self.shapes[1][w]
+            need = g if n_w > 1 else p_w
+            fits = [k for k in self.order if free[k] >= need][:n_w]
+            if len(fits) == n_w:
+                for k in fits:
+                    free[k] -= need
+        return free
+
+    def scan(self, state: GpuState, j: int, nodes: int, per_node: int) -> tuple[int, int]:
+        """The choice from the state and the waiting queue (``choose`` caches it)."""
+        cands = node_candidates(state, nodes, per_node)
+        left = self.claimed(state, j)
+        need = state.g if nodes > 1 else per_node
+        room = 0
+        for k in bits(cands):
+            if left[k] >= need:
+                room |= 1 << k
+        if room.bit_count() >= nodes:  # unclaimed room: the fastest of it
+            tiers, order = self.fast
+            chosen = take_tiers(room, tiers, nodes)
+        else:  # everything it fits on is wanted by higher gains: it still starts, on the slowest
+            tiers, order = self.slow
+            chosen = take_tiers(cands, tiers, nodes)
+        if nodes > 1:
+            return chosen, state.full_gpus
+        k = chosen.bit_length() - 1
+        return chosen, pick_gpus(state.gpu_free[k], order[k], per_node)
 
 
 class VariabilityFirst(Tiered):

@@ -12,7 +12,8 @@ from swftools.replay.placement.base import Machine
 WORD = 32  # nodes per word (engine_gpu_jit.WORD)
 HEADER = 25  # placement.jit.HEADER: the sizes and block offsets at the start of ``aux``
 MAX_WORDS = 1 << 23  # group and threshold word masks beyond this (64 MiB): the Python path
-# the policies with a compiled ``choose`` (``placement.jit.POLICY_IDS``; the others run in Python)
+# the policies with a compiled ``choose`` (``placement.jit.POLICY_IDS``); the others (``priority-wc``,
+# ``pm-first``, ``pal``) run in Python: the engine's compiled path falls back for them
 COMPILED_POLICIES = ("packed", "best-fit", "random", "even", "priority", "variability-first",
                      "locality-first", "lxv")
 

@@ -1,0 +1,134 @@
+"""The seeds' figures (issue 25): seed 001's static estimate by hand, PAL-style change words, and
+README's generated seeds section equal to a fresh run of ``benchmarks/seeds.py``."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from swftools.errors import UsageError
+from swftools.whatif.seeds import (
+    change_text,
+    changes,
+    model_utilization,
+    pal_metrics,
+    sensitivity_jobs,
+    static_estimate,
+)
+from swftools.whatif.sensitivity import load_sensitivity
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("seeds_script", ROOT / "benchmarks" / "seeds.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_static_estimate_odd_count_by_hand():
+    """Gains 2.0, 1.5, 1.0: median 1.5; only A is above it (B, at the median, stays slow).
+    even = 75 + 75 + 40 = 190, priority = 50 + 90 + 40 = 180."""
+    est = static_estimate([("A", 100, 50), ("B", 90, 60), ("C", 40, 40)])
+    assert est.median_gain == 1.5
+    assert [(name, on_fast) for name, *_, on_fast in est.jobs] == [
+        ("A", True), ("B", False), ("C", False)]
+    assert (est.even_s, est.priority_s) == (190.0, 180.0)
+    assert est.reduction == pytest.approx(1 - 180 / 190)
+
+
+def test_static_estimate_even_count_by_hand():
+    """Gains 2.0, 1.5, 1.0, 1.25: median (1.25 + 1.5) / 2 = 1.375, so A and B go fast.
+    even = 75 + 75 + 40 + 90 = 280, priority = 50 + 60 + 40 + 100 = 250."""
+    est = static_estimate([("A", 100, 50), ("B", 90, 60), ("C", 40, 40), ("D", 100, 80)])
+    assert est.median_gain == 1.375
+    assert [on_fast for *_, on_fast in est.jobs] == [True, True, False, False]
+    assert (est.even_s, est.priority_s) == (280.0, 250.0)
+
+
+def test_static_estimate_of_the_mlperf_table_is_9_24_not_8_24():
+    """Seed 001's method on its own MLPerf times: 9.24 % (issue 25), SA and OD on P100s."""
+    sens = load_sensitivity("mlperf-p100-v100")
+    est = static_estimate(sensitivity_jobs(sens))
+    assert round(est.reduction * 100, 2) == 9.24
+    fast = {name for name, *_, on_fast in est.jobs if on_fast}
+    assert fast == {"IC", "TL", "RT", "SR"}
+    assert est.median_gain == pytest.approx((1 * 3600 + 48 * 60 + 14) / (1 * 3600 + 22 * 60 + 50))
+
+
+def test_static_estimate_bad_input():
+    with pytest.raises(UsageError, match="at least one job"):
+        static_estimate([])
+    with pytest.raises(UsageError, match="job 'X': run times must be positive"):
+        static_estimate([("X", 10, 0)])
+
+
+@pytest.mark.parametrize(("value", "base", "direction", "text"), [
+    (103.7, 100, "lower", "+3.7 % worse"),
+    (97.3, 100, "lower", "-2.7 % better"),
+    (97.3, 100, "higher", "-2.7 % worse"),
+    (560, 100, "lower", "x5.60 worse"),
+    (0, 100, "lower", "-100.0 % better"),
+    (100.04, 100, "lower", "same"),
+    (0, 0, "lower", "same"),
+    (5, 0, "lower", "n/a (baseline 0)"),
+])
+def test_change_text(value, base, direction, text):
+    assert change_text(value, base, direction) == text
+
+
+def _jobs(rows):
+    cols = ("submit_time", "start_time", "end_time", "wait_s", "run_s", "size", "nodes")
+    table = {c: pa.array([r[i] for r in rows], pa.int64()) for i, c in enumerate(cols)}
+    table["node_ids"] = pa.array([r[-1] for r in rows], pa.string())
+    return pa.table(table)
+
+
+def test_metrics_model_utilization_and_changes_by_hand():
+    """Two 2-GPU nodes, P100 then V100. Job 1: 2 GPUs on node 0 for 100 s; job 2: 2 GPUs over
+    both nodes (1 GPU each) for 50 s after a 100 s wait. Span 0..200 s: P100 busy 200 + 50 of
+    400 GPU-s, V100 50 of 400."""
+    jobs = _jobs([(0, 0, 100, 0, 100, 2, 1, "0"), (50, 150, 200, 100, 50, 2, 2, "0,1")])
+    util = model_utilization(jobs, ["P100", "V100"], 2)
+    assert util == {"P100": 250 / 400, "V100": 50 / 400}
+    m = pal_metrics(jobs, [(0, 4)])
+    assert m["p95_wait_s"] == pytest.approx(95.0)  # numpy's linear interpolation of 0 and 100
+    assert m["mean_wait_s"] == 50.0 and m["total_run_s"] == 150.0
+    base = dict(m, mean_wait_s=25.0, utilization=m["utilization"] * 2)
+    assert changes(m, base) == {"better": [], "worse": ["mean wait x2.00", "utilization -50.0 %"]}
+
+
+def test_readme_static_and_sample_blocks_equal_a_fresh_run():
+    """README's seeds section is generated: its static and sample blocks are what
+    ``python benchmarks/seeds.py`` prints now (rerun it with --write-readme when this fails)."""
+    seeds = _script()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name, body in (("static", seeds.static_block()), ("sample", seeds.sample_block())):
+        assert not seeds.block_diff(readme, name, body), (
+            f"README's seeds:{name} block differs from a fresh run (rerun "
+            f"`python benchmarks/seeds.py --write-readme`):\n"
+            + seeds.block_diff(readme, name, body))
+
+
+@pytest.mark.slow
+def test_readme_trace_block_equals_a_fresh_run():
+    seeds = _script()
+    body = seeds.trace_block()
+    if body is None:
+        pytest.skip(f"real trace {seeds.TRACE} not available: {seeds.SHARED / 'traces'} is absent")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert not seeds.block_diff(readme, "trace", body), seeds.block_diff(readme, "trace", body)
+
+
+def test_block_replacement_keeps_the_rest_and_finds_missing_markers():
+    seeds = _script()
+    text = f"a\n{seeds.begin('static')}\nold\n{seeds.end('static')}\nb\n"
+    new = seeds.replace_block(text, "static", "new\nlines")
+    assert new == f"a\n{seeds.begin('static')}\nnew\nlines\n{seeds.end('static')}\nb\n"
+    assert seeds.readme_block(new, "static") == "new\nlines"
+    with pytest.raises(ValueError, match="no <!-- seeds:trace:begin"):
+        seeds.readme_block(text, "trace")
