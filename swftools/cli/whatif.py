@@ -134,6 +134,13 @@ def profile_command(
                                 "class 0 is the fastest."),
     distribution: str = typer.Option("normal", "--distribution", help="normal (truncated to "
                                      "1 +- 3 spread) or uniform."),
+    per_class: bool = typer.Option(False, "--per-class", help="Also a score:<class> column per "
+                                   "application class of --sensitivity (PAL's per-class "
+                                   "variability; pal and pm-first rank by it)."),
+    sensitivity: Optional[str] = typer.Option(None, "--sensitivity", help="With --per-class: "
+                                              "the sensitivity model whose classes get columns "
+                                              "(default mlperf-p100-v100; compute-only with "
+                                              "--procs)."),
     out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Output CSV "
                                        "node,gpu_index,score,class."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output."),
@@ -153,8 +160,18 @@ def profile_command(
             site_obj = flat_site(procs)
         else:
             site_obj = resolve_site(site)
+        if sensitivity is not None and not per_class:
+            raise UsageError("--sensitivity names the classes of --per-class: give --per-class "
+                             "too")
+        app_classes: tuple[str, ...] = ()
+        if per_class:
+            from swftools.whatif.run import DEFAULT_SENSITIVITY, FLAT_SENSITIVITY
+            from swftools.whatif.sensitivity import load_sensitivity
+
+            default = FLAT_SENSITIVITY if procs is not None else DEFAULT_SENSITIVITY
+            app_classes = load_sensitivity(sensitivity or default).names
         profile = generate_profile(site_obj, spread=spread, seed=seed, classes=classes,
-                                   distribution=distribution)
+                                   distribution=distribution, app_classes=app_classes)
         write_profile(profile, out, force=force)
     summary = profile.summary()
     if as_json:
@@ -166,6 +183,8 @@ def profile_command(
     for c in summary["classes"]:
         typer.echo(f"  class {c['class']}: {c['gpus']} GPUs, scores {c['min']:.4f}.."
                    f"{c['max']:.4f}", err=True)
+    for name, grid in profile.app_scores:
+        typer.echo(f"  score:{name}: {grid.min():.4f}..{grid.max():.4f}", err=True)
 
 
 def register(app: typer.Typer) -> None:

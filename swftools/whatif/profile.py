@@ -15,6 +15,16 @@ holds, see ``swftools.whatif.sensitivity``). ``generate_profile`` draws the scor
 
 Draws use ``numpy.random.default_rng(seed)``, GPUs in order node 0 GPU 0, node 0 GPU 1, ...;
 scores are rounded to 6 decimals (what the CSV holds, so a profile read back is the same).
+
+Per application class (``app_classes``, e.g. a sensitivity model's class names; PAL's variability
+per GPU per application class): after the GPU scores ``s_i``, the same generator draws, per class
+``a`` in the order given, a multiplier ``m_a`` uniform on ``[0.5, 1.5]`` (how strongly the class
+feels variability: its spread is ``m_a x spread``, capped at ``MAX_SPREAD``), then a fresh score
+``d_ia`` per GPU from the distribution above (same ``spread``); the class's score is
+``1 + m_a (RHO (s_i - 1) + (1 - RHO) (d_ia - 1))`` with ``RHO`` = 0.5: a GPU slow for one class
+tends to be slow for the others, not equally (correlation with ``s_i`` about 0.71). Scores stay
+within ``1 +- 3 MAX_SPREAD``, so positive. The GPU scores ``s_i`` and classes are the same with
+or without per-class columns.
 Classes: k-means (``scipy.cluster.vq.kmeans2``, k-means++ start, ``seed=seed``) on the scores,
 ``classes`` clusters at most (fewer when there are fewer distinct scores or a cluster ends
 empty), numbered by mean score, **class 0 = fastest**. On one-dimensional data k-means classes are
@@ -46,6 +56,7 @@ from swftools.site import Site, read_score_csv
 
 DISTRIBUTIONS = ("normal", "uniform")
 MAX_SPREAD = 0.3
+RHO = 0.5  # weight of the GPU's own score in a per-application-class score
 HEADER = "node,gpu_index,score,class"
 
 
@@ -89,11 +100,14 @@ class Profile:
     def summary(self) -> dict[str, Any]:
         """What the CLI prints with ``--json``."""
         flat = self.scores.ravel()
+        extra = {"app_classes": [{"name": name, "min": float(g.min()), "max": float(g.max()),
+                                  "mean": round(float(g.mean()), 6)}
+                                 for name, g in self.app_scores]} if self.app_scores else {}
         return {"gpus": int(flat.size), "nodes": int(self.scores.shape[0]),
                 "spread": self.spread, "seed": self.seed, "distribution": self.distribution,
                 "score_mean": round(float(flat.mean()), 6), "score_std": round(float(flat.std()), 6),
                 "score_min": float(flat.min()), "score_max": float(flat.max()),
-                "classes": self.class_stats()}
+                "classes": self.class_stats(), **extra}
 
 
 def _draw(rng: np.random.Generator, n: int, spread: float, distribution: str) -> np.ndarray:
@@ -134,9 +148,11 @@ def cluster_scores(scores: np.ndarray, classes: int, seed: int) -> np.ndarray:
 
 
 def generate_profile(site: Site, *, spread: float, seed: int, classes: int = 4,
-                     distribution: str = "normal") -> Profile:
+                     distribution: str = "normal",
+                     app_classes: tuple[str, ...] | list[str] = ()) -> Profile:
     """Draw a score per GPU of ``site`` (see the module docstring for the distributions) and
-    cluster them into at most ``classes`` performance classes; deterministic by ``seed``."""
+    cluster them into at most ``classes`` performance classes; with ``app_classes``, a
+    ``score:<class>`` grid per application class too. Deterministic by ``seed``."""
     if distribution not in DISTRIBUTIONS:
         raise UsageError(f"unknown distribution {distribution!r} (choose from "
                          f"{', '.join(DISTRIBUTIONS)})")
@@ -152,7 +168,26 @@ def generate_profile(site: Site, *, spread: float, seed: int, classes: int = 4,
     raw = _draw(rng, nodes * gpus, float(spread), distribution)
     scores = np.array([float(f"{v:.6f}") for v in raw]).reshape(nodes, gpus)
     labels = cluster_scores(scores, classes, seed)
-    return Profile(scores, labels, float(spread), seed, distribution)
+    app = _app_scores(rng, scores, list(app_classes), float(spread), distribution)
+    return Profile(scores, labels, float(spread), seed, distribution, app_scores=app)
+
+
+def _app_scores(rng: np.random.Generator, scores: np.ndarray, names: list[str], spread: float,
+                distribution: str) -> tuple[tuple[str, np.ndarray], ...]:
+    """Per application class its score grid (see the module docstring)."""
+    bad = [n for n in names if not n or "," in n or n != n.strip()]
+    if bad or len(set(names)) != len(names):
+        raise UsageError(f"application classes {','.join(names)!r}: expected distinct names "
+                         "without commas or surrounding spaces")
+    out = []
+    for name in names:
+        m = float(rng.uniform(0.5, 1.5))
+        if spread > 0:
+            m = min(m, MAX_SPREAD / spread)
+        d = _draw(rng, scores.size, spread, distribution).reshape(scores.shape)
+        raw = 1.0 + m * (RHO * (scores - 1.0) + (1.0 - RHO) * (d - 1.0))
+        out.append((name, np.array([float(f"{v:.6f}") for v in raw.ravel()]).reshape(scores.shape)))
+    return tuple(out)
 
 
 def write_profile(profile: Profile, path: str | Path, *, force: bool = False) -> Path:
