@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,9 +12,8 @@ from swftools.replay.engine_flat import fits_int64_keys, run_flat
 from swftools.replay.model import FlatPool
 from swftools.replay.workload import prepare
 
+from .conftest import trace_path
 from .strategies import replay_swf_jobs
-
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 
 
 @settings(max_examples=150, deadline=None)
@@ -53,11 +50,7 @@ def swf_table(jobs):
                                         ("SDSC-BLUE-2000-4.2-cln.swf.gz", None),
                                         ("RICC-2010-2.swf.gz", 8192)])
 def test_compiled_matches_python_on_real_traces(name, procs):
-    path = TRACES / name
-    if not path.exists():
-        pytest.skip(f"{path} not found: the real traces live in ../shared/traces beside the "
-                    f"checkout")
-    table = swf.read(path)
+    table = swf.read(trace_path(name))
     model = resource_model(table, None, procs)
     work = prepare(table, model)
     python = run_flat(work, model.procs, "easy", compiled=False)

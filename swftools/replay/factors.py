@@ -43,8 +43,8 @@ class FactorKernel:
                per_node: int) -> float:
         """The factor of ``row`` on a placement of this signature, compiled as the engine runs
         it (for tests and for callers outside the engine)."""
-        from swftools.replay.factors_jit import jitted
+        from swftools.replay.factors_jit import call
 
         params = np.ascontiguousarray(self.params, dtype=np.float64)
-        return float(jitted(self.function)(int(self.keys[row]), int(models), float(s_min),
-                                           int(nodes), int(racks), int(per_node), params))
+        return float(call(self.function, int(self.keys[row]), int(models), float(s_min),
+                          int(nodes), int(racks), int(per_node), params))
