@@ -1374,3 +1374,55 @@ def score_csv_with_app_columns(draw):
         for c, v in zip(names, cells):
             expected[c][n][g] = float(v)
     return "\n".join(lines) + "\n", nodes, gpus, expected
+
+
+@st.composite
+def placement_oracle_cases(draw, max_nodes: int = 8):
+    """A multi-GPU machine, a partly occupied state and a job shape that fits now, for the
+    placement oracle (``test_replay_placement_oracle``): 2-8 GPUs per node, several GPU models,
+    racks, classes and per-class scores from a small set (so ties happen), managed nodes a
+    prefix. Returns a dict: ``g``, ``n``, ``managed`` (count), ``gpu_free`` (bit set per node),
+    ``rack``, ``model``, ``model_speed``, ``score``, ``cls``, ``class_score`` (two grids),
+    ``job_class``, ``gain``, ``others`` (the other jobs: nodes, GPUs per node, gain, waiting),
+    ``nodes``, ``per_node`` (the job placed, index 0)."""
+    g = draw(st.integers(2, 8))
+    n = draw(st.integers(2, max_nodes))
+    full = (1 << g) - 1
+    managed = draw(st.one_of(st.just(n), st.integers(1, n)))
+    # whole free nodes often (multi-node jobs need several), full and partial nodes too
+    gpu_free = [draw(st.sampled_from((full, full, 0, None))) for _ in range(n)]
+    gpu_free = [draw(st.integers(0, full)) if f is None else f for f in gpu_free]
+    levels = st.sampled_from((0.8, 0.9, 1.0, 1.0, 1.1, 1.25))
+    grid = st.lists(st.lists(levels, min_size=g, max_size=g), min_size=n, max_size=n)
+    case = {
+        "g": g, "n": n, "managed": managed, "gpu_free": gpu_free,
+        "rack": draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)),
+        "model": draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)),
+        "model_speed": draw(st.lists(st.sampled_from((1.0, 1.5, 2.0)), min_size=3, max_size=3)),
+        "score": draw(grid),
+        "cls": draw(st.lists(st.lists(st.integers(0, 3), min_size=g, max_size=g),
+                             min_size=n, max_size=n)),
+        "class_score": [draw(grid), draw(grid)],
+        "job_class": draw(st.integers(0, 1)),
+        "gain": draw(st.sampled_from((0.5, 1.0, 2.0))),
+    }
+    # the other jobs of the queue (indices 1..): (nodes, GPUs per node, gain, waiting now)
+    others = []
+    for _ in range(draw(st.integers(3, 6))):
+        nodes = draw(st.integers(1, 3))
+        per_node = g if nodes > 1 else draw(st.integers(1, g))
+        gain = draw(st.sampled_from((0.5, 1.0, 2.0)))
+        others.append((nodes, per_node, gain, draw(st.booleans())))
+    case["others"] = others
+    live = gpu_free[:managed]
+    shapes = [(1, p) for p in range(1, g + 1) if any(f.bit_count() >= p for f in live)]
+    whole = sum(f == full for f in live)
+    shapes += [(m, g) for m in range(2, whole + 1)]
+    if not shapes:  # nothing fits: free the first node
+        gpu_free[0] = full
+        shapes = [(1, p) for p in range(1, g + 1)]
+    multi = [s for s in shapes if s[0] > 1]
+    if multi and draw(st.booleans()):
+        shapes = multi[:1] + multi  # 2-node jobs twice as often: two racks that fit are common
+    case["nodes"], case["per_node"] = draw(st.sampled_from(shapes))
+    return case

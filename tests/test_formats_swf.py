@@ -430,3 +430,68 @@ def test_user_ids_in_swf(users, expected):
     table = jt.from_columns({"job_id": list(range(1, len(users) + 1)), "user": users},
                             {"source_format": "swf"})
     assert swf_field_values(table)[11].to_pylist() == expected
+
+
+# --- issue 30: line numbers after comment and blank lines among the jobs ---------------------
+
+_GOOD = "{} 0 0 10 1 -1 -1 1 -1 -1 1 1 1 1 1 1 -1 -1"
+# (a bad job line, the message it must give): one per error path of the reader
+_BAD_LINES = {
+    "not a number": ("{} 0 0 x 1 -1 -1 1 -1 -1 1 1 1 1 1 1 -1 -1", "'x' is not a number"),
+    "too few": ("{} 0 0 10 1 -1 -1 1 -1 -1 1 1 1 1 1 -1 -1", "expected 18 fields, found 17"),
+    "not an integer": ("{} 0 0 10 1 -1 -1 1.5 -1 -1 1 1 1 1 1 1 -1 -1", "'1.5' is not an integer"),
+    "negative": ("{} 0 0 10 1 -1 -1 -5 -1 -1 1 1 1 1 1 1 -1 -1", "negative value -5"),
+    "job number -1": ("-1 0 0 10 1 -1 -1 1 -1 -1 1 1 1 1 1 1 -1 -1", "job number -1"),
+}
+
+
+def _bad_line_file(kinds_before: list[str], bad: str) -> tuple[str, int]:
+    """An SWF text: two header lines, then for each entry of ``kinds_before`` a job line
+    ("job") or a comment/blank line, then the bad line and one good job. Returns (text, the
+    bad line's 1-based number, counted here from the list, not by the reader)."""
+    lines = ["; Version: 2.2", "; Computer: test"]
+    job = 1
+    for kind in kinds_before:
+        if kind == "job":
+            lines.append(_GOOD.format(job))
+            job += 1
+        else:
+            lines.append({"comment": "; a comment among the jobs", "blank": "",
+                          "spaces": "   ", "indented": "  ; indented comment"}[kind])
+    lines.append(_BAD_LINES[bad][0].format(job))
+    bad_line = len(lines)
+    lines.append(_GOOD.format(job + 1))
+    return "\n".join(lines) + "\n", bad_line
+
+
+@pytest.mark.parametrize("bad", sorted(_BAD_LINES))
+def test_a_bad_line_after_comment_lines_names_its_own_line(tmp_path, bad):
+    # comments and blanks between jobs and right before the bad line: the reader removes them
+    # to parse, and must add them back when it numbers the line (file line 9 here)
+    text, line = _bad_line_file(["job", "comment", "blank", "job", "comment", "comment"], bad)
+    assert line == 9
+    with pytest.raises(InputError) as err:
+        swf.read(_write(tmp_path, text))
+    assert err.value.line == line and _BAD_LINES[bad][1] in err.value.message
+
+
+@given(st.lists(st.sampled_from(["job", "job", "comment", "blank", "spaces", "indented"]),
+                max_size=12), st.sampled_from(sorted(_BAD_LINES)))
+def test_bad_line_numbers_count_every_comment_and_blank_line(kinds, bad):
+    text, line = _bad_line_file(kinds, bad)
+    with pytest.raises(InputError) as err:
+        _read_text(text)
+    assert err.value.line == line, (text, err.value)
+
+
+def test_extra_columns_and_validation_lines_count_comment_lines(tmp_path):
+    """The first line with extra fields and the lines the validator names (from
+    ``row_line_numbers``) count the comment and blank lines above them."""
+    text = "\n".join(["; Version: 2.2", _GOOD.format(1), "; c", "", _GOOD.format(2), "; c",
+                      _GOOD.format(3) + " 7", _GOOD.format(4)]) + "\n"
+    table = swf.read(_write(tmp_path, text))
+    from swftools.formats.swf.reader import row_line_numbers
+    from swftools.metadata import TableMetadata
+
+    assert TableMetadata.from_table(table).swf_extra_columns["first_line"] == 7
+    assert row_line_numbers(table).tolist() == [2, 5, 7, 8]

@@ -95,3 +95,24 @@ def test_a_failing_write_leaves_nothing_behind(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="formatting failed"):
         swf.write(table, tmp_path / "out.swf")
     assert list(tmp_path.iterdir()) == []
+
+
+# --- issue 30: field 3 when wait_s is unknown but the submission and the start are known ------
+
+@pytest.mark.parametrize("rows_per_slice", [1, 2, 3, 100])
+def test_unknown_wait_is_written_as_start_minus_submit(rows_per_slice):
+    """README: ``wait_s = start - submit``. A table whose ``wait_s`` is null where both instants
+    are known writes that difference in field 3 (in every slice), -1 where either is unknown,
+    and a known ``wait_s`` as it is. The expected fields are computed here by hand."""
+    from swftools import table as jt
+
+    submit = [1000, 1000, 2000, 2500, 3000, 3100]
+    start = [1100, 1500, None, 2600, 3000, None]
+    wait = [None, None, None, 100, None, 7]
+    table = jt.from_columns({"job_id": [1, 2, 3, 4, 5, 6], "submit_time": submit,
+                             "start_time": start, "wait_s": wait}, {"source_format": "swf"})
+    expected = [100, 500, -1, 100, 0, 7]
+    text = _sliced(table, rows_per_slice).decode()
+    assert [int(line.split()[2]) for line in text.splitlines()] == expected
+    origin = min(submit)  # field 2 is relative to the first submission
+    assert [int(line.split()[1]) for line in text.splitlines()] == [s - origin for s in submit]

@@ -150,3 +150,39 @@ def test_cpus_is_a_non_negative_count():
     report = validate(aaic_table([{"cpus": -1}, {"cpus": 4}]))
     found = [f for f in report.findings if f.field == "cpus"]
     assert [(f.rule, f.job_id) for f in found] == [("schema-range", 1)]
+
+
+# --- issue 30: the clock-hour tolerance at its boundaries ------------------------------------
+
+# The rule's documented window: one hour, 3600 s +/- 2 s, both ends included. Written out here
+# (not taken from rules_time) so that a changed constant or comparison fails.
+_HOUR_HITS = [3598, 3599, 3600, 3601, 3602]
+_HOUR_MISSES = [3596, 3597, 3603, 3604, 1, 1800, 3000, 5400, 7198, 7200, 7202, 10800]
+
+
+def test_clock_hour_shift_back_steps_at_the_tolerance_boundaries():
+    """Each back-step stands alone (the next pair starts far later): exactly the steps within
+    3600 +/- 2 s fire, on the later job."""
+    steps = _HOUR_HITS + _HOUR_MISSES
+    jobs, expected = [], []
+    for k, step in enumerate(steps):
+        base = T0 + 100_000 * (k + 1)
+        jobs += [{"submit_time": base}, {"submit_time": base - step}]
+        if step in _HOUR_HITS:
+            expected.append(len(jobs))  # job ids are 1-based row numbers
+    found = run(aaic_table(jobs), "clock-hour-shift")
+    assert sorted(f.job_id for f in found.findings if f.rule == "clock-hour-shift") == expected
+    assert len(expected) == len(_HOUR_HITS)
+
+
+def test_clock_hour_shift_negative_durations_at_the_tolerance_boundaries():
+    """Waits and run times of minus one hour +/- 2 s fire on their own field; a second further
+    out does not, nor do other negative durations."""
+    values = _HOUR_HITS + _HOUR_MISSES
+    jobs = [{"wait_s": -v} for v in values] + [{"walltime_s": -v} for v in values]
+    report = run(aaic_table(jobs), "clock-hour-shift")
+    found = {(f.job_id, f.field) for f in report.findings if f.rule == "clock-hour-shift"}
+    expected = {(i + 1, "wait_s") for i, v in enumerate(values) if v in _HOUR_HITS}
+    expected |= {(len(values) + i + 1, "walltime_s") for i, v in enumerate(values)
+                 if v in _HOUR_HITS}
+    assert found == expected

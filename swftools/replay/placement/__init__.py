@@ -24,7 +24,8 @@ Policies (``PLACEMENTS``):
     today's first-fit: lowest-numbered node with enough free GPUs, lowest-numbered free GPUs;
     multi-node jobs the lowest-numbered whole free nodes (``GpuState.place`` + ``take``).
 ``best-fit``
-    today's best-fit: the node with the fewest free GPUs that still fit, lowest number on ties.
+    today's best-fit: the node with the fewest free GPUs that still fit, lowest number on ties,
+    and its lowest-numbered free GPUs; multi-node jobs as ``packed``.
 ``random``
     a uniformly random node among those that fit (random whole nodes for multi-node jobs) and
     random free GPUs on it; ``random.Random(seed)``, so the same seed gives the same replay.
@@ -44,7 +45,9 @@ Policies (``PLACEMENTS``):
     gain is *above the median gain of the replayed workload* (all jobs, fixed before the replay,
     so a job's side does not depend on the queue at the instant it starts) takes the fastest
     nodes that fit and the fastest free GPUs on them; the others take the slowest nodes and
-    slowest GPUs, even while faster ones idle. With equal gains every job is on the slow side.
+    slowest GPUs, even while faster ones idle (nodes: lowest number within a rank; GPUs: the
+    fast order reversed, so the higher-numbered of two equal GPUs). With equal gains every job
+    is on the slow side.
 ``priority-wc``
     work-conserving priority: fast GPUs go to the highest-gain waiting job that fits, and no
     GPU is kept for a job that is not waiting. Nodes ranked as for ``priority``. The waiting
