@@ -135,3 +135,26 @@ def test_convert_list_formats_shows_every_registered_format():
     assert json.loads(result.output)["formats"] == [i.as_dict() for i in formats.formats_info()]
     result = runner.invoke(app, ["convert"])
     assert result.exit_code == 2 and "missing argument SRC" in result.output
+
+
+@pytest.mark.parametrize("fmt", ["slurm", "pbs"])
+def test_unknown_wait_reads_back_as_start_minus_submit(tmp_path, fmt):
+    """README: ``wait_s = start - submit``. Slurm and PBS logs have no wait field: a null
+    wait_s with both instants known comes back as their difference, a recorded wait_s that
+    agrees as itself, none where the job never started, 0 for a start at the submission
+    (expected values written out by hand)."""
+    import importlib
+
+    from swftools import table as jt
+
+    module = importlib.import_module(f"swftools.formats.{fmt}")
+    table = jt.from_columns({
+        "job_id": [1, 2, 3, 4, 5],
+        "submit_time": [1_000_000, 1_000_000, 1_002_000, 1_002_500, 1_003_000],
+        "start_time": [1_000_100, 1_000_500, None, 1_002_600, 1_003_000],
+        "finish_time": [1_000_200, 1_000_600, None, 1_002_700, 1_003_050],
+        "wait_s": [None, None, None, 100, None], "user": ["u"] * 5, "group": ["g"] * 5,
+        "nodes": [1] * 5, "gpus": [1] * 5, "cpus": [1] * 5, "requested_walltime_s": [3600] * 5})
+    path = tmp_path / "t.log"
+    module.write(table, path, tz="UTC")
+    assert module.read(path, tz="UTC").column("wait_s").to_pylist() == [100, 500, None, 100, 0]

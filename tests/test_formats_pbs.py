@@ -380,23 +380,3 @@ def test_corpus_converts_or_is_refused_with_one_located_line(tmp_path, name, zon
             continue
         check = runner.invoke(app, ["validate", str(out)])
         assert check.exit_code == 0, check.output
-
-
-# --- issue 30: a table whose wait_s is unknown but whose submission and start are known -------
-
-def test_unknown_wait_reads_back_as_start_minus_submit(tmp_path):
-    """README: ``wait_s = start - submit``. The log has no wait field: a null wait_s with both
-    instants known comes back as their difference, a recorded wait_s that agrees as itself,
-    none where the job never started, 0 for a start at the submission (expected values written out by hand)."""
-    from swftools import table as jt
-
-    table = jt.from_columns({
-        "job_id": [1, 2, 3, 4, 5],
-        "submit_time": [1_000_000, 1_000_000, 1_002_000, 1_002_500, 1_003_000],
-        "start_time": [1_000_100, 1_000_500, None, 1_002_600, 1_003_000],
-        "finish_time": [1_000_200, 1_000_600, None, 1_002_700, 1_003_050],
-        "wait_s": [None, None, None, 100, None], "user": ["u"] * 5, "group": ["g"] * 5,
-        "nodes": [1] * 5, "gpus": [1] * 5, "cpus": [1] * 5, "requested_walltime_s": [3600] * 5})
-    path = tmp_path / "t.log"
-    pbs.write(table, path, tz="UTC")
-    assert pbs.read(path, tz="UTC").column("wait_s").to_pylist() == [100, 500, None, 100, 0]
