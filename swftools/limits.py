@@ -126,7 +126,7 @@ class BoundedReader(io.RawIOBase):
 
     def __init__(self, raw: BinaryIO, budget: int, error, *, close_raw: bool = True) -> None:
         self._raw = raw
-        self._budget = budget
+        self.budget = budget
         self._error = error
         self._close_raw = close_raw
         self.produced = 0
@@ -136,7 +136,7 @@ class BoundedReader(io.RawIOBase):
 
     def readinto(self, buffer) -> int:  # type: ignore[override]
         view = memoryview(buffer).cast("B")
-        room = self._budget + 1 - self.produced
+        room = self.budget + 1 - self.produced
         if room <= 0:
             raise self._error(self.produced)
         want = min(len(view), room)
@@ -147,7 +147,7 @@ class BoundedReader(io.RawIOBase):
             n = len(piece)
             view[:n] = piece
         self.produced += n
-        if self.produced > self._budget:
+        if self.produced > self.budget:
             raise self._error(self.produced)
         return n
 

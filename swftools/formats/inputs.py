@@ -26,7 +26,7 @@ import numpy as np
 
 from swftools.errors import InputError, count
 from swftools.fileio import GZIP_MAGIC, is_gzip
-from swftools.limits import Limits, current
+from swftools.limits import BoundedReader, Limits, current
 
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 _CHUNK = 1 << 20
@@ -114,58 +114,45 @@ def _changed(path: str | os.PathLike, size: int, got: int) -> InputError:
 def _decompress(path: str | os.PathLike, fh: BinaryIO, limits: Limits) -> bytes:
     """Decompress the gzip file open at ``fh`` (its magic already read) in chunks, stopping
     with an InputError as soon as the output passes the stream's budget."""
-    compressed = os.fstat(fh.fileno()).st_size
-    budget = limits.stream_budget(compressed)
     fh.seek(0)
     out = io.BytesIO()  # getvalue() hands over its buffer: no second copy
-    produced = 0
-    try:
-        with gzip.GzipFile(fileobj=fh, mode="rb") as gz:
-            while piece := gz.read(min(_CHUNK * 4, budget + 1 - produced) or 1):
-                produced += len(piece)
-                if produced > budget:
-                    raise limits.stream_error(str(path), compressed, produced)
-                out.write(piece)
-    except _GZIP_ERRORS as exc:
-        raise gzip_error(path, exc, Path(path).read_bytes()) from None
+    gz = _CheckedGzip(path, fh, limits, close_file=False)
+    buffer = memoryview(bytearray(min(_CHUNK * 4, gz.budget + 1)))  # one piece, reused
+    while n := gz.readinto(buffer):
+        out.write(buffer[:n])
+    gz.close()
     return out.getvalue()
 
 
-class _CheckedGzip(io.RawIOBase):
-    """A gzip stream whose decompression failures become located InputErrors, and that stops
-    with one as soon as its output passes the stream's budget (:mod:`swftools.limits`)."""
+class _CheckedGzip(BoundedReader):
+    """A gzip stream within the stream's budget (:mod:`swftools.limits`), whose decompression
+    failures become located InputErrors; it closes the file under it unless ``close_file`` is
+    false."""
 
-    def __init__(self, path: str | os.PathLike, raw: BinaryIO, limits: Limits | None = None) -> None:
+    def __init__(self, path: str | os.PathLike, raw: BinaryIO, limits: Limits | None = None,
+                 *, close_file: bool = True) -> None:
+        limits = current(limits)
+        compressed = os.fstat(raw.fileno()).st_size
+        super().__init__(gzip.GzipFile(fileobj=raw, mode="rb"), limits.stream_budget(compressed),
+                         lambda produced: limits.stream_error(str(path), compressed, produced))
         self._path = path
-        self._raw = raw
-        self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
-        self._limits = current(limits)
-        self._compressed = os.fstat(raw.fileno()).st_size
-        self._budget = self._limits.stream_budget(self._compressed)
-        self._produced = 0
-
-    def readable(self) -> bool:
-        return True
+        self._file = raw if close_file else None
 
     def readinto(self, buffer) -> int:  # type: ignore[override]
-        view = memoryview(buffer).cast("B")
-        room = self._budget + 1 - self._produced
         try:
-            n = self._gz.readinto(view[:max(min(len(view), room), 1)])
+            return super().readinto(buffer)
         except _GZIP_ERRORS as exc:
             raise gzip_error(self._path, exc, Path(self._path).read_bytes()) from None
-        self._produced += n
-        if self._produced > self._budget:
-            raise self._limits.stream_error(str(self._path), self._compressed, self._produced)
-        return n
+
+    def seekable(self) -> bool:
+        return False  # read forward only, as the readers do
 
     def close(self) -> None:
-        if not self.closed:
-            try:
-                self._gz.close()
-            finally:
-                self._raw.close()
-        super().close()
+        try:
+            super().close()
+        finally:
+            if self._file is not None:
+                self._file.close()
 
 
 def open_binary(path: str | os.PathLike, *, compressed: bool | None = None,
