@@ -13,8 +13,11 @@ Prints three Markdown blocks, each between ``<!-- seeds:NAME:begin -->`` and
   half-P100/half-V100 site ``aaic-v100-half``: seed 001's question (``even`` vs ``priority``, the
   median split shown with one job class, utilization per GPU model), then every placement policy
   with a drawn variability profile (spread 0.05, seed 1, 4 classes) and PAL-style metrics against
-  ``packed`` and against ``pm-first``, on that site and on the homogeneous P100 site ``aaic``
-  (variability alone, PAL's setting);
+  ``packed`` and against ``pm-first``, on that site (also ``packed``, ``pm-first`` and ``pal``
+  placed by GPU count, ``--shape gpus``) and on the homogeneous P100 site ``aaic``
+  (variability alone, PAL's setting); where seed 001's static estimate goes
+  (``swftools.whatif.seeds.no_wait_split``: the seed's method on the sample's own jobs without
+  a queue, the replays, the all-V100 ceiling);
 * ``trace``: the PAL-style metrics on a real SWF trace (NASA iPSC/860, flat mode, 128
   processors, a profile drawn the same way), skipped with a message when ``../shared/traces``
   (or ``$SWFTOOLS_SHARED/traces``) is absent.
@@ -49,6 +52,7 @@ HASHED_JOBS = 10_000
 # work-conserving priority variant joins the comparison as soon as it exists.
 POLICIES = ("packed", "even", "priority", "priority-wc", "variability-first", "locality-first",
             "lxv", "pm-first", "pal")
+COUNT_POLICIES = ("packed", "pm-first", "pal")  # also replayed with --shape gpus
 BLOCKS = ("static", "sample", "trace")
 COMMAND = "python benchmarks/seeds.py --write-readme"
 
@@ -174,6 +178,47 @@ def _headline(m: dict) -> list[str]:
     return [_worse_better(m, p, "packed") for p in ("lxv", "pal", "pm-first") if p in m]
 
 
+def _decomposition(table, site, cut: dict[str, float], util: dict[str, dict[str, float]]
+                   ) -> list[str]:
+    """Where seed 001's static estimate goes on the sample: the seed's method on the sample's
+    own jobs without a queue (``no_wait_split``), the replays, and the ceiling."""
+    from swftools.whatif.seeds import no_wait_split, sensitivity_jobs, static_estimate
+    from swftools.whatif.sensitivity import assign_classes, load_sensitivity
+
+    sens = load_sensitivity("mlperf-p100-v100")
+    slow, fast = site.gpu_models[0], site.gpu_models[-1]
+    static = static_estimate(sensitivity_jobs(sens)).reduction
+    classes, _ = assign_classes(table, sens)
+    split = no_wait_split(table, site, sens, classes)
+    ideal = split.cut(split.priority_s)
+    rows = [["seed 001's method, one job per MLPerf benchmark (above)", pct(static), ""],
+            [f"the same method on the sample's {table.num_rows:,} jobs, no queue", pct(ideal),
+             f"{split.fast_share:.1%} of the jobs on {fast}s"],
+            ["replay, `priority` (median split, EASY queue)", pct(cut["priority"]),
+             f"{fast} utilization {util['priority'][fast]:.1%}"]]
+    if "priority-wc" in cut:
+        rows.append(["replay, `priority-wc` (work-conserving)", pct(cut["priority-wc"]),
+                     f"{fast} utilization {util['priority-wc'][fast]:.1%}"])
+    rows.append([f"every job on a {fast}, no queue (the ceiling)", pct(split.cut(split.fast_s)),
+                 ""])
+    queue = round(ideal * 100, 2) - round(cut["priority"] * 100, 2)  # as the table shows them
+    return [
+        para("Where the static estimate goes (hashed classes; cuts in total job time against ",
+             "`even`; `swftools.whatif.seeds.no_wait_split` applies the seed's method to the ",
+             "sample's own jobs: each job's time on a ", slow, " and on a ", fast, " from the ",
+             "run-time model, split by the replay's gains and median, no queue):"), "",
+        *table_rows(["figure", "cut", "note"], rows), "",
+        para(f"Waiting (the queue, and jobs that found their side busy) explains {queue:.2f} ",
+             f"points: the median split without any queue gives {pct(ideal)}, the replay ",
+             f"{pct(cut['priority'])}. The rest of the distance to the static figure is the job ",
+             "mix (the seed weighs each benchmark by its MLPerf time; the sample's run times do ",
+             "not depend on the class) and the median split itself: jobs at or below the median ",
+             f"gain go to {slow}s while the {fast}s idle ({fast} utilization ",
+             f"{util['priority'][fast]:.1%} under `priority`)",
+             *([f"; the work-conserving `priority-wc` reaches {pct(cut['priority-wc'])} on the ",
+                "same queue"] if "priority-wc" in cut else []), ".")]
+
+
 def sample_block() -> str:
     """The replay answers on the bundled sample."""
     from swftools import formats
@@ -201,6 +246,8 @@ def sample_block() -> str:
                          *(f"{util[g]:.1%}" for g in site.gpu_models)])
     cut = {r.policy: 1 - r.figures["total_run_s"] / runs[0][1].rows[0].figures["total_run_s"]
            for r in runs[0][1].rows}
+    util = {p: model_utilization(runs[0][1].results[p].jobs, models, site.gpus_per_node)
+            for p in prio}
     lines = [para(f"Seed 001's question replayed: `swftools whatif {SAMPLE.relative_to(ROOT)} ",
                   f"--site {SITE} --policies {','.join(prio)}` ({table.num_rows:,} jobs, EASY, ",
                   "MLPerf preset, no variability profile)."), "",
@@ -212,9 +259,11 @@ def sample_block() -> str:
                   ", beside the static estimate above. Utilization per GPU model is GPU-seconds ",
                   "busy over GPU-seconds held from the first submit to the last end. With one ",
                   "job class every gain equals the median, so the median split sends every job ",
-                  f"to the slowest free GPUs and the {fast}s stand mostly idle.")]
+                  f"to the slowest free GPUs and the {fast}s stand mostly idle."), "",
+             *_decomposition(table, site, cut, util)]
     names = policies()
-    out = whatif(table, site, policies=names, profile=generate_profile(site, **PROFILE))
+    prof = generate_profile(site, **PROFILE)
+    out = whatif(table, site, policies=names, profile=prof)
     tables, m = _metrics_tables(out, ("packed", "pm-first"))
     lines += ["", para("Every policy with a variability profile (`swftools whatif profile ",
                        f"--site {SITE} --spread {PROFILE['spread']} --seed {PROFILE['seed']} ",
@@ -222,6 +271,13 @@ def sample_block() -> str:
                        f"--policies {','.join(names)}`):"), "", *tables, "",
               para("PAL reports about 42 % shorter geometric-mean JCT and 47 % shorter makespan ",
                    "against packed placement on DL-cluster traces. Here:"), "", *_headline(m)]
+    by_count = [p for p in COUNT_POLICIES if p in names]
+    out = whatif(table, site, policies=by_count, profile=prof, shape="gpus")
+    tables, m = _metrics_tables(out, ("packed",))
+    lines += ["", para("Placed by GPU count, as PAL places jobs (`--shape gpus`: partial nodes ",
+                       "allowed, so `pal`'s cross-node cells and `--locality-penalty` act), same ",
+                       f"site and profile, `--policies {','.join(by_count)}`:"), "", *tables,
+              "", *_headline(m)]
     # PAL's own setting: variability within one GPU model (the homogeneous P100 preset)
     plain = load_site(HOMOGENEOUS_SITE)
     out = whatif(table, plain, policies=names, profile=generate_profile(plain, **PROFILE))

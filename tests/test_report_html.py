@@ -284,3 +284,14 @@ def test_whatif_of_another_trace_is_refused(tmp_path):
     with pytest.raises(InputError, match="no trace fingerprint"):
         report(SAMPLE, tmp_path / "r", html=True, whatif=tmp_path / "w")
     assert not (tmp_path / "r").exists()
+
+
+def test_whatif_context_says_when_jobs_were_placed_by_gpu_count():
+    from swftools.whatif.compare import COLUMNS
+
+    row = {"policy": "packed", **{key: 1.0 for key, _, _ in COLUMNS}}
+    base = {"site": "aaic", "scheduler": "easy", "seed": 0, "policies": [row]}
+    assert html.whatif_table(base)["context"] == "site aaic, scheduler easy, seed 0"
+    for shape, tail in (("recorded", ""), ("gpus", ", jobs placed by GPU count")):
+        assert html.whatif_table({**base, "shape": shape})["context"] == (
+            "site aaic, scheduler easy, seed 0" + tail)

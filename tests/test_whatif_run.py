@@ -177,3 +177,29 @@ def test_the_backfill_bounds_are_the_per_row_formula(sample):
     for row, (c, p) in enumerate(zip(classes.tolist(), p_max.tolist())):
         i = float(fm.iter_s[c])
         assert bounds[row] == float(i * r_min[c] / (i + fm.comm_s(c, fm.recorded_level(p), p)))
+
+
+def test_cli_shape_gpus_places_jobs_by_gpu_count(tmp_path):
+    """``--shape gpus``: the table says so, comparison.json records it, and every job holds its
+    recorded GPU count (nodes x GPUs per node) rather than whole nodes; a bad shape is exit 2."""
+    base = ["whatif", str(SAMPLE), "--site", "aaic-v100-half", "--policies", "packed,pal"]
+    out = tmp_path / "cmp"
+    result = runner.invoke(app, [*base, "--shape", "gpus", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "seed 0, jobs placed by GPU count; ratios against packed" in result.stdout
+    doc = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
+    assert doc["shape"] == "gpus"
+    import pyarrow.parquet as pq
+
+    table = formats.read(SAMPLE)
+    count = {j: n * g for j, n, g in zip(table.column("job_id").to_pylist(),
+                                          table.column("nodes").to_pylist(),
+                                          table.column("gpus_per_node").to_pylist())}
+    for name in ("packed", "pal"):
+        jobs = pq.read_table(out / f"{name}.parquet")
+        assert {j: s for j, s in zip(jobs.column("job_id").to_pylist(),
+                                     jobs.column("size").to_pylist())} == count
+    recorded = json.loads(runner.invoke(app, [*base, "--json"]).stdout)
+    assert recorded["shape"] == "recorded"
+    bad = runner.invoke(app, [*base, "--shape", "nodes"])
+    assert bad.exit_code == 2 and "unknown job shape 'nodes' (choose from recorded, gpus)" in bad.output

@@ -132,3 +132,37 @@ def test_block_replacement_keeps_the_rest_and_finds_missing_markers():
     assert seeds.readme_block(new, "static") == "new\nlines"
     with pytest.raises(ValueError, match="no <!-- seeds:trace:begin"):
         seeds.readme_block(text, "trace")
+
+
+def test_no_wait_split_by_hand():
+    """One P100 node, one V100 node (1 GPU each); three 1-GPU jobs of 1,000 s recorded on P100:
+    IC (gain 1.507), RM (gain 1.004: a V100 is slightly slower for it), SA (1.307, the median).
+    Only IC is above the median. A job's V100 time is 1,000 x its V100 / P100 MLPerf time (one
+    GPU: no all-reduce term); its P100 time 1,000. RM, below the median, goes to the P100 as
+    ``priority`` sends it (models ranked by mean speed), although the V100 is slower for it."""
+    import numpy as np
+
+    from swftools.site import site_from_settings
+    from swftools.whatif.seeds import no_wait_split
+
+    from .strategies import whatif_settings
+    from .test_replay import gpu_table
+
+    groups = [{"name": "old", "nodes": 1, "gpu_model": "P100", "gpus_per_node": 1},
+              {"name": "new", "nodes": 1, "gpu_model": "V100", "gpus_per_node": 1}]
+    site = site_from_settings(whatif_settings(2, 1, node_groups=groups))
+    sens = load_sensitivity("mlperf-p100-v100")
+    table = gpu_table([(1, 0, 1000, 1, 1, 1000), (2, 0, 1000, 1, 1, 1000),
+                       (3, 0, 1000, 1, 1, 1000)])
+    classes = np.array([sens.index("IC"), sens.index("RM"), sens.index("SA")])
+    v100 = {c: 1000 * sens.classes[sens.index(c)].run_time_s["V100"]
+            / sens.classes[sens.index(c)].run_time_s["P100"] for c in ("IC", "RM", "SA")}
+    split = no_wait_split(table, site, sens, classes)
+    assert split.even_s == pytest.approx(sum((1000 + t) / 2 for t in v100.values()))
+    assert split.priority_s == pytest.approx(v100["IC"] + 1000 + 1000)
+    assert split.fast_s == pytest.approx(sum(v100.values()))
+    assert split.fast_share == pytest.approx(1 / 3)
+    assert split.cut(split.priority_s) == pytest.approx(1 - split.priority_s / split.even_s)
+    one_model = site_from_settings(whatif_settings(2, 1))
+    with pytest.raises(UsageError, match="one GPU model: the median split needs two"):
+        no_wait_split(table, one_model, sens, classes)

@@ -64,6 +64,10 @@ def run_command(
     pal_k2: bool = typer.Option(False, "--pal-k2", help="pal: always 2 k-means classes (PAL's "
                                 "artifact, whose silhouette loop returns early) instead of the "
                                 "silhouette's k."),
+    shape: str = typer.Option("recorded", "--shape", help="Job shapes: recorded (nodes x GPUs "
+                              "per node, as HPC sites enforce them) or gpus (a job's GPU count "
+                              "on any free GPUs, partial nodes allowed, as PAL places jobs; "
+                              "Python engine)."),
     from_format: Optional[str] = typer.Option(None, "--from", help="Input format: swf, nqsii, "
                                               "package."),
     out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Write per-policy job tables "
@@ -106,7 +110,7 @@ def run_command(
             result = whatif(table, site_obj, policies=names, profile=profile, procs=procs,
                             sensitivity=sensitivity, class_column=class_column,
                             class_rule=class_rule, scheduler=scheduler, seed=seed,
-                            locality_penalty=locality_penalty, pal_k2=pal_k2,
+                            locality_penalty=locality_penalty, pal_k2=pal_k2, shape=shape,
                             on_policy=lambda name, k, n: advance() if k else None)
             advance()
         if out is not None:

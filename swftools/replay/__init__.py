@@ -20,6 +20,12 @@ the output is byte-identical to a plain replay. Large replays (``engine_gpu.COMP
 with a built-in placement and no factor, or a keyed factor also given in compiled form
 (``PlacementInputs.factor_kernel``, its keys per row: mapped to queue order here), run the
 general path's compiled twin (``engine_general``): the same output.
+
+Job shapes: ``shape="recorded"`` (default; HPC sites enforce them) replays each job on its
+recorded ``nodes x gpus_per_node``; ``shape="gpus"`` (opt-in) places a job by its GPU count,
+anywhere, partial nodes allowed (``engine_count``, Python only; ``node_ids`` lists the nodes it
+got, ``nodes`` their count, ``gpu_ids`` the GPUs of each, ``;`` between nodes whose sets
+differ). A flat pool has no shapes.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import pyarrow as pa
 
 from swftools import table as jt
 from swftools.errors import UsageError
+from swftools.replay.engine_count import run_count
 from swftools.replay.engine_flat import run_flat
 from swftools.replay.engine_gpu import run_gpu
 from swftools.replay.model import ALLOCATIONS, FlatNodes, FlatPool, GpuNodes
@@ -80,25 +87,35 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
            procs: int | None = None, placement: str | Placement | None = None,
            placement_inputs: PlacementInputs | None = None,
            runtime_factor: RuntimeFactor | None = None,
-           min_factor: float | np.ndarray | None = None, seed: int = 0) -> ReplayResult:
+           min_factor: float | np.ndarray | None = None, seed: int = 0,
+           shape: str = "recorded") -> ReplayResult:
     """Replay ``table`` under ``policy`` (``fcfs`` or ``easy``) on the declared resources
-    (placement and run-time factors: see the module docstring)."""
+    (placement and run-time factors: see the module docstring). ``shape="gpus"`` places jobs
+    by their GPU count, partial nodes allowed (``engine_count``, Python only)."""
     if policy not in POLICIES:
         raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
     if allocation not in ALLOCATIONS:
         raise UsageError(f"unknown allocation {allocation!r} (choose from {', '.join(ALLOCATIONS)})")
     model = resource_model(table, site, procs, allocation)
-    work = prepare(table, model, kill_at_request=kill_at_request)
+    work = prepare(table, model, kill_at_request=kill_at_request, shape=shape)
+    by_count = shape == "gpus" and isinstance(model, GpuNodes)  # engine_count, Python only
     skipped_rows = list(work.skipped_row)
     skipped_reasons = list(work.skipped_reason)
     node_ids = gpu_ids = None
     keep = np.ones(len(work), dtype=bool)
-    general = placement is not None or runtime_factor is not None
+    general = placement is not None or runtime_factor is not None or by_count
     scaled = None
     if general:
         model, work, chosen, factor, bound, kernel = _general_inputs(
             model, work, placement, placement_inputs, runtime_factor, min_factor, seed)
-        run = run_gpu(work, model, policy, chosen, factor, bound, factor_kernel=kernel)
+        if by_count:
+            import dataclasses
+
+            run = run_count(work, model, policy, chosen, factor)
+            work = dataclasses.replace(work, nodes=np.asarray(
+                [m.bit_count() for m in run.node_sets], dtype=np.int64))
+        else:
+            run = run_gpu(work, model, policy, chosen, factor, bound, factor_kernel=kernel)
         start = run.start
         node_ids = run.node_ids()
         gpu_ids = run.gpu_ids() if isinstance(model, GpuNodes) else None

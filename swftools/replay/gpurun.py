@@ -19,7 +19,10 @@ class GpuRun:
     The Python engine gives node and GPU sets as bit sets (``node_sets``, ``gpu_sets``); the
     compiled twin as arrays (a job's nodes ``node_list[node_off[j]:node_off[j + 1]]``, its GPUs
     on each the bit set ``gpu_mask[j]``). ``node_masks``, ``gpu_masks``, ``node_ids`` and
-    ``gpu_ids`` read either.
+    ``gpu_ids`` read either. Jobs placed by GPU count (``engine_count``) may hold different
+    GPUs on each node: ``node_gpus`` (per job, the GPU bit set of each of its nodes in node
+    order) replaces ``gpu_sets``, and ``gpu_ids`` joins the nodes' sets with ``;`` where they
+    differ ("0,1,2,3;0,1").
     """
 
     start: np.ndarray
@@ -31,6 +34,7 @@ class GpuRun:
     node_off: np.ndarray | None = None
     node_list: np.ndarray | None = None
     gpu_mask: np.ndarray | None = None
+    node_gpus: list[list[int]] | None = None
 
     def node_masks(self) -> list[int]:
         """Each job's node set as a bit set (bit ``k`` = node ``k``)."""
@@ -47,7 +51,10 @@ class GpuRun:
         return out
 
     def gpu_masks(self) -> list[int]:
-        """Each job's GPU set on each of its nodes as a bit set (bit ``i`` = GPU ``i``)."""
+        """Each job's GPU set on each of its nodes as a bit set (bit ``i`` = GPU ``i``; None for a
+        job placed by GPU count with different sets on its nodes)."""
+        if self.node_gpus is not None:
+            return [c[0] if len(set(c)) == 1 else (None if c else 0) for c in self.node_gpus]
         return self.gpu_sets if self.gpu_sets is not None else self.gpu_mask.tolist()
 
     def node_ids(self) -> pa.Array:
@@ -74,7 +81,17 @@ class GpuRun:
                                               ).dictionary_decode()
 
     def gpu_ids(self) -> pa.Array:
-        """Each job's GPUs on each of its nodes as text ("0,1"), a string array in queue order."""
+        """Each job's GPUs on each of its nodes as text ("0,1"; "0,1;2" when the nodes' sets
+        differ), a string array in queue order."""
+        if self.node_gpus is not None:
+            text: dict[tuple[int, ...], str] = {}
+            out = []
+            for c in self.node_gpus:
+                key = tuple(c) if len(set(c)) > 1 else tuple(c[:1])
+                if key not in text:
+                    text[key] = ";".join(_format_sets(list(key)))
+                out.append(text[key])
+            return jt.strings(out)
         if self.gpu_sets is not None:
             return jt.strings(_format_sets(self.gpu_sets))
         masks = np.unique(self.gpu_mask)  # (return_inverse would sort every job)

@@ -13,7 +13,12 @@ Pinned semantics (as the archive's users read them):
 * queue order is submit order, ties broken by job id (then by row, for duplicate ids);
 * GPU model: a job's shape is its recorded ``nodes`` x ``gpus_per_node`` when both are known,
   else derived from its size (``ceil(size / gpus_per_node)`` nodes); multi-node jobs hold
-  whole nodes, so their size is ``nodes x gpus_per_node`` of the site.
+  whole nodes, so their size is ``nodes x gpus_per_node`` of the site;
+* ``shape="gpus"`` (opt-in; HPC sites enforce recorded shapes): a job's size is its GPU count,
+  its recorded ``nodes x gpus_per_node`` when both are known, else its size; ``engine_count``
+  places it on any free GPUs (a 2-node x 4-GPU job may take 8 GPUs of one node, or spread).
+  ``nodes`` x ``gpus_per_node`` is then its fewest-nodes shape (one node when the count fits
+  one, else ``ceil(count / gpus_per_node)`` nodes of ``gpus_per_node``).
 """
 
 from __future__ import annotations
@@ -24,12 +29,14 @@ import numpy as np
 import pyarrow as pa
 
 from swftools import table as jt
+from swftools.errors import UsageError
 from swftools.replay.model import FlatPool, GpuNodes
 
 SKIP_UNKNOWN_SUBMIT = "unknown submit time"
 SKIP_UNKNOWN_RUNTIME = "unknown run time"
 SKIP_UNKNOWN_SIZE = "unknown size (requested and allocated processors unknown or 0)"
 SKIP_NEVER_FITS = "never fits"
+SHAPES = ("recorded", "gpus")  # how a job's node shape is taken (see the module docstring)
 
 
 @dataclass
@@ -80,8 +87,11 @@ def job_size(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
 
 
 def prepare(table: pa.Table, model: FlatPool | GpuNodes, *,
-            kill_at_request: bool = False) -> Workload:
-    """Extract the replayable jobs of ``table`` for ``model``; report the others with a reason."""
+            kill_at_request: bool = False, shape: str = "recorded") -> Workload:
+    """Extract the replayable jobs of ``table`` for ``model``; report the others with a reason.
+    ``shape``: ``recorded`` or ``gpus`` (see the module docstring; a flat pool has no shapes)."""
+    if shape not in SHAPES:
+        raise UsageError(f"unknown job shape {shape!r} (choose from {', '.join(SHAPES)})")
     n = table.num_rows
     job_id, _ = int_column(table, "job_id")
     submit, submit_known = int_column(table, "submit_time")
@@ -100,11 +110,16 @@ def prepare(table: pa.Table, model: FlatPool | GpuNodes, *,
     if isinstance(model, GpuNodes):
         g = model.gpus_per_node
         explicit = nodes_known & per_node_known & (nodes_col > 0) & (per_node_col > 0)
+        if shape == "gpus":  # the GPU count on the fewest nodes
+            size = np.where(explicit, nodes_col * per_node_col, size)
+            size_known |= explicit
+            explicit = np.zeros(n, dtype=bool)
         nodes = np.where(explicit, nodes_col, -(-size // g))
         per_node = np.where(explicit, per_node_col, np.where(nodes > 1, g, size))
         per_node = np.where(nodes > 1, g, per_node)  # multi-node jobs hold whole nodes
         size_known |= explicit
-        size = nodes * per_node
+        if shape != "gpus":
+            size = nodes * per_node
         del nodes_col, per_node_col, explicit
     else:
         nodes = np.ones(n, dtype=np.int64)

@@ -255,6 +255,8 @@ def whatif_table(data: dict[str, Any]) -> dict[str, Any]:
                               [f"{v} ({r.replace('x', '×', 1)})" for v, r in zip(values, ratios)]))
     context = ", ".join(f"{k} {data[k]}" for k in ("site", "scheduler", "sensitivity", "classes",
                                                    "seed") if data.get(k) is not None)
+    if data.get("shape") == "gpus":  # recorded shapes (the default) go unsaid
+        context += ", jobs placed by GPU count"
     return {"caption": f"What-if replays per placement policy (ratio to {cells.baseline}, "
                        "the first policy)",
             "headers": ["Policy"] + cells.headings, "rows": rows, "context": context}

@@ -57,6 +57,7 @@ class WhatIf:
     seed: int = 0
     trace: dict[str, Any] = field(default_factory=dict)  # fingerprint, source file, unit, jobs
     no_op: dict[str, str] = field(default_factory=dict)  # policy -> why it cannot differ
+    shape: str = "recorded"  # job shapes: recorded, or by GPU count ("gpus")
 
     def context_lines(self) -> list[str]:
         """What the table is about: trace, site, profile, sensitivity, classes, replay."""
@@ -66,8 +67,9 @@ class WhatIf:
                 f"({fingerprint[:len(PREFIX) + 16]}...)",
                 f"site         {self.site}; profile {profile or 'none'}",
                 f"sensitivity  {self.sensitivity}; classes by {self.classes}",
-                f"replay       scheduler {self.scheduler}, seed {self.seed}; ratios against "
-                f"{self.policies[0]}", ""]
+                (f"replay       scheduler {self.scheduler}, seed {self.seed}"
+                 + ("" if self.shape == "recorded" else ", jobs placed by GPU count")
+                 + f"; ratios against {self.policies[0]}"), ""]
 
     def table_text(self) -> str:
         """The comparison table (text) after its context lines: what the terminal shows and
@@ -79,7 +81,7 @@ class WhatIf:
         """The comparison as a JSON-ready dict."""
         return {"trace": self.trace, "site": self.site, "sensitivity": self.sensitivity,
                 "classes": self.classes, "profile": self.profile, "scheduler": self.scheduler,
-                "seed": self.seed, "baseline": self.policies[0],
+                "seed": self.seed, "shape": self.shape, "baseline": self.policies[0],
                 "policies": [r.to_json() for r in self.rows], "no_op": self.no_op,
                 "skipped": {p: self.results[p].skipped.num_rows for p in self.policies}}
 
@@ -172,6 +174,7 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
            sensitivity: Sensitivity | str | Path | None = None, procs: int | None = None,
            class_column: str | None = None, class_rule: str = "hash", scheduler: str = "easy",
            seed: int = 0, locality_penalty: float = 1.7, pal_k2: bool = False,
+           shape: str = "recorded",
            on_policy: Callable[[str, int, int], None] = lambda name, k, n: None) -> WhatIf:
     """Replay ``table`` on ``site`` under each placement policy; see the module docstring.
 
@@ -181,8 +184,10 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
     flat pool (``procs``, else its SWF header's MaxProcs) of one-processor nodes
     (``cluster.flat_site``). Classes come from ``class_column`` or
     ``class_rule`` (``hash`` or ``single:<class>``). ``locality_penalty`` and ``pal_k2``: ``pal``'s
-    cross-node penalty and the artifact's k = 2. ``on_policy(name, k, n)`` is called before
-    each replay (progress).
+    cross-node penalty and the artifact's k = 2. ``shape``: ``recorded`` node shapes, or
+    ``gpus`` (opt-in): jobs placed by their GPU count, partial nodes allowed
+    (``replay.engine_count``, Python only). ``on_policy(name, k, n)`` is called
+    before each replay (progress).
     """
     names = parse_policies(policies)
     site_obj = None if procs is not None else resolve_site(site, table)
@@ -229,12 +234,12 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
         on_policy(name, k, len(names))
         results[name] = replay(table, site_obj, policy=scheduler, placement=name,
                                placement_inputs=inputs, runtime_factor=factor,
-                               min_factor=min_factor, seed=seed)
+                               min_factor=min_factor, seed=seed, shape=shape)
     static = static_reasons(site_obj, None if prof is None else prof.classes, names,
                             profile is not None, class_scores=class_score is not None)
     out = WhatIf(site=site_obj.name, sensitivity=sens.name, classes=described,
                  profile=None if prof is None else (prof.path or prof.summary()),
-                 scheduler=scheduler, policies=names, results=results, seed=seed,
+                 scheduler=scheduler, policies=names, results=results, seed=seed, shape=shape,
                  trace=trace_identity(table),
                  no_op=no_ops(static, {n: results[n].jobs for n in names}, names))
     out.rows = compare([(n, results[n].jobs, results[n].capacity) for n in names])

@@ -13,6 +13,14 @@ slow time / fast time. With half of the GPUs new:
 The estimate is 1 - total(priority) / total(even). Every job is assumed to get the GPU its rank
 entitles it to, at once: no queue, no occupancy, no multi-GPU jobs.
 
+**The no-wait split** (``no_wait_split``): the seed's method on a replayed workload's own jobs,
+with no queue: each job's time on the site's slowest and fastest GPU model (its recorded run
+time x the what-if's run-time factor on the first nodes of that model, its recorded shape,
+scores 1.0; models ranked by their mean speed over the classes, as ``priority`` ranks them),
+split by the replay's own gains and median. Set beside a replay of ``priority`` it separates
+what the queue costs (jobs that found their side busy, or waited) from what the median split
+itself costs; ``fast_s`` (every job on the fastest model) is the ceiling.
+
 **PAL-style metrics** (``pal_metrics``): the figures of ``swftools.whatif.compare.figures`` that
 PAL's evaluation reports (geometric-mean JCT, waits, bounded slowdown, utilization, makespan) plus
 the 95th percentile of the wait, and total run time. ``change_text`` says how a figure moved
@@ -29,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 
 from swftools.errors import UsageError
+from swftools.site import Site
 from swftools.whatif.compare import figures
 from swftools.whatif.sensitivity import Sensitivity
 
@@ -93,6 +102,62 @@ def sensitivity_jobs(sens: Sensitivity, classes: Sequence[int] | None = None
     return out
 
 
+@dataclass(frozen=True)
+class NoWaitSplit:
+    """Total job time of a workload without a queue: ``even`` (mean of the two times),
+    ``priority`` (the median split), ``fast`` (every job on the fastest model); ``fast_share``:
+    the share of jobs the split sends to the fastest model."""
+
+    even_s: float
+    priority_s: float
+    fast_s: float
+    fast_share: float
+
+    def cut(self, total_s: float) -> float:
+        """1 - ``total_s`` / total(even)."""
+        return 1.0 - total_s / self.even_s
+
+
+def no_wait_split(table: pa.Table, site: Site, sens: Sensitivity, classes: np.ndarray
+                  ) -> NoWaitSplit:
+    """The seed's method on the replayable jobs of ``table`` (``classes``: the class index of
+    each row, as ``assign_classes`` gives them) on ``site``: see the module docstring.
+    UsageError when the site has a single GPU model (there is nothing to split)."""
+    from swftools.replay.model import GpuNodes
+    from swftools.replay.workload import prepare
+    from swftools.whatif.sensitivity import factor_model
+
+    fm = factor_model(site, sens)
+    present = np.unique(fm.node_model)
+    if len(present) < 2:
+        raise UsageError(f"site {site.name} has one GPU model: the median split needs two")
+    work = prepare(table, GpuNodes(site))
+    cls = np.asarray(classes, dtype=np.int64)[work.row]
+    speeds = fm.speed[:, present]
+    gain = (speeds.max(axis=1) / speeds.min(axis=1))[cls]
+    high = gain > float(np.median(gain)) if len(gain) else gain.astype(bool)
+    by_speed = present[np.argsort(fm.speed[:, present].mean(axis=0), kind="stable")]
+    slow_model, fast_model = int(by_speed[0]), int(by_speed[-1])
+    node_model = fm.node_model.tolist()
+    cache: dict[tuple[int, int, int, int], float] = {}
+
+    def time_on(c: int, model: int, nodes: int, per_node: int) -> float:
+        key = (c, model, nodes, per_node)
+        if key not in cache:
+            ks = [k for k, m in enumerate(node_model) if m == model][:nodes]
+            cache[key] = fm.factor(c, ks, [list(range(per_node))] * len(ks))
+        return cache[key]
+
+    slow = np.empty(len(work))
+    fast = np.empty(len(work))
+    for j, (c, n, p, r) in enumerate(zip(cls.tolist(), work.nodes.tolist(),
+                                         work.gpus_per_node.tolist(), work.runtime.tolist())):
+        slow[j] = r * time_on(c, slow_model, n, p)
+        fast[j] = r * time_on(c, fast_model, n, p)
+    return NoWaitSplit(float(((slow + fast) / 2).sum()), float(np.where(high, fast, slow).sum()),
+                       float(fast.sum()), float(high.mean()) if len(high) else 0.0)
+
+
 def pal_metrics(jobs: pa.Table, capacity: list[tuple[int, int]]) -> dict[str, float]:
     """The ``METRICS`` of one replayed schedule (``compare.figures`` plus ``p95_wait_s``)."""
     out = figures(jobs, capacity)
@@ -148,5 +213,6 @@ def changes(metrics: dict[str, float], base: dict[str, float]) -> dict[str, list
     return out
 
 
-__all__ = ["METRICS", "StaticEstimate", "change_text", "changes", "model_utilization",
-           "pal_metrics", "sensitivity_jobs", "static_estimate"]
+__all__ = ["METRICS", "NoWaitSplit", "StaticEstimate", "change_text", "changes",
+           "model_utilization", "no_wait_split", "pal_metrics", "sensitivity_jobs",
+           "static_estimate"]

@@ -80,6 +80,11 @@ Policies (``PLACEMENTS``):
     and first fit. Python only (no compiled twin: the engine's compiled path falls back; so
     for ``priority-wc``: ``tables.COMPILED_POLICIES`` lists the policies with one).
 
+Placement by GPU count (``replay(..., shape="gpus")``, ``engine_count``): ``counts.py``'s
+``choose_by_count`` gives a job any free GPUs, partial nodes allowed: ``pm-first`` and ``pal``
+by their published rule on the count, the others by their own rule when the count fits one
+node (or whole free nodes), else over the fewest nodes.
+
 Keyed run-time factors. With ``PlacementInputs.factor_by_key`` the factor callback promises that
 ``runtime_factor(j, None, None)`` (the key query) returns a hashable key of job ``j``, and that a
 job's factor depends on the job only through that key and on the placement only through its

@@ -23,10 +23,11 @@ order (``pal_classes.cell_order``, ``penalty`` on cross-node cells), first fit w
 PM-First inside ``pal`` ranks by class value, then best-match locality (``|free GPUs of the node
 with the same class value - p|``, smaller first: PAL's artifact's tie-break), then node, GPU.
 
-The replay engine keeps recorded node shapes: a one-node job never spans nodes, so ``pal``'s
+With recorded node shapes (the default) a one-node job never spans nodes, so ``pal``'s
 cross-node cells are skipped for it, and a multi-node job takes whole nodes (PM-First ranks
-whole free nodes by their worst class value, then node). ``choose_gpus`` is the rule on a
-GPU-count shape (any GPUs, partial nodes allowed), as PAL places jobs.
+whole free nodes by their worst class value, then node). ``pm_first_gpus`` and ``pal_gpus`` are
+the rules on a GPU count (any GPUs, partial nodes allowed), as PAL places jobs: the replay's
+``shape="gpus"`` uses them (``counts.choose_by_count``, ``engine_count``).
 """
 
 from __future__ import annotations
