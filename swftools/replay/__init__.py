@@ -24,10 +24,12 @@ general path's compiled twin (``engine_general``): the same output.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import types
 
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -80,9 +82,12 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
            procs: int | None = None, placement: str | Placement | None = None,
            placement_inputs: PlacementInputs | None = None,
            runtime_factor: RuntimeFactor | None = None,
-           min_factor: float | np.ndarray | None = None, seed: int = 0) -> ReplayResult:
+           min_factor: float | np.ndarray | None = None, seed: int = 0,
+           mold: Callable[[int, int], tuple[int, int, float] | None] | None = None
+           ) -> ReplayResult:
     """Replay ``table`` under ``policy`` (``fcfs`` or ``easy``) on the declared resources
-    (placement and run-time factors: see the module docstring)."""
+    (placement and run-time factors: see the module docstring). ``mold(row, bound)``: a moldable
+    job's shape at its start (``engine_gpu.run_gpu``'s ``mold``, called with the table row)."""
     if policy not in POLICIES:
         raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
     if allocation not in ALLOCATIONS:
@@ -93,12 +98,24 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
     skipped_reasons = list(work.skipped_reason)
     node_ids = gpu_ids = None
     keep = np.ones(len(work), dtype=bool)
-    general = placement is not None or runtime_factor is not None
+    general = placement is not None or runtime_factor is not None or mold is not None
     scaled = None
     if general:
         model, work, chosen, factor, bound, kernel = _general_inputs(
             model, work, placement, placement_inputs, runtime_factor, min_factor, seed)
-        run = run_gpu(work, model, policy, chosen, factor, bound, factor_kernel=kernel)
+        mold_q = None
+        if mold is not None:
+            queue_rows = work.row.tolist()
+
+            def mold_q(j: int, fit_bound: int) -> tuple[int, int, float] | None:
+                return mold(queue_rows[j], fit_bound)
+        run = run_gpu(work, model, policy, chosen, factor, bound, factor_kernel=kernel,
+                      mold=mold_q)
+        if run.shapes is not None:  # moldable jobs: the shapes they ran on
+            work = dataclasses.replace(work, nodes=run.shapes[0], gpus_per_node=run.shapes[1],
+                                       size=run.shapes[0] * run.shapes[1])
+        if mold is not None:
+            scaled = (run.runtime, run.estimate)
         start = run.start
         node_ids = run.node_ids()
         gpu_ids = run.gpu_ids() if isinstance(model, GpuNodes) else None

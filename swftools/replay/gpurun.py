@@ -31,6 +31,7 @@ class GpuRun:
     node_off: np.ndarray | None = None
     node_list: np.ndarray | None = None
     gpu_mask: np.ndarray | None = None
+    shapes: tuple[np.ndarray, np.ndarray] | None = None  # moldable runs: (nodes, GPUs per node)
 
     def node_masks(self) -> list[int]:
         """Each job's node set as a bit set (bit ``k`` = node ``k``)."""
