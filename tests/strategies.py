@@ -1426,3 +1426,57 @@ def placement_oracle_cases(draw, max_nodes: int = 8):
         shapes = multi[:1] + multi  # 2-node jobs twice as often: two racks that fit are common
     case["nodes"], case["per_node"] = draw(st.sampled_from(shapes))
     return case
+
+
+@st.composite
+def training_model_docs(draw):
+    """A valid training model file (``schemas/training-model.schema.json``) as a dict: the
+    aggregated form or a layer table, with the aggregates the layer table must give."""
+    doc = {"name": draw(st.from_regex(r"[a-z0-9][a-z0-9._-]{0,10}", fullmatch=True)),
+           "dataset_samples": draw(st.integers(1, 2_000_000)),
+           "sample_time_s": draw(st.floats(1e-6, 10.0)),
+           "measured_on_flops": draw(st.floats(1e9, 1e15)),
+           "bytes_per_item": draw(st.sampled_from((2, 4, 8)))}
+    if draw(st.booleans()):
+        doc["micro_batch"] = draw(st.integers(1, 1024))
+    if draw(st.booleans()):
+        doc["weights"] = draw(st.integers(0, 10**9))
+        doc["activations_per_sample"] = draw(st.integers(0, 10**8))
+        return doc, doc["weights"], doc["activations_per_sample"]
+    shape = st.lists(st.integers(0, 64), min_size=1, max_size=4)
+    layers = draw(st.lists(st.fixed_dictionaries({
+        "name": st.sampled_from(("CONV1", "FC6", "RELU", "BNORM", "MPOOL", "ADD")),
+        "x": shape, "w": shape, "y": shape}), min_size=1, max_size=6))
+    doc["layers"] = layers
+
+    def prod(dims):
+        out = 1
+        for d in dims:
+            out *= d
+        return out
+    weights = sum(prod(lay["w"]) for lay in layers)
+    acts = sum(prod(lay["x"]) + prod(lay["y"]) for lay in layers
+               if lay["name"] not in ("RELU", "BNORM"))
+    return doc, weights, acts
+
+
+@st.composite
+def training_platform_docs(draw):
+    """A valid training platform file (``schemas/training-platform.schema.json``) as a dict:
+    1-4 levels, max_gpus increasing, the last without."""
+    n = draw(st.integers(1, 4))
+    bounds = sorted(draw(st.lists(st.integers(1, 4096), min_size=n - 1, max_size=n - 1,
+                                  unique=True)))
+    levels = [{"name": f"l{i}", "bandwidth_bytes_per_s": draw(st.floats(1e6, 1e12)),
+               "latency_s": draw(st.floats(0, 1e-3))} for i in range(n)]
+    for lv, b in zip(levels, bounds):
+        lv["max_gpus"] = b
+    return {"name": "p", "gpu_memory_bytes": draw(st.floats(1e9, 1e11)),
+            "gpu_flops": draw(st.floats(1e9, 1e15)), "gpus_per_node": draw(st.integers(1, 16)),
+            "levels": levels}
+
+
+def dl_model_mappings():
+    """``--dl-models`` mappings: distinct labels to model names (or ``none``)."""
+    name = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,8}", fullmatch=True)
+    return st.dictionaries(name, st.one_of(name, st.just("none")), min_size=1, max_size=5)

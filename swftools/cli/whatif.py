@@ -1,5 +1,5 @@
 """``swftools whatif TRACE``: compare placement policies on one trace; ``whatif profile``: draw a
-per-GPU variability profile. ``whatif TRACE ...`` is short for ``whatif run TRACE ...``."""
+per-GPU variability profile; ``whatif estimate``: the training-time model per GPU count. ``whatif TRACE ...`` is short for ``whatif run TRACE ...``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ from swftools.cli.common import (JSON_HELP, OUT_OPTION, SITE_HELP, handle_errors
                                  print_json, warn)
 from swftools.errors import UsageError
 
+# spelled here for the help text without importing the library (checked equal in the tests)
+MOLDABLE_POLICIES = ("rigid", "moldable-fastest", "moldable-efficient")
+MOLDABLE_MODELS = "alexnet=alexnet,resnet50=resnet50,vgg16=vgg16"
+
 class _RunByDefault(TyperGroup):
     """A group whose unknown first word is a trace: ``whatif TRACE`` runs ``whatif run TRACE``."""
 
@@ -27,7 +31,8 @@ whatif_app = typer.Typer(name="whatif", cls=_RunByDefault, no_args_is_help=True,
                          add_completion=False,
                          help="What-if replays on heterogeneous and variable GPUs: compare "
                               "placement policies on a trace (whatif TRACE = whatif run TRACE), "
-                              "draw variability profiles.")
+                              "draw variability profiles, estimate DL training time per GPU "
+                              "count.")
 
 
 @whatif_app.command("run")
@@ -51,7 +56,17 @@ def run_command(
                                  help="Placement policies to compare, comma-separated; the "
                                  "first is the baseline: packed, best-fit, random, even, "
                                  "priority (strict median split), priority-wc (work-conserving), "
-                                 "variability-first, locality-first, lxv, pm-first, pal."),
+                                 "variability-first, locality-first, lxv, pm-first, pal; or "
+                                 "the moldable ones: rigid, moldable-fastest, "
+                                 "moldable-efficient."),
+    platform: Optional[str] = typer.Option(None, "--platform", help="Moldable policies: the "
+                                           "training platform, preset (abci, aaic) or JSON file "
+                                           "(default: the site's preset)."),
+    dl_models: str = typer.Option(MOLDABLE_MODELS, "--dl-models", help="Moldable policies: "
+                                  "job class -> training model (preset, file, or none for a "
+                                  "rigid class), LABEL=MODEL,..."),
+    threshold: float = typer.Option(0.8, "--threshold", help="moldable-efficient: the lowest "
+                                    "parallel efficiency of the GPU count it picks."),
     class_column: Optional[str] = typer.Option(None, "--class-column", help="Trace column that "
                                                "holds each job's application class."),
     class_rule: str = typer.Option("hash", "--class-rule", help="Without a class column: hash "
@@ -90,10 +105,29 @@ def run_command(
     from swftools.site import resolve_site
 
     with handle_errors():
-        names = parse_policies(policies)
+        wanted = [p.strip() for p in policies.split(",") if p.strip()]
+        moldable = any(p in MOLDABLE_POLICIES for p in wanted)
+        if moldable:
+            others = [p for p in wanted if p not in MOLDABLE_POLICIES]
+            if others:
+                raise UsageError(f"moldable policies ({', '.join(MOLDABLE_POLICIES)}) run apart "
+                                 f"from placement policies: not with {', '.join(others)}")
+            for given, flag in ((profile, "--profile"), (sensitivity, "--sensitivity"),
+                                (v100_nodes, "--v100-nodes")):
+                if given is not None:
+                    raise UsageError(f"{flag} does not apply to the moldable policies")
+            if shape != "recorded":
+                raise UsageError("--shape does not apply to the moldable policies: they choose "
+                                 "each job's shape themselves")
+            names = wanted
+        else:
+            names = parse_policies(policies)
+            if platform is not None:
+                raise UsageError("--platform is for the moldable policies (rigid, "
+                                 "moldable-fastest, moldable-efficient)")
         if out is not None:
             check_writable(out, force, directory=True)
-            check_not_inside([trace, profile, *(v for v in (site, sensitivity)
+            check_not_inside([trace, profile, *(v for v in (site, sensitivity, platform)
                                                 if v and Path(v).is_file())], out)
         table = formats.read(trace, from_format)
         site_obj = None if procs is not None else resolve_site(
@@ -107,11 +141,20 @@ def run_command(
                   "minute (numba caches it on disk)")
         with on_first_compile(lambda: typer.echo(notice, err=True)), \
                 progress_mod.stages([f"replay: {n}" for n in names] + ["done"], show) as advance:
-            result = whatif(table, site_obj, policies=names, profile=profile, procs=procs,
-                            sensitivity=sensitivity, class_column=class_column,
-                            class_rule=class_rule, scheduler=scheduler, seed=seed,
-                            locality_penalty=locality_penalty, pal_k2=pal_k2, shape=shape,
-                            on_policy=lambda name, k, n: advance() if k else None)
+            if moldable:
+                from swftools.whatif.moldable import moldable_whatif
+
+                result = moldable_whatif(table, site_obj, policies=names, platform=platform,
+                                         dl_models=dl_models, class_column=class_column,
+                                         class_rule=class_rule, threshold=threshold,
+                                         procs=procs, scheduler=scheduler,
+                                         on_policy=lambda name, k, n: advance() if k else None)
+            else:
+                result = whatif(table, site_obj, policies=names, profile=profile, procs=procs,
+                                sensitivity=sensitivity, class_column=class_column,
+                                class_rule=class_rule, scheduler=scheduler, seed=seed,
+                                locality_penalty=locality_penalty, pal_k2=pal_k2, shape=shape,
+                                on_policy=lambda name, k, n: advance() if k else None)
             advance()
         if out is not None:
             result.write(out, force=force)
@@ -189,6 +232,49 @@ def profile_command(
                    f"{c['max']:.4f}", err=True)
     for name, grid in profile.app_scores:
         typer.echo(f"  score:{name}: {grid.min():.4f}..{grid.max():.4f}", err=True)
+
+
+@whatif_app.command("estimate")
+def estimate_command(
+    model: str = typer.Option(..., "--model", help="Training model: preset (alexnet, resnet50, "
+                              "vgg16) or JSON file (schemas/training-model.schema.json)."),
+    platform: str = typer.Option(..., "--platform", help="Platform: preset (abci, aaic) or JSON "
+                                 "file (schemas/training-platform.schema.json)."),
+    gpus: Optional[str] = typer.Option(None, "--gpus", help="GPU counts: a list 1,2,4 or a "
+                                       "doubling range 1..1024 (default: powers of two up to "
+                                       "the platform's GPUs, else 1024)."),
+    micro_batch: Optional[int] = typer.Option(None, "--micro-batch", min=1, help="Samples per "
+                                              "GPU per iteration (default: the model's, else "
+                                              "the largest power of two that fits)."),
+    out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Draw the scaling curve into "
+                                       "this PNG."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing --out."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Estimate one epoch of data-parallel training per GPU count (ParaDL's model)."""
+    from swftools.whatif.training import (estimate, load_model, load_platform, parse_gpus,
+                                          scaling_figure, table_text)
+
+    with handle_errors():
+        counts = None if gpus is None else parse_gpus(gpus)
+        if out is not None:
+            from swftools.atomic import check_writable
+
+            check_writable(out, force)
+        m, p = load_model(model), load_platform(platform)
+        if counts is None:
+            counts = parse_gpus(f"1..{p.max_gpus or 1024}")
+        rows = estimate(m, p, counts, micro_batch)
+        if out is not None:
+            scaling_figure(m, p, rows, out, force=force)
+    if as_json:
+        print_json({"model": m.name, "platform": p.name, "dataset_samples": m.dataset_samples,
+                    "estimates": [r.to_json() for r in rows],
+                    "out": None if out is None else str(out)})
+        return
+    typer.echo(table_text(m, p, rows), nl=False)
+    if out is not None:
+        typer.echo(f"wrote {out}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -30,10 +30,12 @@ differ). A flat pool has no shapes.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import types
 
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -88,10 +90,14 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
            placement_inputs: PlacementInputs | None = None,
            runtime_factor: RuntimeFactor | None = None,
            min_factor: float | np.ndarray | None = None, seed: int = 0,
-           shape: str = "recorded") -> ReplayResult:
+           shape: str = "recorded",
+           mold: Callable[[int, int], tuple[int, int, float] | None] | None = None
+           ) -> ReplayResult:
     """Replay ``table`` under ``policy`` (``fcfs`` or ``easy``) on the declared resources
     (placement and run-time factors: see the module docstring). ``shape="gpus"`` places jobs
-    by their GPU count, partial nodes allowed (``engine_count``, Python only)."""
+    by their GPU count, partial nodes allowed (``engine_count``, Python only). ``mold(row,
+    bound)``: a moldable job's shape at its start (``engine_gpu.run_gpu``'s ``mold``, called
+    with the table row)."""
     if policy not in POLICIES:
         raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
     if allocation not in ALLOCATIONS:
@@ -103,19 +109,33 @@ def replay(table: pa.Table, site: Site | str | Path | None = None, policy: str =
     skipped_reasons = list(work.skipped_reason)
     node_ids = gpu_ids = None
     keep = np.ones(len(work), dtype=bool)
-    general = placement is not None or runtime_factor is not None or by_count
+    if by_count and mold is not None:
+        raise UsageError("moldable policies choose each job's shape themselves: "
+                         "they cannot be combined with shape='gpus'")
+    general = placement is not None or runtime_factor is not None or by_count \
+        or mold is not None
     scaled = None
     if general:
         model, work, chosen, factor, bound, kernel = _general_inputs(
             model, work, placement, placement_inputs, runtime_factor, min_factor, seed)
         if by_count:
-            import dataclasses
-
             run = run_count(work, model, policy, chosen, factor)
             work = dataclasses.replace(work, nodes=np.asarray(
                 [m.bit_count() for m in run.node_sets], dtype=np.int64))
         else:
-            run = run_gpu(work, model, policy, chosen, factor, bound, factor_kernel=kernel)
+            mold_q = None
+            if mold is not None:
+                queue_rows = work.row.tolist()
+
+                def mold_q(j: int, fit_bound: int) -> tuple[int, int, float] | None:
+                    return mold(queue_rows[j], fit_bound)
+            run = run_gpu(work, model, policy, chosen, factor, bound, factor_kernel=kernel,
+                          mold=mold_q)
+            if run.shapes is not None:  # moldable jobs: the shapes they ran on
+                work = dataclasses.replace(work, nodes=run.shapes[0], gpus_per_node=run.shapes[1],
+                                           size=run.shapes[0] * run.shapes[1])
+            if mold is not None:
+                scaled = (run.runtime, run.estimate)
         start = run.start
         node_ids = run.node_ids()
         gpu_ids = run.gpu_ids() if isinstance(model, GpuNodes) else None

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from heapq import heappop, heappush
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -73,6 +73,8 @@ from swftools.replay.model import (FlatNodes, GpuNodes, GpuState, TrackedGpuStat
 from swftools.replay.gpurun import GpuRun
 from swftools.replay.placement import BestFit, Placement, RuntimeFactor
 from swftools.replay.workload import Workload
+
+Mold = Callable[[int, int], "tuple[int, int, float] | None"]  # (queue index, fit bound)
 
 INFINITY = 1 << 62
 FLOAT_INF = float("inf")
@@ -140,7 +142,7 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
             placement: Placement | None = None, runtime_factor: RuntimeFactor | None = None,
             min_factor: float | Sequence[float] | None = None,
             compiled: bool | None = None,
-            factor_kernel: FactorKernel | None = None) -> GpuRun:
+            factor_kernel: FactorKernel | None = None, mold: Mold | None = None) -> GpuRun:
     """Replay ``work`` on the site's GPU nodes (or a flat pool seen as 1-GPU nodes).
 
     With neither ``placement`` nor ``runtime_factor`` this is the fast path (the allocation rule
@@ -160,9 +162,17 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
     queue order; see ``engine_general``); None decides by size (``COMPILED_MIN_JOBS``). A
     workload the twins cannot hold (``compiled_fits``), a user placement or an uncompiled
     factor runs in Python.
+
+    ``mold(j, bound)`` (moldable jobs, Python general path): called when job ``j`` would start
+    from the queue's head (or on arrival at an empty queue), ``bound`` = ``state.fit_bound()``;
+    returns ``(nodes, gpus_per_node, f)``, a shape of at most ``bound`` GPUs ``j`` starts on
+    instead, running ``f`` x its recorded time and estimate, or None (the recorded shape).
+    Backfilled jobs keep theirs. ``GpuRun.shapes``: every job's (nodes, GPUs per node) as run.
     """
     n = len(work)
-    general = placement is not None or runtime_factor is not None
+    general = placement is not None or runtime_factor is not None or mold is not None
+    if mold is not None:
+        compiled = False
     if n and (compiled or (compiled is None and n >= COMPILED_MIN_JOBS)):
         if general:
             from swftools.replay.engine_general import run_general_compiled
@@ -403,9 +413,18 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
         watch.shapes = (nodes_of, per_node)
         watch.set_waiting(())
 
-    def launch_general(j: int, now: int) -> None:
+    def launch_general(j: int, now: int, scale: float = 1.0) -> None:
         node_set, gpus = choose(state, j, nodes_of[j], per_node[j])
-        start_chosen(j, node_set, gpus, now, factor_of(j, node_set, gpus))
+        start_chosen(j, node_set, gpus, now, factor_of(j, node_set, gpus) * scale)
+
+    def molded(j: int, bound: int) -> float | None:
+        """Give ``j`` the shape ``mold`` chooses (its run-time scale), or None."""
+        shape = mold(j, bound)
+        if shape is None:
+            return None
+        nodes_of[j], per_node[j], scale = shape
+        size[j] = nodes_of[j] * per_node[j]
+        return scale
 
     def head_position() -> int:
         nonlocal head
@@ -444,7 +463,12 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
         while waiting:
             pos = head_position()
             j = job_at[pos]
-            if size[j] <= bound:
+            scale = None if mold is None else molded(j, bound)
+            if scale is not None:
+                dequeue(pos)
+                launch_general(j, now, scale)
+                bound = state.fit_bound()
+            elif size[j] <= bound:
                 dequeue(pos)
                 if general:
                     launch_general(j, now)
@@ -460,6 +484,11 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
                 break
         for j in range(first_arrival, i_sub):
             if not waiting:
+                scale = None if mold is None else molded(j, bound)
+                if scale is not None:
+                    launch_general(j, now, scale)
+                    bound = state.fit_bound()
+                    continue
                 if size[j] <= bound:
                     if general:
                         launch_general(j, now)
@@ -565,5 +594,7 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
     if general:
         return GpuRun(np.asarray(start, dtype=np.int64), node_sets, gpu_sets, dropped,
                       np.asarray(run_actual, dtype=np.int64),
-                      np.asarray(est_actual, dtype=np.int64))
+                      np.asarray(est_actual, dtype=np.int64),
+                      shapes=None if mold is None else (np.asarray(nodes_of, dtype=np.int64),
+                                                        np.asarray(per_node, dtype=np.int64)))
     return GpuRun(np.asarray(start, dtype=np.int64), node_sets, gpu_sets, dropped)

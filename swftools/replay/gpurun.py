@@ -35,6 +35,7 @@ class GpuRun:
     node_list: np.ndarray | None = None
     gpu_mask: np.ndarray | None = None
     node_gpus: list[list[int]] | None = None
+    shapes: tuple[np.ndarray, np.ndarray] | None = None  # moldable runs: (nodes, GPUs per node)
 
     def node_masks(self) -> list[int]:
         """Each job's node set as a bit set (bit ``k`` = node ``k``)."""

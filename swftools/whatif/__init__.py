@@ -5,6 +5,9 @@
   ``write_profile``), clustered into performance classes with k-means.
 - ``sensitivity``: the job sensitivity model (``load_sensitivity``, ``assign_classes``,
   ``runtime_factor`` / ``FactorModel``): how a job's run time changes with the GPUs it gets.
+- ``training``: the ParaDL-style training-time model (``load_model``, ``load_platform``,
+  ``estimate``); ``comm``: the one ring all-reduce cost both models use; ``moldable``: the
+  moldable replay policies (``moldable_whatif``).
 
 The site side (node groups, racks, links, the score file) is in ``swftools.site``.
 """

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from swftools.whatif.comm import ring_allreduce_s
+
 HEADER = 4  # classes, masks, gpus_per_node, max_rack_nodes
 
 
@@ -37,13 +39,16 @@ def _recorded_level(gpus_per_node, max_rack_nodes, p):  # pragma: no cover - com
     return 2 if nodes <= max_rack_nodes else 3
 
 
+_ring_allreduce_s = njit(cache=True)(ring_allreduce_s)
+
+
 @njit(cache=True)
 def _comm_s(grad_bytes, bw, lat, level, p):  # pragma: no cover - compiled
-    """``FactorModel.comm_s``: 2(p-1)/p G / B + 2(p-1) L (0 for one GPU or level 0); ``bw``,
+    """``FactorModel.comm_s``: ``comm.ring_allreduce_s`` (0 for one GPU or level 0); ``bw``,
     ``lat``: the level's."""
     if p <= 1 or level == 0:
         return 0.0
-    return 2.0 * (p - 1) / p * grad_bytes / bw + 2.0 * (p - 1) * lat
+    return _ring_allreduce_s(p, grad_bytes, bw, lat)
 
 
 def sensitivity_factor(key, models, s_min, nodes, racks, per_node,

@@ -58,6 +58,7 @@ class WhatIf:
     trace: dict[str, Any] = field(default_factory=dict)  # fingerprint, source file, unit, jobs
     no_op: dict[str, str] = field(default_factory=dict)  # policy -> why it cannot differ
     shape: str = "recorded"  # job shapes: recorded, or by GPU count ("gpus")
+    model_heading: str = "sensitivity"  # what ``sensitivity`` describes (moldable: "model")
 
     def context_lines(self) -> list[str]:
         """What the table is about: trace, site, profile, sensitivity, classes, replay."""
@@ -66,7 +67,7 @@ class WhatIf:
         return [f"trace        {self.trace.get('source_file') or '<table>'} "
                 f"({fingerprint[:len(PREFIX) + 16]}...)",
                 f"site         {self.site}; profile {profile or 'none'}",
-                f"sensitivity  {self.sensitivity}; classes by {self.classes}",
+                f"{self.model_heading:<12} {self.sensitivity}; classes by {self.classes}",
                 (f"replay       scheduler {self.scheduler}, seed {self.seed}"
                  + ("" if self.shape == "recorded" else ", jobs placed by GPU count")
                  + f"; ratios against {self.policies[0]}"), ""]

@@ -16,6 +16,7 @@ placed on ``p`` GPUs (on ``nodes``, GPU lists ``gpus``) runs ``factor`` times it
 
     r        = speed(c, m_trace) / speed(c, m_slow) / s_min
     comm(k)  = 2 (p - 1) / p * G_c / B_k + 2 (p - 1) * L_k            (0 when p = 1)
+               (``comm.ring_allreduce_s``, the training-time model's all-reduce too)
     factor   = (I_c * r + comm(k)) / (I_c + comm(k_rec))
 
 - ``m_slow``: of the GPU models the job holds, the slowest for class ``c``; ``s_min``: the lowest
@@ -53,6 +54,7 @@ import pyarrow as pa
 from swftools.errors import InputError, UsageError
 from swftools.resources import load_json, schemas_dir
 from swftools.site import LINK_KINDS, Site, short_gpu_model
+from swftools.whatif.comm import ring_allreduce_array_s, ring_allreduce_s
 
 if TYPE_CHECKING:
     from swftools.replay.factors import FactorKernel
@@ -345,8 +347,7 @@ class FactorModel:
         """Ring all-reduce time of one iteration: 2(p-1)/p G / B + 2(p-1) L."""
         if p <= 1 or level == 0:
             return 0.0
-        return (2.0 * (p - 1) / p * self.grad_bytes[cls] / self.bw[level]
-                + 2.0 * (p - 1) * self.lat[level])
+        return ring_allreduce_s(p, self.grad_bytes[cls], self.bw[level], self.lat[level])
 
     def key(self, cls: int, nodes: Sequence[int], gpus: Sequence[Sequence[int]]) -> tuple:
         """The cache key of a placement: (cls, models held, lowest score, level, p)."""
@@ -420,10 +421,8 @@ class FactorModel:
         rec = np.array([self.recorded_level(int(x)) for x in np.unique(p)])
         rec_level = rec[np.searchsorted(np.unique(p), p)]
         def comm(lv: np.ndarray) -> np.ndarray:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                c = (2.0 * (pf - 1) / pf * self.grad_bytes[cls] / self.bw[lv]
-                     + 2.0 * (pf - 1) * self.lat[lv])
-            return np.where((pf <= 1) | (lv == 0), 0.0, c)
+            c = ring_allreduce_array_s(pf, self.grad_bytes[cls], self.bw[lv], self.lat[lv])
+            return np.where(lv == 0, 0.0, c)
         i = self.iter_s[cls]
         f = (i * r + comm(level)) / (i + comm(rec_level))
         return np.where((r == 1.0) & (level == rec_level), 1.0, f)
