@@ -19,9 +19,9 @@ which takes about 5 minutes of CPU a run and reads the same files); the figures 
   PKG/datapackage.json`` on the 460,000-job synthetic package of bench_validate.py (built once,
   cached; target >= 8x).
 * ``replay-gpu``: the same with swftools' GPU node model, ``swftools replay SWF --site aaic
-  --policy easy`` (32 to 40 nodes x 8 GPUs over time; multi-node jobs on whole nodes), against
+  --scheduler easy`` (32 to 40 nodes x 8 GPUs over time; multi-node jobs on whole nodes), against
   the same AccaSim run (38 nodes x 8 cores; target >= 20x).
-* ``replay``: ``swftools replay SWF --procs 304 --policy easy`` on the 100,000-job synthetic SWF
+* ``replay``: ``swftools replay SWF --procs 304 --scheduler easy`` on the 100,000-job synthetic SWF
   of bench_replay.py vs AccaSim 1.1.3 ``EASYBackfilling(FirstFit())`` on the same file, 38 nodes x
   8 cores, run as ``accasim_runner.py`` in AccaSim's own environment (see bench_replay.py;
   ``--setup-accasim`` creates it; target >= 20x).
@@ -210,13 +210,13 @@ def bench_replay(repeat: int, work: Path, accasim_venv: Path) -> dict | None:
     if not python.exists() or not patch_accasim(accasim_venv):
         print(f"replay: AccaSim skipped: no AccaSim environment at {accasim_venv} (create it with "
               "--setup-accasim)", flush=True)
-        ours = swftools_cmd("replay", str(swf), "--procs", "304", "--policy", "easy")
+        ours = swftools_cmd("replay", str(swf), "--procs", "304", "--scheduler", "easy")
         print(f"  swftools replay ({REPLAY_JOBS:,} jobs): median "
               f"{statistics.median(run_once(ours)[0] for _ in range(repeat)):.2f} s", flush=True)
         return None
     acc_work = work / "accasim"
     acc_work.mkdir(exist_ok=True)
-    ours = swftools_cmd("replay", str(swf), "--procs", "304", "--policy", "easy")
+    ours = swftools_cmd("replay", str(swf), "--procs", "304", "--scheduler", "easy")
     peer = [str(python), str(HERE / "accasim_runner.py"), str(swf), "38", "8", str(acc_work)]
     mine, theirs = alternate(ours, peer, repeat)
     return report_pair("replay", f"replay EASY ({REPLAY_JOBS:,} jobs, 304 processors)",
@@ -230,7 +230,7 @@ def bench_replay_gpu(repeat: int, work: Path, accasim_venv: Path) -> dict | None
 
     _, swf = synthetic_inputs(REPLAY_JOBS)
     python = accasim_venv / "bin" / "python"
-    ours = swftools_cmd("replay", str(swf), "--site", "aaic", "--policy", "easy")
+    ours = swftools_cmd("replay", str(swf), "--site", "aaic", "--scheduler", "easy")
     if not python.exists() or not patch_accasim(accasim_venv):
         print(f"replay-gpu: AccaSim skipped: no AccaSim environment at {accasim_venv}", flush=True)
         return None

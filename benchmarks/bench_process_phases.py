@@ -146,8 +146,8 @@ def main() -> None:
             from bench_replay import synthetic_inputs
 
             _, swf = synthetic_inputs(REPLAY_JOBS)
-            report(f"replay ({REPLAY_JOBS:,} jobs) --procs 304 --policy easy",
-                   ["replay", str(swf), "--procs", "304", "--policy", "easy"], args.repeat)
+            report(f"replay ({REPLAY_JOBS:,} jobs) --procs 304 --scheduler easy",
+                   ["replay", str(swf), "--procs", "304", "--scheduler", "easy"], args.repeat)
 
 
 if __name__ == "__main__":

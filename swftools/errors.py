@@ -104,8 +104,14 @@ def memory_error_message(exc: MemoryError, where: str | None = None) -> str:
             "use; free memory, raise the limit, or split the input")
 
 
-def count(n: int, noun: str, plural: str | None = None, *, thousands: bool = False) -> str:
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``noun`` agreeing with ``n``: ``noun`` for 1, else ``many`` (default ``noun + 's'``); the
+    one rule of every count in a message (never ``job(s)``)."""
+    return noun if n == 1 else (many or noun + "s")
+
+
+def count(n: int, noun: str, plural_form: str | None = None, *, thousands: bool = False) -> str:
     """``n`` and ``noun`` in correct English for messages: ``1 job``, ``2 jobs``, ``0 jobs``
-    (``plural``, else ``noun + 's'``); ``thousands``: ``1,234`` rather than ``1234``."""
+    (:func:`plural`); ``thousands``: ``1,234`` rather than ``1234``."""
     number = f"{n:,}" if thousands else str(n)
-    return f"{number} {noun if n == 1 else (plural or noun + 's')}"
+    return f"{number} {plural(n, noun, plural_form)}"

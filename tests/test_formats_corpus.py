@@ -73,7 +73,7 @@ CASES: dict[str, tuple[list[str], dict[str, int | str] | tuple[str, int | None, 
     "slurm/slurm2sql-test-data1.csv": ([], converts(2)),
     "slurm/slurm2sql-test-data2.csv": ([], converts(2)),
     "slurm/slurm2sql-test-data3.csv": (
-        ["--delimiter", ","], ("refused", 1, "header: missing sacct column(s) Submit, End, State")),
+        ["--delimiter", ","], ("refused", 1, "header: missing sacct columns Submit, End, State")),
     "slurm/slurm-jobinfo-sacct.txt": (["--delimiter", "☃"], converts(20, nqsii=NQSII_UNKNOWN)),
     "slurm/hb-jobinfo-sacct.txt": (["--delimiter", "☃"],
                                    converts(90, nqsii=NQSII_UNKNOWN, batsim=7, tiresias=7)),

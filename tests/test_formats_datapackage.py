@@ -182,7 +182,8 @@ def test_round_trip_awkward_strings_and_floats_through_csv(table, data):
         out = Path(tmp) / "pkg"
         losses = dp.write(table, out)
         empties = sum(1 for u in users if u == "")
-        assert losses == ([f"user: {empties} empty string(s) are read as missing from "
+        strings = "1 empty string is" if empties == 1 else f"{empties} empty strings are"
+        assert losses == ([f"user: {strings} read as missing from "
                            "data/jobs.csv.gz by frictionless and pandas (swftools and the "
                            "Parquet resource keep them)"] if empties else [])
         (out / "data" / "jobs.parquet").unlink()  # force the CSV path
@@ -548,7 +549,7 @@ def test_add_resource_rejects_orphans(pkg):
     with pytest.raises(InputError) as err:
         dp.add_resource(pkg, "job_telemetry", telemetry([101, 999]), TELEMETRY_SCHEMA,
                         foreign_keys=JOBS_FK)
-    assert str(err.value) == (f"{pkg}: job_id: resource 'job_telemetry': 1 row(s) whose job_id "
+    assert str(err.value) == (f"{pkg}: job_id: resource 'job_telemetry': 1 row whose job_id "
                               "is not in resource 'jobs' (first: 999) (expected a job_id of "
                               "resource 'jobs')")
     assert tree_bytes(pkg) == before

@@ -268,7 +268,7 @@ def test_many_hits_are_counted_and_capped(tmp_path):
     path.write_text("tanaka,1\n" * (MAX_LOCATIONS + 50))
     report = audit(path, _names())
     assert len(report.leaks) == MAX_LOCATIONS and report.hit_count == MAX_LOCATIONS + 50
-    assert "... and 140 more occurrence(s)" in report.render()
+    assert "... and 140 more occurrences" in report.render()
 
 
 def test_unreadable_file_is_not_clean(tmp_path):
@@ -390,10 +390,13 @@ def test_line_numbers_survive_chunked_reading(tmp_path, monkeypatch):
     assert found == [(2, "tanaka"), (4, "sato"), (6, "tanaka")]
 
 
-def test_nothing_searchable_is_refused(tmp_path):
+def test_nothing_searchable_is_never_clean(tmp_path):
+    """Issue 27: no searchable name is a report that says so, not a usage error nor CLEAN."""
     (tmp_path / "a.txt").write_text("1 2 3\n")
-    with pytest.raises(UsageError, match=r"nothing to search for \(2 unsearchable\)"):
-        audit(tmp_path, {"user": ["17", "user"]})
+    report = audit(tmp_path, {"user": ["17", "user"]})
+    assert report.status == "nothing-to-search" and not report.clean and not report.failed
+    assert "(2 unsearchable" in report.nothing_to_search
+    assert "NOTHING TO SEARCH" in report.render() and "CLEAN" not in report.render()
 
 
 def test_single_swf_file_gets_a_reidentification_report(tmp_path):

@@ -173,7 +173,7 @@ def test_capacity_increase_is_an_event_and_drops_are_reported():
     assert starts(r) == {1: 0}
     reasons = dict(zip(r.skipped.column("job_id").to_pylist(), r.skipped.column("reason").to_pylist()))
     assert reasons[2] == "never fits: the site manages at most 1 nodes from 1000 on"
-    assert reasons[3].startswith("never fits: needs 2 node(s) x 2 GPUs")
+    assert reasons[3].startswith("never fits: needs 2 nodes x 2 GPUs")
 
 
 def test_gpu_shape_from_size_when_nodes_unknown():

@@ -39,7 +39,7 @@ def test_text_summary(tmp_path):
 
 
 def test_json_summary_and_policy(tmp_path):
-    res = run(swf_file(tmp_path), "--json", "--policy", "fcfs")
+    res = run(swf_file(tmp_path), "--json", "--scheduler", "fcfs")
     assert res.exit_code == 0, res.output
     summary = json.loads(res.output)
     jsonschema.validate(summary, summary_schema())
@@ -86,7 +86,7 @@ def test_gpu_model_from_site(tmp_path):
 
 @pytest.mark.parametrize("args,code,message", [
     (["--site", "aaic", "--procs", "4"], 2, "not both"),
-    (["--policy", "sjf"], 2, "unknown policy"),
+    (["--scheduler", "sjf"], 2, "unknown policy"),
     (["--allocation", "worst-fit", "--site", "aaic"], 2, "unknown allocation"),
     (["--procs", "0"], 2, "positive processor count"),
 ])

@@ -98,7 +98,7 @@ def test_text_and_json_rendering():
     table = recorded([(1, 0, 0, 100, 3, 100), (2, 1, 100, 100, 4, 100), (3, 2, 2, 500, 1, 500)])
     rep = report_of(table)
     text = render_text(rep)
-    assert "Capacity violations in the recorded schedule: 1 period(s)" in text
+    assert "Capacity violations in the recorded schedule: 1 period" in text
     assert "Recorded starts impossible under FCFS + EASY: 2" in text
     assert "job 3 at 2: delays-head" in text
     assert json.loads(json.dumps(rep)) == rep

@@ -115,7 +115,7 @@ def test_counter_lag_crosses_days_without_samples(cluster, tmp_path):
 
 
 def test_local_cluster_by_default(tmp_path):
-    """Without --scheduler the engine starts (and stops) its own local cluster."""
+    """Without --dask-scheduler the engine starts (and stops) its own local cluster."""
     t0 = TELEMETRY_T0
     jobs = jt.from_columns({"job_id": [1], "nodes": [1], "gpus_per_node": [1], "gpus": [1],
                             "start_time": [t0], "finish_time": [t0 + DAY + 600]})
@@ -173,7 +173,7 @@ def test_engine_options_are_checked_before_any_work(tmp_path):
         attach(jobs, [csv], metric_map=None, gpus_per_node=1, engine="spark")
     with pytest.raises(UsageError, match="day partitions"):
         attach(jobs, [csv], metric_map=None, gpus_per_node=1, engine="dask", partition="none")
-    with pytest.raises(UsageError, match="cannot go with --scheduler"):
+    with pytest.raises(UsageError, match="cannot go with --dask-scheduler"):
         attach(jobs, [csv], metric_map=None, gpus_per_node=1, engine="dask", workers=2,
                scheduler="tcp://127.0.0.1:1")
     with pytest.raises(UsageError, match="workers must be >= 1"):
@@ -215,7 +215,7 @@ def synth_package(tmp_path_factory):
 def test_cli_scheduler_option_gives_the_duckdb_bytes(cluster, synth_package, tmp_path):
     root, paths, alloc = synth_package
     outs = []
-    for name, extra in (("duckdb.csv", []), ("dask.csv", ["--engine", "dask", "--scheduler", cluster])):
+    for name, extra in (("duckdb.csv", []), ("dask.csv", ["--engine", "dask", "--dask-scheduler", cluster])):
         result = runner.invoke(app, ["telemetry", "attach", str(root), str(paths[0].parent),
                                      "--canonical", "--allocations", str(alloc),
                                      "--out", str(tmp_path / name), *extra])
@@ -232,7 +232,7 @@ def test_cli_errors_match(cluster, synth_package, tmp_path):
     bad_alloc = tmp_path / "bad.csv"
     bad_alloc.write_text("\n".join(bad) + "\n")
     outputs = []
-    for extra in ([], ["--engine", "dask", "--scheduler", cluster]):
+    for extra in ([], ["--engine", "dask", "--dask-scheduler", cluster]):
         result = runner.invoke(app, ["telemetry", "attach", str(root), *map(str, paths),
                                      "--canonical", "--allocations", str(bad_alloc),
                                      "--out", str(tmp_path / "x.csv"), *extra])
@@ -241,5 +241,5 @@ def test_cli_errors_match(cluster, synth_package, tmp_path):
     assert outputs[0] == outputs[1] and f"{bad_alloc}:4: job_id" in outputs[0]
     assert not (tmp_path / "x.csv").exists()
     result = runner.invoke(app, ["telemetry", "attach", str(root), *map(str, paths), "--canonical",
-                                 "--out", str(tmp_path / "y.csv"), "--scheduler", cluster])
+                                 "--out", str(tmp_path / "y.csv"), "--dask-scheduler", cluster])
     assert result.exit_code == 2 and "--engine dask" in result.output

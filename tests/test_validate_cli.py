@@ -23,7 +23,7 @@ def invoke(*args):
 def test_valid_file_exits_0_with_a_summary_table(tmp_path):
     result = invoke(write_swf(tmp_path / "ok.swf", swf_jobs(3)))
     assert result.exit_code == 0, result.output
-    assert "valid: 0 error(s), 0 warning(s)" in result.output and "rule" in result.output
+    assert "valid: 0 errors, 0 warnings" in result.output and "rule" in result.output
 
 
 def test_invalid_file_exits_1_with_located_findings(tmp_path):

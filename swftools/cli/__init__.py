@@ -1,7 +1,11 @@
 """The ``swftools`` command line: a thin typer layer over the library.
 
 Each command lives in ``swftools/cli/<command>.py`` and exposes ``register(app)``. Exit codes:
-0 success, 1 invalid input (or an invalid trace for ``validate``/``verify``/``audit``), 2 usage error.
+0 success, 1 invalid input (or an invalid trace for ``validate``/``verify``/``audit``), 2 usage
+error (click's own too, as ``swftools: error: ...``: ``swftools.cli.group``). ``audit``,
+``release`` and ``verify --raw`` with no raw name to search for exit 0
+(``common.EXIT_NOTHING_TO_SEARCH``) with one warning,
+``swftools.privacy.audit.nothing_to_search``, never CLEAN.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ import warnings
 
 import typer
 
-app = typer.Typer(
+from swftools.cli.group import Typer
+
+app = Typer(
     name="swftools",
     help="Turn batch-scheduler job logs of GPU clusters into open, validated workload archives.",
     no_args_is_help=True,

@@ -8,8 +8,9 @@ from typing import Optional
 import typer
 
 from swftools import formats  # the registry only (FORMATS); the format modules load on use
-from swftools.cli.common import (EXIT_INVALID, JSON_HELP, OUT_OPTION, SITE_HELP, deprecated,
-                                 handle_errors, output_path, print_json)
+from swftools.cli.common import (EXIT_INVALID, FROM_HELP, JSON_HELP, OUT_OPTION, SITE_HELP,
+                                 TO_HELP, deprecated, handle_errors, listing, nothing_to_search,
+                                 output_path, print_json)
 from swftools.errors import UsageError, count
 
 # For the help text, without loading swftools.privacy (pyarrow) at start-up; equal to
@@ -30,8 +31,8 @@ def _inside(path: Path, directory: Path) -> bool:
 
 
 def anonymize_command(
-    source: Optional[Path] = typer.Argument(None, help="Raw job log (or any trace) to "
-                                            "anonymize (not with --new-key)."),
+    source: Optional[Path] = typer.Argument(None, metavar="SOURCE", help="Raw job log (or any "
+                                            "trace) to anonymize (not with --new-key)."),
     out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Output trace: .swf[.gz], NQSII "
                                        ".csv, or a data package directory."),
     old_out: Optional[Path] = typer.Argument(None, hidden=True, metavar="OUT", help="Deprecated: use --out."),
@@ -50,10 +51,8 @@ def anonymize_command(
     dense_ids: bool = typer.Option(False, "--dense-ids", help="Number users and groups 1..N by "
                                    "first appearance in submit order (PWA style)."),
     keep: list[str] = typer.Option([], "--keep", help="Keep this free-text column (repeatable)."),
-    from_format: Optional[str] = typer.Option(None, "--from", help="Input format "
-                                              f"({', '.join(formats.FORMATS)})."),
-    to_format: Optional[str] = typer.Option(None, "--to", help="Output format "
-                                            f"({', '.join(formats.FORMATS)})."),
+    from_format: Optional[str] = typer.Option(None, "--from", help=FROM_HELP),
+    to_format: Optional[str] = typer.Option(None, "--to", help=TO_HELP),
     site: Optional[str] = typer.Option(None, "--site", help=SITE_HELP),
     force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
@@ -126,7 +125,8 @@ def _write_new_key(path: Path, force: bool, as_json: bool, others: dict) -> None
 
 
 def audit_command(
-    path: Path = typer.Argument(..., help="Output directory, archive (.tar.gz, .zip) or file."),
+    path: Path = typer.Argument(..., metavar="PATH", help="Output directory, archive (.tar.gz, "
+                                ".zip) or file."),
     raw: Optional[Path] = typer.Option(None, "--raw", help="Raw job log: its user, group, host "
                                        "and job names are searched for."),
     names: Optional[Path] = typer.Option(None, "--names", help="File of names to search for, "
@@ -143,14 +143,19 @@ def audit_command(
     key_file: Optional[Path] = typer.Option(None, "--key-file", help="The anonymization key, "
                                             f"searched for too (else ${DEFAULT_KEY_ENV} if set)."),
     raw_format: Optional[str] = typer.Option(None, "--from", help="Format of --raw "
-                                             f"({', '.join(formats.FORMATS)})."),
+                                             f"({listing(formats.FORMATS)}); default: from the "
+                                             "name."),
     old_raw_format: Optional[str] = typer.Option(None, "--raw-format", hidden=True,
                                                  help="Deprecated: use --from."),
     site: Optional[str] = typer.Option(None, "--site", help=SITE_HELP + " (Used to read --raw.)"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON "
                                  "(schemas/audit-report.schema.json)."),
 ) -> None:
-    """Scan an archive for raw user/group/host/job names and the key; exit 1 on any hit."""
+    """Scan an archive for raw user, group, host and job names and the key.
+
+    Exit 1 on any hit. With no raw name to search for (e.g. an SWF trace's numeric user ids) it
+    says "nothing to search for" (exit 0), never CLEAN.
+    """
     from swftools.privacy.audit import audit, read_names_file  # on use
     from swftools.privacy.rawnames import raw_names
     from swftools.privacy.pseudonyms import load_key
@@ -188,8 +193,9 @@ def audit_command(
                 key = None
         report = audit(path, searched, host_names, key)
     typer.echo(report.to_json() if as_json else report.render(), nl=not as_json)
-    if not report.clean:
+    if report.failed:
         raise typer.Exit(EXIT_INVALID)
+    nothing_to_search(report.nothing_to_search)
 
 
 def register(app: typer.Typer) -> None:

@@ -13,10 +13,15 @@ from typing import Any, Optional
 
 import typer
 
+from swftools.formats import FORMATS  # the registry only; format modules load on use
+from swftools.site import PRESETS
 from swftools.errors import (InputError, UsageError, memory_error_message, os_error_message,
                              shorten)
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+# audit, release and verify --raw when no raw name can be searched for: not a failure (an SWF
+# trace's numeric user ids are no names), but never CLEAN; the warning says so in one sentence.
+EXIT_NOTHING_TO_SEARCH = EXIT_OK
 
 
 def fail(message: str, code: int) -> typer.Exit:
@@ -80,6 +85,14 @@ def warn(message: str) -> None:
     typer.echo(f"swftools: warning: {message}", err=True)
 
 
+def nothing_to_search(message: str | None) -> None:
+    """Warn with ``swftools.privacy.audit.nothing_to_search``'s sentence and exit with
+    ``EXIT_NOTHING_TO_SEARCH``; nothing when ``message`` is None."""
+    if message:
+        warn(message)
+        raise typer.Exit(EXIT_NOTHING_TO_SEARCH)
+
+
 def deprecated(old: str, new: str) -> None:
     """Warn that the option spelling ``old`` is deprecated in favour of ``new``."""
     warn(f"{old} is deprecated, use {new}")
@@ -109,5 +122,20 @@ OUT_OPTION = ("--out", "-o")
 ALLOW_EMPTY_HELP = "Accept a trace without job rows (by default an error, as a sign of a broken export)."
 STRICT_HELP = "Warnings fail too (exit 1): a release gate."
 JSON_HELP = "Print the result as JSON on stdout."
-SITE_HELP = ("Site preset (aaic) or site settings JSON file. Default: the site the trace names, "
-             "else aaic for an NQSII log, else none.")
+
+
+def listing(names: "tuple[str, ...] | list[str]") -> str:
+    """A registry's names as help text lists them: ``fcfs, easy``."""
+    return ", ".join(names)
+
+
+# Help texts generated from the registries (tests/test_cli_vocabulary.py checks every command):
+# the site presets (swftools.site.PRESETS), the formats (swftools.formats.FORMATS), the
+# schedulers (SCHEDULERS == swftools.replay.POLICIES, tests/test_cli_startup.py).
+SCHEDULERS = ("fcfs", "easy")
+SCHEDULER_HELP = f"Scheduling policy: {listing(SCHEDULERS)}."
+SITE_PRESETS_HELP = f"Site preset ({listing(PRESETS)}) or site settings JSON file"
+SITE_HELP = (f"{SITE_PRESETS_HELP}. Default: the site the trace names, else aaic for an NQSII "
+             "log, else none.")
+FROM_HELP = f"Input format ({listing(FORMATS)}); default: from the name."
+TO_HELP = f"Output format ({listing(FORMATS)}); default: from the name."

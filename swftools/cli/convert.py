@@ -8,8 +8,8 @@ from typing import Optional
 import typer
 
 from swftools.errors import UsageError, count
-from swftools.cli.common import (ALLOW_EMPTY_HELP, JSON_HELP, OUT_OPTION, SITE_HELP, handle_errors,
-                                 output_path, print_json)
+from swftools.cli.common import (ALLOW_EMPTY_HELP, FROM_HELP, JSON_HELP, OUT_OPTION, SITE_HELP,
+                                 TO_HELP, handle_errors, output_path, print_json)
 from swftools.formats.sacct_command import RECOMMENDED_COMMAND
 
 SACCT_COLUMNS_HELP = ("Slurm input without a header line (sacct --noheader): its columns, "
@@ -22,17 +22,16 @@ def register(app: typer.Typer) -> None:
 
     @app.command("convert")
     def convert(
-        src: Optional[Path] = typer.Argument(None, help="Input trace: NQSII log (.csv[.gz]), SWF "
-                                                       "(.swf[.gz]) or data package (directory or "
-                                                       "datapackage.json); see --list-formats."),
+        src: Optional[Path] = typer.Argument(None, metavar="SRC", help="Input trace: NQSII log "
+                                             "(.csv[.gz]), SWF (.swf[.gz]) or data package "
+                                             "(directory or datapackage.json); see "
+                                             "--list-formats."),
         out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Output path; its format comes "
                                                                    "from the name unless --to."),
         dst: Optional[Path] = typer.Argument(None, hidden=True, metavar="OUT",
                                              help="Deprecated: use --out."),
-        from_format: Optional[str] = typer.Option(None, "--from", help="Input format (see "
-                                                  "--list-formats); default: from the name."),
-        to_format: Optional[str] = typer.Option(None, "--to", help="Output format (see "
-                                                "--list-formats); default: from the name."),
+        from_format: Optional[str] = typer.Option(None, "--from", help=FROM_HELP),
+        to_format: Optional[str] = typer.Option(None, "--to", help=TO_HELP),
         site: Optional[str] = typer.Option(None, "--site", help=SITE_HELP),
         tz: Optional[str] = typer.Option(None, "--tz", help="Time zone (IANA name, e.g. Asia/Tokyo) "
                                          "of the local times in Slurm and PBS files. Default: "
@@ -56,8 +55,10 @@ def register(app: typer.Typer) -> None:
                                           help="List every format (direction, extensions, what "
                                                "it cannot carry) and exit."),
     ) -> None:
-        """Convert a trace between formats (SWF, NQSII, data package, Batsim, Tiresias, ...;
-        see --list-formats), printing what the output cannot carry."""
+        """Convert a trace between formats, printing what the output cannot carry.
+
+        Formats: SWF, NQSII, data package, Batsim, Tiresias, Slurm, PBS, ... (--list-formats).
+        """
         from swftools import formats, progress  # on use: keeps start-up light (issue 15)
         from swftools.site import resolve_site
 

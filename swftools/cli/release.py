@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from swftools.cli.common import (EXIT_INVALID, JSON_HELP, OUT_OPTION, SITE_HELP,
-                                 handle_errors, print_json)
+                                 handle_errors, nothing_to_search, print_json)
 from swftools.errors import count
 
 
@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("release")
     def release_cmd(
-        source: Path = typer.Argument(..., help="Raw NQSII log, SWF file or data package."),
+        source: Path = typer.Argument(..., metavar="SOURCE", help="Raw NQSII log, SWF file or data package."),
         out: Path = typer.Option(..., *OUT_OPTION, help="Archive folder to create."),
         version: str = typer.Option(..., "--version", help="Release version (semantic: X.Y.Z)."),
         settings: Path = typer.Option(..., "--settings", help="Release settings JSON (see archive/release-settings.example.json)."),
@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         allocations: Optional[Path] = typer.Option(None, "--allocations", help="Allocation table job_id,node,gpu_index for telemetry."),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
-        """Build a complete, deterministic, citable archive (folder + tarball) from a trace."""
+        """Build a deterministic, citable archive (folder and tarball) from a trace."""
         from swftools.release import pipeline
         from swftools.release.settings import check_version
 
@@ -64,37 +64,39 @@ def register(app: typer.Typer) -> None:
             print_json({"out": str(result.out_dir), "files": len(result.files),
                         "valid": result.validation.valid,
                         "validation": result.validation.status_line(),
-                        "tarball": str(result.tarball), "tarball_sha256": result.tarball_sha256})
-            return
-        typer.echo(f"wrote {result.out_dir}/ ({count(len(result.files), 'file')}): "
-                   f"validation {result.validation.status_line()}")
-        typer.echo(f"{result.tarball}  sha256 {result.tarball_sha256}")
+                        "tarball": str(result.tarball), "tarball_sha256": result.tarball_sha256,
+                        "nothing_to_search": result.nothing_to_search})
+        else:
+            typer.echo(f"wrote {result.out_dir}/ ({count(len(result.files), 'file')}): "
+                       f"validation {result.validation.status_line()}")
+            typer.echo(f"{result.tarball}  sha256 {result.tarball_sha256}")
+        nothing_to_search(result.nothing_to_search)
 
     @app.command("verify")
     def verify_cmd(
-        path: Path = typer.Argument(..., help="Archive folder or .tar.gz."),
+        path: Path = typer.Argument(..., metavar="PATH", help="Archive folder or .tar.gz."),
         names: Optional[Path] = typer.Option(None, "--names", help="File of raw names (one per line) to audit for."),
-        raw: Optional[Path] = typer.Option(None, "--raw", help="Raw log whose user/group names to audit for."),
-        as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+        raw: Optional[Path] = typer.Option(None, "--raw", help="Raw log whose user, group, host and job names to audit for."),
+        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
-        """Check an archive: checksums, package validity, SWF agreement, optional leak audit."""
+        """Check an archive: checksums, package, SWF agreement, optional leak audit."""
         from swftools.release.verify import report_json, verify
 
         with handle_errors():
-            terms: dict[str, list[str]] | list[str] = []
-            if names is not None or raw is not None:
-                from swftools.privacy import audit as audit_mod
+            terms: dict[str, list[str]] | list[str] | None = None
+            if names is not None:
+                from swftools.privacy.audit import read_names_file
 
-                if names is not None:
-                    terms = audit_mod.read_names_file(names)
-                else:
-                    from swftools import formats
+                terms = read_names_file(names)
+            elif raw is not None:
+                from swftools.privacy.rawnames import raw_names
 
-                    terms = audit_mod.names_from_table(formats.read(raw), str(raw))
+                terms = raw_names(raw)  # the names audit --raw and release search for
             report = verify(path, names=terms)
         typer.echo(report_json(report) if as_json else report.render())
         if not report.ok:
             raise typer.Exit(EXIT_INVALID)
+        nothing_to_search(report.nothing_to_search)
 
 
 def _telemetry_options(samples, maps, allocations) -> dict | None:

@@ -7,13 +7,14 @@ from typing import Optional
 
 import typer
 
-from swftools.cli.common import OUT_OPTION, SITE_HELP, handle_errors
+from swftools.cli.common import (FROM_HELP, JSON_HELP, OUT_OPTION, SCHEDULER_HELP, SCHEDULERS,
+                                 SITE_HELP, deprecated, handle_errors)
 from swftools.errors import UsageError
 
 # The help text needs these names before the replay library (numpy, pyarrow) is loaded, so they
 # are spelled here; tests/test_cli_startup.py checks that they equal swftools.replay.POLICIES,
 # swftools.replay.ALLOCATIONS and swftools.replay.compare.DAY_S.
-POLICIES = ("fcfs", "easy")
+POLICIES = SCHEDULERS
 ALLOCATIONS = ("first-fit", "best-fit")
 DAY_S = 86_400
 
@@ -45,16 +46,18 @@ def register(app: typer.Typer) -> None:
 
     @app.command("replay")
     def replay_command(
-        trace: Path = typer.Argument(..., help="Trace to replay: SWF (.swf[.gz]), NQSII log or "
-                                               "data package."),
+        trace: Path = typer.Argument(..., metavar="TRACE", help="Trace to replay: SWF "
+                                     "(.swf[.gz]), NQSII log or data package."),
         from_format: Optional[str] = typer.Option(None, "--from",
-                                                  help="Input format: swf, nqsii, package."),
+                                                  help=FROM_HELP),
         site: Optional[str] = typer.Option(
             None, "--site", help="Replay on this site's GPU nodes. " + SITE_HELP),
         procs: Optional[int] = typer.Option(
             None, "--procs", help="Replay on a flat pool of N processors (SWF mode; default: "
                                   "the SWF header's MaxProcs)."),
-        policy: str = typer.Option("easy", "--policy", help=f"Policy: {', '.join(POLICIES)}."),
+        scheduler: str = typer.Option("easy", "--scheduler", help=SCHEDULER_HELP),
+        old_policy: Optional[str] = typer.Option(None, "--policy", hidden=True,
+                                                 help="Deprecated: use --scheduler."),
         allocation: str = typer.Option("first-fit", "--allocation",
                                        help=f"GPU model node choice: {', '.join(ALLOCATIONS)}."),
         kill_at_request: bool = typer.Option(False, "--kill-at-request",
@@ -66,7 +69,7 @@ def register(app: typer.Typer) -> None:
                                           help="Consistency report: recorded vs replayed."),
         bin_s: int = typer.Option(DAY_S, "--bin-s", min=1,
                                   help="Utilization bin width for --compare, seconds."),
-        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
         force: bool = typer.Option(False, "--force", help="Overwrite an existing --out directory."),
     ) -> None:
         """Replay a trace through FCFS or EASY backfilling on the declared resources."""
@@ -77,6 +80,9 @@ def register(app: typer.Typer) -> None:
         from swftools.site import resolve_site
 
         with handle_errors():
+            if old_policy is not None:
+                deprecated("--policy", "--scheduler")
+                scheduler = old_policy
             if out is not None:
                 check_writable(out, force, directory=True)
                 check_not_inside([trace, site if site and Path(site).is_file() else None], out)
@@ -85,7 +91,7 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("give either --site (GPU nodes) or --procs (flat pool), not both")
             table = formats.read(trace, fmt, site=resolve_site(site, fmt=fmt))
             replay_site = resolve_site(site, table, fmt=fmt) if procs is None else None
-            result = replay(table, site=replay_site, policy=policy, allocation=allocation,
+            result = replay(table, site=replay_site, policy=scheduler, allocation=allocation,
                             kill_at_request=kill_at_request, procs=procs)
             report = None
             if compare_flag:

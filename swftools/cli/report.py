@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from swftools.cli.common import ALLOW_EMPTY_HELP, OUT_OPTION, SITE_HELP, handle_errors
+from swftools.cli.common import ALLOW_EMPTY_HELP, FROM_HELP, OUT_OPTION, SITE_HELP, handle_errors
 from swftools.errors import count
 
 SRC_HELP = ("Trace: NQSII log (.csv[.gz]), SWF (.swf[.gz]) or data package (directory or "
@@ -24,13 +24,13 @@ def register(app: typer.Typer) -> None:
 
     @app.command("report")
     def report(
-        src: Path = typer.Argument(..., help=SRC_HELP),
+        src: Path = typer.Argument(..., metavar="SRC", help=SRC_HELP),
         out: Path = typer.Option(..., *OUT_OPTION, help=OUT_HELP),
         site: Optional[str] = typer.Option(None, "--site", help=SITE_HELP),
         seed: int = typer.Option(0, "--seed", min=0,
                                  help="Seed of the balanced correlation sample."),
         from_format: Optional[str] = typer.Option(None, "--from",
-                                                  help="Input format: swf, nqsii, package."),
+                                                  help=FROM_HELP),
         force: bool = typer.Option(False, "--force", help="Replace an existing output directory."),
         allow_empty: bool = typer.Option(False, "--allow-empty", help=ALLOW_EMPTY_HELP),
         html: bool = typer.Option(False, "--html", help=HTML_HELP),

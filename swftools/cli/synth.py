@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from swftools.cli.common import JSON_HELP, OUT_OPTION, handle_errors, output_path, print_json
+from swftools.cli.common import (JSON_HELP, OUT_OPTION, SITE_PRESETS_HELP, handle_errors,
+                                 output_path, print_json)
 from swftools.errors import UsageError, count
 
 FORMS = ("raw", "published")
@@ -30,8 +31,8 @@ def register(app: typer.Typer) -> None:
             help="Nodes to schedule on. Default: 38 (AAIC), else the site's node count."),
         site: Optional[str] = typer.Option(
             None, "--site",
-            help="Target site preset (aaic, abci) or site settings JSON file: its nodes, GPUs "
-                 "per node, time zone and queues. Default: aaic."),
+            help=f"Target site. {SITE_PRESETS_HELP}: its nodes, GPUs per node, time zone "
+                 "and queues. Default: aaic."),
         force: bool = typer.Option(False, "--force", help="Overwrite an existing output."),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:

@@ -7,34 +7,38 @@ from typing import Optional
 
 import typer
 
-from swftools.cli.common import (JSON_HELP, OUT_OPTION, deprecated, handle_errors, output_path,
-                                 print_json)
+from swftools.cli.common import (JSON_HELP, OUT_OPTION, SITE_PRESETS_HELP, deprecated,
+                                 handle_errors, output_path, print_json)
+from swftools.cli.group import Typer
 from swftools.errors import UsageError, count
 
-telemetry_app = typer.Typer(name="telemetry", no_args_is_help=True, add_completion=False,
-                            help="Attach per-job GPU/CPU/power aggregates from Prometheus-style "
-                                 "exports; generate fixtures.")
+telemetry_app = Typer(name="telemetry", no_args_is_help=True, add_completion=False,
+                      help="Per-job GPU, CPU and power aggregates from Prometheus-style exports."
+                           "\n\nattach adds them to a trace; synth writes test fixtures.")
 
 
 @telemetry_app.command("attach")
 def attach_command(
-    jobs: Path = typer.Argument(..., help="Data package (directory or datapackage.json) to add "
-                                          "the job_telemetry resource to; with --out, any trace "
-                                          "swftools reads."),
-    samples: list[Path] = typer.Argument(..., help="Sample files or directories: Prometheus API "
-                                                   "JSON (.json[.gz]), text exposition/OpenMetrics, "
-                                                   "long table (.csv[.gz], .parquet)."),
+    jobs: Path = typer.Argument(..., metavar="JOBS", help="Data package (directory or "
+                                "datapackage.json) to add the job_telemetry resource to; with "
+                                "--out, any trace swftools reads."),
+    samples: list[Path] = typer.Argument(..., metavar="SAMPLES...", help="Sample files or "
+                                         "directories: Prometheus API JSON (.json[.gz]), text "
+                                         "exposition/OpenMetrics, long table (.csv[.gz], "
+                                         ".parquet)."),
     maps: Optional[list[str]] = typer.Option(None, "--map", help="Metric map: preset (dcgm, "
                                              "nvidia_gpu_exporter, node_exporter, ipmi_exporter) or "
                                              "JSON/YAML file; repeat. Default: dcgm, node_exporter, "
                                              "ipmi_exporter."),
     canonical: bool = typer.Option(False, "--canonical", help="Samples already use canonical "
                                    "metric names and units (long tables); no map."),
-    allocations: Optional[Path] = typer.Option(None, "--allocations", help="CSV/Parquet "
-                                               "job_id,node,gpu_index (gpu_index empty: node only)."),
-    site: Optional[str] = typer.Option(None, "--site", help="Site preset or file (GPUs per node); "
-                                       "default: the jobs' site."),
-    gpus_per_node: Optional[int] = typer.Option(None, "--gpus-per-node", help="Override the site's."),
+    allocations: Optional[Path] = typer.Option(None, "--allocations", help="Allocation table, "
+                                               "CSV/Parquet job_id,node,gpu_index (gpu_index "
+                                               "empty: node only)."),
+    site: Optional[str] = typer.Option(None, "--site", help=SITE_PRESETS_HELP + ": its GPUs per "
+                                       "node. Default: the jobs' site."),
+    gpus_per_node: Optional[int] = typer.Option(None, "--gpus-per-node",
+                                               help="GPUs per node (default: the site's)."),
     interval_s: int = typer.Option(60, "--interval", help="Nominal sampling interval, seconds."),
     idle_threshold_pct: float = typer.Option(0.0, "--idle-threshold", help="GPU utilization (%) "
                                              "at or below which a sample counts as idle."),
@@ -49,8 +53,11 @@ def attach_command(
     threads: Optional[int] = typer.Option(None, "--threads", help="DuckDB threads (default: all cores)."),
     engine: str = typer.Option("duckdb", "--engine", help="duckdb (this machine) or dask (day "
                                "partitions on a Dask cluster; Parquet long tables only)."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address, "
-                                            "e.g. tcp://host:8786 (default: a local cluster)."),
+    dask_scheduler: Optional[str] = typer.Option(None, "--dask-scheduler", help="Dask scheduler "
+                                                 "address, e.g. tcp://host:8786 (default: a local "
+                                                 "cluster)."),
+    old_scheduler: Optional[str] = typer.Option(None, "--scheduler", hidden=True,
+                                                help="Deprecated: use --dask-scheduler."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes of the local "
                                           "Dask cluster (default: one per core)."),
     out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Write job_telemetry alone to this "
@@ -67,6 +74,9 @@ def attach_command(
         if old_format is not None:
             deprecated("--format", "--from")
             input_format = old_format
+        if old_scheduler is not None:
+            deprecated("--scheduler", "--dask-scheduler")
+            dask_scheduler = dask_scheduler or old_scheduler
         if canonical and maps:
             raise UsageError("--canonical and --map exclude each other")
         options = dict(metric_map=None if canonical else (maps or list(DEFAULT_MAPS)),
@@ -74,7 +84,7 @@ def attach_command(
                        interval_s=interval_s, idle_threshold_pct=idle_threshold_pct,
                        input_format=input_format, sampling=sampling, partition=partition,
                        memory_limit=memory_limit, threads=threads, engine=engine,
-                       scheduler=scheduler, workers=workers)
+                       scheduler=dask_scheduler, workers=workers)
         if out is None:
             if formats.detect_format(jobs) != "package":
                 raise UsageError(f"{jobs}: not a data package; give --out to write the table alone")
@@ -99,7 +109,8 @@ def attach_command(
 
 @telemetry_app.command("synth")
 def synth_command(
-    jobs: Path = typer.Argument(..., help="Job trace (package, NQSII, SWF) the samples follow."),
+    jobs: Path = typer.Argument(..., metavar="JOBS",
+                                help="Job trace (package, NQSII, SWF) the samples follow."),
     out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="New directory for the fixtures."),
     old_out: Optional[Path] = typer.Argument(None, hidden=True, metavar="OUT_DIR", help="Deprecated: use --out."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same bytes)."),
@@ -116,7 +127,10 @@ def synth_command(
                                                 help="Deprecated: use --to."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Write deterministic per-minute telemetry fixtures for a job trace, in every input format."""
+    """Write deterministic per-minute telemetry fixtures for a job trace.
+
+    One file per sample format that telemetry attach reads (--to chooses).
+    """
     from swftools import formats
     from swftools.synth.telemetry import FORMATS, generate_telemetry
 

@@ -8,7 +8,8 @@ from typing import Optional
 
 import typer
 
-from swftools.cli.common import (ALLOW_EMPTY_HELP, EXIT_INVALID, EXIT_OK, OUT_OPTION, SITE_HELP,
+from swftools.cli.common import (ALLOW_EMPTY_HELP, EXIT_INVALID, EXIT_OK, FROM_HELP, OUT_OPTION,
+                                 SITE_HELP,
                                  STRICT_HELP, deprecated, handle_errors, output_path)
 from swftools.errors import count
 
@@ -69,12 +70,12 @@ def register(app: typer.Typer) -> None:
     @app.command("validate")
     def validate_command(
         paths: Optional[list[Path]] = typer.Argument(
-            None, help="Traces to check: NQSII logs, SWF files, data packages (directory or "
+            None, metavar="PATH...", help="Traces to check: NQSII logs, SWF files, data packages (directory or "
                        "datapackage.json)."),
         site: Optional[str] = typer.Option(
             None, "--site", help=SITE_HELP + " Enables queue limits and node packing."),
         fmt: Optional[str] = typer.Option(None, "--from",
-                                          help="Input format: swf, nqsii, package (default: from the name)."),
+                                          help=FROM_HELP),
         old_fmt: Optional[str] = typer.Option(None, "--format", hidden=True,
                                               help="Deprecated: use --from."),
         tz: Optional[str] = typer.Option(
@@ -104,7 +105,10 @@ def register(app: typer.Typer) -> None:
         grace: Optional[int] = typer.Option(None, "--grace", min=0,
                                             help="Walltime grace, seconds (default: the site's, else 300)."),
     ) -> None:
-        """Check traces against their schemas and the semantic rules; exit 0 valid, 1 invalid, 2 usage."""
+        """Check traces against their schemas and the semantic rules.
+
+        Exit 0 valid, 1 invalid, 2 usage error.
+        """
         if list_rules:
             print_rules()
             raise typer.Exit(EXIT_OK)

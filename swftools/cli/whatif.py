@@ -8,17 +8,17 @@ from typing import Optional
 
 import typer
 
-from typer.core import TyperGroup
-
-from swftools.cli.common import (JSON_HELP, OUT_OPTION, SITE_HELP, handle_errors, output_path,
-                                 print_json, warn)
+from swftools.cli.common import (FROM_HELP, JSON_HELP, OUT_OPTION, SCHEDULER_HELP, SITE_HELP,
+                                 SITE_PRESETS_HELP, handle_errors, output_path, print_json, warn)
+from swftools.cli.group import Group, Typer
 from swftools.errors import UsageError
 
 # spelled here for the help text without importing the library (checked equal in the tests)
 MOLDABLE_POLICIES = ("rigid", "moldable-fastest", "moldable-efficient")
 MOLDABLE_MODELS = "alexnet=alexnet,resnet50=resnet50,vgg16=vgg16"
 
-class _RunByDefault(TyperGroup):
+
+class _RunByDefault(Group):
     """A group whose unknown first word is a trace: ``whatif TRACE`` runs ``whatif run TRACE``."""
 
     def parse_args(self, ctx, args):  # noqa: D102 (click API)
@@ -27,19 +27,18 @@ class _RunByDefault(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-whatif_app = typer.Typer(name="whatif", cls=_RunByDefault, no_args_is_help=True,
-                         add_completion=False,
-                         help="What-if replays on heterogeneous and variable GPUs: compare "
-                              "placement policies on a trace (whatif TRACE = whatif run TRACE), "
-                              "draw variability profiles, estimate DL training time per GPU "
-                              "count.")
+whatif_app = Typer(name="whatif", cls=_RunByDefault, no_args_is_help=True,
+                   add_completion=False,
+                   help="What-if replays: placement policies on heterogeneous, variable GPUs."
+                        "\n\nwhatif TRACE is short for whatif run TRACE; whatif profile draws "
+                        "variability profiles; whatif estimate gives DL training time per GPU "
+                        "count.")
 
 
 @whatif_app.command("run")
 def run_command(
-    trace: Path = typer.Argument(..., help="Trace: NQSII log, SWF file or data package."),
-    site: Optional[str] = typer.Option(None, "--site", help="Site preset (aaic, aaic-v100-half) "
-                                       "or site settings JSON file. " + SITE_HELP),
+    trace: Path = typer.Argument(..., metavar="TRACE", help="Trace: NQSII log, SWF file or data package."),
+    site: Optional[str] = typer.Option(None, "--site", help=SITE_HELP),
     v100_nodes: Optional[int] = typer.Option(None, "--v100-nodes", min=0,
                                              help="Upgrade the site's last N nodes to V100."),
     procs: Optional[int] = typer.Option(None, "--procs", min=1, help="Flat pool of N processors "
@@ -60,7 +59,7 @@ def run_command(
                                  "the moldable ones: rigid, moldable-fastest, "
                                  "moldable-efficient."),
     platform: Optional[str] = typer.Option(None, "--platform", help="Moldable policies: the "
-                                           "training platform, preset (abci, aaic) or JSON file "
+                                           "training platform, preset (aaic, abci) or JSON file "
                                            "(default: the site's preset)."),
     dl_models: str = typer.Option(MOLDABLE_MODELS, "--dl-models", help="Moldable policies: "
                                   "job class -> training model (preset, file, or none for a "
@@ -71,7 +70,7 @@ def run_command(
                                                "holds each job's application class."),
     class_rule: str = typer.Option("hash", "--class-rule", help="Without a class column: hash "
                                    "(job id into the model's mix) or single:<class>."),
-    scheduler: str = typer.Option("easy", "--scheduler", help="Scheduling policy: fcfs or easy."),
+    scheduler: str = typer.Option("easy", "--scheduler", help=SCHEDULER_HELP),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the random placement."),
     locality_penalty: float = typer.Option(1.7, "--locality-penalty", help="pal: multiplier "
                                            "of the class value of cells spanning nodes (PAL's "
@@ -83,8 +82,7 @@ def run_command(
                               "per node, as HPC sites enforce them) or gpus (a job's GPU count "
                               "on any free GPUs, partial nodes allowed, as PAL places jobs; "
                               "Python engine)."),
-    from_format: Optional[str] = typer.Option(None, "--from", help="Input format: swf, nqsii, "
-                                              "package."),
+    from_format: Optional[str] = typer.Option(None, "--from", help=FROM_HELP),
     out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Write per-policy job tables "
                                        "(Parquet), comparison.json/.txt and jct-cdf.png here."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out directory."),
@@ -170,8 +168,8 @@ def run_command(
 
 @whatif_app.command("profile")
 def profile_command(
-    site: Optional[str] = typer.Option(None, "--site", help="Site preset (aaic, aaic-v100-half) "
-                                       "or site settings JSON file: the GPUs to score."),
+    site: Optional[str] = typer.Option(None, "--site", help=SITE_PRESETS_HELP
+                                       + ": the GPUs to score."),
     procs: Optional[int] = typer.Option(None, "--procs", min=1, help="Or a flat pool of N "
                                         "processors (for whatif --procs N / SWF mode)."),
     spread: float = typer.Option(0.05, "--spread", help="Standard deviation of the scores "
@@ -238,16 +236,17 @@ def profile_command(
 def estimate_command(
     model: str = typer.Option(..., "--model", help="Training model: preset (alexnet, resnet50, "
                               "vgg16) or JSON file (schemas/training-model.schema.json)."),
-    platform: str = typer.Option(..., "--platform", help="Platform: preset (abci, aaic) or JSON "
-                                 "file (schemas/training-platform.schema.json)."),
+    platform: str = typer.Option(..., "--platform", help="Training platform: preset "
+                                 "(aaic, abci) or JSON file "
+                                 "(schemas/training-platform.schema.json)."),
     gpus: Optional[str] = typer.Option(None, "--gpus", help="GPU counts: a list 1,2,4 or a "
                                        "doubling range 1..1024 (default: powers of two up to "
                                        "the platform's GPUs, else 1024)."),
     micro_batch: Optional[int] = typer.Option(None, "--micro-batch", min=1, help="Samples per "
                                               "GPU per iteration (default: the model's, else "
                                               "the largest power of two that fits)."),
-    out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Draw the scaling curve into "
-                                       "this PNG."),
+    out: Optional[Path] = typer.Option(None, *OUT_OPTION, help="Write the scaling curve to "
+                                       "this PNG file."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --out."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:

@@ -23,15 +23,33 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools.privacy.kanon import (DEFAULT_QUASI_IDENTIFIERS, ReidentificationReport,
-                                  reidentification_report)
+                                    recorded_quasi_identifiers, reidentification_report)
 from swftools.privacy.match import Matcher, Term, key_terms
 from swftools.privacy.scan import Leak, Scanner
-from swftools.errors import InputError, UsageError
+from swftools.errors import InputError, UsageError, count
 
 SHOWN_PER_TERM = 10  # locations printed per file and term by ``render`` (JSON lists all kept)
 
 __all__ = ["AuditReport", "Leak", "ReidentificationReport", "audit", "names_from_table",
-           "read_names_file", "reidentification_report"]
+           "nothing_to_search", "read_names_file", "reidentification_report"]
+
+
+def nothing_to_search(unsearchable: int = 0) -> str:
+    """The one sentence ``audit``, ``release`` and ``verify`` say when no raw name can be searched
+    for (e.g. an SWF trace's numeric user ids): an audit of nothing is never ``CLEAN``."""
+    if unsearchable:
+        return (f"nothing to search for: no raw user, group, host or job name can be searched "
+                f"({unsearchable} unsearchable: numbers or common words, check them by hand); "
+                "the audit proves nothing about names")
+    return ("nothing to search for: the raw input holds no user, group, host or job name; "
+            "the audit proves nothing about names")
+
+
+def searchable(names: Iterable[str] | Mapping[str, Iterable[str]] = (),
+               hosts: Iterable[str] = ()) -> tuple[int, int]:
+    """How many of ``names`` and ``hosts`` the audit can search for, and how many it cannot."""
+    matcher = Matcher(_terms(names, hosts))
+    return len(matcher.terms), len(matcher.unsearchable)
 
 
 def read_names_file(path: str | os.PathLike) -> list[str]:
@@ -76,8 +94,35 @@ class AuditReport:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def failed(self) -> bool:
+        """A hit, or a file that could not be read: the audit fails (exit 1)."""
+        return bool(self.leaks or self.unreadable)
+
+    @property
+    def names_searched(self) -> bool:
+        """At least one raw name (not only the key) was searched for."""
+        return any(self.searched.values())
+
+    @property
+    def status(self) -> str:
+        """``leaks``, ``unreadable``, ``nothing-to-search`` (no raw name searched) or ``clean``."""
+        if self.leaks:
+            return "leaks"
+        if self.unreadable:
+            return "unreadable"
+        return "clean" if self.names_searched else "nothing-to-search"
+
+    @property
     def clean(self) -> bool:
-        return not self.leaks and not self.unreadable
+        """Raw names were searched for, none was found and every file could be read."""
+        return self.status == "clean"
+
+    @property
+    def nothing_to_search(self) -> str | None:
+        """The :func:`nothing_to_search` sentence when no raw name was searched for, else None."""
+        if self.status != "nothing-to-search":
+            return None
+        return nothing_to_search(len(self.unsearchable))
 
     @property
     def hit_count(self) -> int:
@@ -87,7 +132,8 @@ class AuditReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready report (``schemas/audit-report.schema.json``); never contains the key."""
         return {
-            "path": self.path, "clean": self.clean, "hits": self.hit_count,
+            "path": self.path, "status": self.status, "clean": self.clean,
+            "hits": self.hit_count,
             "files_scanned": self.files_scanned, "bytes_scanned": self.bytes_scanned,
             "searched": dict(sorted(self.searched.items())), "key_searched": self.key_searched,
             "unsearchable": [{"kind": t.kind, "name": t.text, "reason": r}
@@ -117,18 +163,23 @@ class AuditReport:
                 (file, member, term), 0)
             if hidden:
                 place = file + (f"!{member}" if member else "")
-                lines.append(f"{place}: ... and {hidden} more occurrence(s) of "
+                lines.append(f"{place}: ... and {count(hidden, 'more occurrence')} of "
                              f"{term.describe()} (--json lists up to 100 locations)")
         for file, member, reason in self.unreadable:
             lines.append(f"{file}{'!' + member if member else ''}: could not be scanned: {reason}")
-        searched = ", ".join(f"{n} {k}" for k, n in sorted(self.searched.items(),
-                                                             key=lambda item: item[0] != "user"))
+        searched = ", ".join(count(n, f"{k} name") for k, n in sorted(
+            self.searched.items(), key=lambda item: item[0] != "user"))
         key = "the key" if self.key_searched else "no key (give --key-file)"
-        status = "CLEAN" if self.clean else f"LEAKS FOUND: {self.hit_count} occurrence(s)"
+        status = {"leaks": f"LEAKS FOUND: {count(self.hit_count, 'occurrence')}",
+                  "unreadable": "INCOMPLETE", "clean": "CLEAN",
+                  "nothing-to-search": "NOTHING TO SEARCH"}[self.status]
         if self.unreadable:
-            status += f", {len(self.unreadable)} unreadable file(s)"
-        lines.append(f"audit {self.path}: {status}; scanned {self.files_scanned} file(s), "
-                     f"{self.bytes_scanned} bytes for {searched or 'no'} name(s) and {key}")
+            status += f", {count(len(self.unreadable), 'unreadable file')}"
+        lines.append(f"audit {self.path}: {status}; scanned {count(self.files_scanned, 'file')}, "
+                     f"{count(self.bytes_scanned, 'byte')} for {searched or 'no raw name'} "
+                     f"and {key}")
+        if self.nothing_to_search:
+            lines.append(self.nothing_to_search)
         if self.unsearchable:
             listed = ", ".join(f"{t.text!r} ({r})" for t, r in self.unsearchable[:10])
             more = f" and {len(self.unsearchable) - 10} more" if len(self.unsearchable) > 10 else ""
@@ -157,6 +208,15 @@ def _job_table_columns(quasi_identifiers: tuple[str, ...]):
         needed = set(quasi_identifiers) | {"user", "submit_time"}
         return [n for n in schema.names if n in needed]
     return want
+
+
+def _counts_processors(table: pa.Table) -> bool:
+    from swftools.metadata import TableMetadata
+
+    try:
+        return TableMetadata.from_table(table).unit == "processor"
+    except (InputError, ValueError):
+        return False
 
 
 def _read_trace(path: Path, notes: list[str]) -> pa.Table | None:
@@ -188,11 +248,7 @@ def audit(path: str | os.PathLike, names: Iterable[str] | Mapping[str, Iterable[
     terms = _terms(names, hosts)
     if key:
         terms.extend(key_terms(bytes(key)))
-    matcher = Matcher(terms)
-    if not matcher.terms:
-        skipped = f" ({len(matcher.unsearchable)} unsearchable)" if matcher.unsearchable else ""
-        raise UsageError(f"nothing to search for{skipped}: give raw names, host names or the key; "
-                         "an audit without them proves nothing")
+    matcher = Matcher(terms)  # no searchable term: the report says nothing_to_search
     scanner = Scanner(matcher, _job_table_columns(tuple(quasi_identifiers)), limits)
     result = scanner.scan_path(root)
     searched: dict[str, int] = {}
@@ -210,11 +266,12 @@ def audit(path: str | os.PathLike, names: Iterable[str] | Mapping[str, Iterable[
     if chosen is None and root.is_file() and not result.job_tables:
         chosen = _read_trace(root, report.notes)
     if chosen is not None:
-        usable = tuple(q for q in quasi_identifiers if q in chosen.column_names
-                       or (q == "submit_hour" and "submit_time" in chosen.column_names))
+        usable = recorded_quasi_identifiers(chosen, quasi_identifiers)
         missing = [q for q in quasi_identifiers if q not in usable]
         if missing:
-            report.notes.append(f"quasi-identifiers not in the table: {', '.join(missing)}")
+            report.notes.append(f"quasi-identifiers the table does not record: {', '.join(missing)}")
+        if "gpus" in usable and _counts_processors(chosen):
+            report.notes.append("gpus counts processors in this trace")
         if usable:
             report.reidentification = reidentification_report(chosen, usable)
     else:

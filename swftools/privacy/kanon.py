@@ -16,10 +16,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools import table as jt
-from swftools.errors import UsageError
+from swftools.errors import UsageError, count
 
-DEFAULT_QUASI_IDENTIFIERS = ("queue", "nodes", "gpus_per_node", "requested_walltime_s",
-                             "submit_hour")
+# The job size is whichever of nodes, GPUs per node, GPUs (an SWF trace's processors) and CPUs the
+# trace records (``recorded_quasi_identifiers``).
+DEFAULT_QUASI_IDENTIFIERS = ("queue", "nodes", "gpus_per_node", "gpus", "cpus",
+                             "requested_walltime_s", "submit_hour")
 SMALLEST_SHOWN = 10
 SMALL_CLASS_SIZES = (1, 2, 5)
 
@@ -66,7 +68,8 @@ class ReidentificationReport:
             lines.append("  smallest classes:")
             for entry in self.smallest:
                 values = ", ".join(f"{k}={entry['values'][k]}" for k in self.quasi_identifiers)
-                lines.append(f"    {entry['jobs']} job(s), {entry['users']} user(s): {values}")
+                lines.append(f"    {count(entry['jobs'], 'job')}, {count(entry['users'], 'user')}: "
+                             f"{values}")
         return "\n".join(lines)
 
 
@@ -84,6 +87,18 @@ def _submit_hour(table: pa.Table) -> tuple[pa.Array, str]:
         return pc.hour(local), zone
     except pa.ArrowException:
         return pc.hour(stamps), "UTC"
+
+
+def recorded_quasi_identifiers(table: pa.Table, quasi_identifiers: tuple[str, ...] | list[str]
+                               = DEFAULT_QUASI_IDENTIFIERS) -> tuple[str, ...]:
+    """The quasi-identifiers ``table`` records: columns with at least one known value
+    (``submit_hour`` from ``submit_time``). A column of unknowns tells nothing about a job."""
+    def recorded(name: str) -> bool:
+        return name in table.column_names and (
+            table.num_rows == 0 or table.column(name).null_count < table.num_rows)
+
+    return tuple(q for q in quasi_identifiers
+                 if recorded(q) or (q == "submit_hour" and recorded("submit_time")))
 
 
 def reidentification_report(table: pa.Table, quasi_identifiers: tuple[str, ...] | list[str]

@@ -20,7 +20,7 @@ from swftools.formats import datapackage
 from swftools.formats import swf
 from swftools import table as jt
 from swftools.atomic import atomic_dir, check_not_inside, check_writable
-from swftools.errors import InputError, UsageError
+from swftools.errors import InputError, UsageError, count
 from swftools.release import citation, readme
 from swftools.release.settings import CC_BY_SA_4, check_version, license_of, load_settings
 from swftools.fileio import sha256_file
@@ -41,6 +41,8 @@ class ReleaseResult:
     validation: Any
     replay_findings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: ``swftools.privacy.audit.nothing_to_search`` when the audit had no raw name to seek
+    nothing_to_search: str | None = None
 
 
 def _needs_anonymization(table: pa.Table) -> bool:
@@ -61,12 +63,6 @@ def _merge_names(*parts: dict[str, list[str]]) -> dict[str, list[str]]:
         for kind, values in part.items():
             out.setdefault(kind, set()).update(values)
     return {kind: sorted(values) for kind, values in sorted(out.items())}
-
-
-def _searchable(names: dict[str, list[str]]) -> bool:
-    from swftools.privacy.match import Matcher, Term
-
-    return bool(Matcher(Term(v, kind) for kind, values in names.items() for v in values))
 
 
 def _metric_map(options: dict[str, Any]) -> Any:
@@ -295,31 +291,35 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
                                  replay_findings, anonymized, telemetry_table)
         on_stage("audit")
         notes: list[str] = list(telemetry_notes)
-        if raw_names and key is None and not _searchable(raw_names):
-            raw_names = {}  # telemetry host names only, none searchable: nothing to audit
-            notes.append("audit: skipped, the telemetry names no searchable host")
-        if raw_names:
-            from swftools.privacy import audit as audit_mod
+        from swftools.privacy import audit as audit_mod
 
+        n_searchable, n_unsearchable = audit_mod.searchable(raw_names)
+        if not anonymized:  # the source's ids are published as they are: count what they are
+            n_unsearchable += audit_mod.searchable(found)[1]
+        nothing = None if n_searchable else audit_mod.nothing_to_search(n_unsearchable)
+        audited = bool(n_searchable or key)  # else there is nothing to scan the archive for
+        if audited:
             audit_report = audit_mod.audit(tmp, names=raw_names, key=key)
-            if not audit_report.clean:
+            if audit_report.failed:
                 raise InputError(str(source), "the archive leaks raw names:\n" + audit_report.render())
-            kinds = ", ".join(sorted(audit_report.searched)) or "no"
-            notes.append(f"audit: no raw name ({kinds}){', nor the key,' if key else ''} in "
-                         f"{len(archive_files(tmp))} files")
+            files_text = count(len(archive_files(tmp)), "file")
+            if n_searchable:
+                kinds = ", ".join(sorted(audit_report.searched))
+                notes.append(f"audit: no raw name ({kinds}){', nor the key,' if key else ''} "
+                             f"in {files_text}")
+            else:
+                notes.append(f"audit: the key is in none of {files_text}")
         on_stage("checksums")
         write_checksums(tmp, exclude=(tarball_name,), known=digests)
         files = archive_files(tmp)
         write_tarball(tmp, tmp / tarball_name, f"{name}-{version}", files)
-        if raw_names:  # the tarball as published: every member, read within the caps
-            from swftools.privacy import audit as audit_mod
-
+        if audited:  # the tarball as published: every member, read within the caps
             tar_report = audit_mod.audit(tmp / tarball_name, names=raw_names, key=key)
-            if not tar_report.clean:
+            if tar_report.failed:
                 raise InputError(str(source), "the tarball leaks raw names:\n" + tar_report.render())
     tarball = out / tarball_name
     return ReleaseResult(out, tarball, sha256_file(tarball), files + [tarball_name], validation,
-                         replay_findings, notes)
+                         replay_findings, notes, nothing)
 
 
 __all__ = ["CHECKSUMS", "STAGES", "ReleaseResult", "release"]

@@ -36,18 +36,23 @@ class VerifyReport:
     path: str
     problems: list[str] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    #: ``swftools.privacy.audit.nothing_to_search`` when the leak audit had no raw name to seek
+    nothing_to_search: str | None = None
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "ok": self.ok, "checks": self.checks, "problems": self.problems}
+        return {"path": self.path, "ok": self.ok, "checks": self.checks, "problems": self.problems,
+                "nothing_to_search": self.nothing_to_search}
 
     def render(self) -> str:
         lines = [f"{self.path}: {'OK' if self.ok else count(len(self.problems), 'problem')}"]
         lines += [f"  ok: {c}" for c in self.checks]
         lines += [f"  problem: {p}" for p in self.problems]
+        if self.nothing_to_search:
+            lines.append(f"  leak audit: {self.nothing_to_search}")
         return "\n".join(lines)
 
 
@@ -298,10 +303,11 @@ def check_swf_agreement(root: Path, table: Any, report: VerifyReport) -> None:
     report.checks.append(f"SWF and package agree on {count(table.num_rows, 'job')}")
 
 
-def verify(path: str | Path, names: Iterable[str] | Mapping[str, Iterable[str]] = (),
+def verify(path: str | Path, names: Iterable[str] | Mapping[str, Iterable[str]] | None = None,
            hosts: Iterable[str] = (), *, limits: Limits | None = None) -> VerifyReport:
-    """Verify an archive folder or tarball: checksums, package, SWF agreement, optional leak
-    audit. A tarball is extracted within ``limits`` (default :meth:`Limits.from_env`)."""
+    """Verify an archive folder or tarball: checksums, package, SWF agreement, and a leak audit
+    when ``names`` (or ``hosts``) are given, even empty ones (then ``nothing_to_search`` says so).
+    A tarball is extracted within ``limits`` (default :meth:`Limits.from_env`)."""
     src = Path(path)
     if not src.exists():
         raise InputError(str(src), "no such archive folder or tarball")
@@ -313,12 +319,14 @@ def verify(path: str | Path, names: Iterable[str] | Mapping[str, Iterable[str]] 
         table = check_package(root, report)
         if table is not None:
             check_swf_agreement(root, table, report)
-        if names or hosts:
+        if names is not None or hosts:
             from swftools.privacy import audit as audit_mod
 
-            audit_report = audit_mod.audit(root, names=names, hosts=hosts)
-            if not audit_report.clean:
+            audit_report = audit_mod.audit(root, names=names or (), hosts=hosts)
+            if audit_report.failed:
                 report.problems.append("leak audit:\n" + audit_report.render())
+            elif audit_report.nothing_to_search:
+                report.nothing_to_search = audit_report.nothing_to_search
             else:
                 report.checks.append("leak audit: no raw name found")
     return report

@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 from scipy.stats import ks_2samp
 
+from swftools.errors import count
 from swftools.replay.result import (BOUNDED_SLOWDOWN_TAU_S, ReplayResult, busy_steps,
                                     capacity_steps, sorted_distinct)
 from swftools.replay.workload import int_column, job_size
@@ -314,7 +315,7 @@ def render_text(report: dict[str, Any], max_rows: int = 20) -> str:
              f"jobs with a recorded schedule: {report['recorded_jobs']}; replayed: "
              f"{report['replayed_jobs']}", ""]
     cv = report["capacity_violations"]
-    lines.append(f"Capacity violations in the recorded schedule: {cv['periods']} period(s), "
+    lines.append(f"Capacity violations in the recorded schedule: {count(cv['periods'], 'period')}, "
                  f"{cv['total_s']} s in total, at most {cv['max_excess']} {unit} over capacity")
     for p in cv["list"][:max_rows]:
         lines.append(f"  [{p['start_time']}, {p['end_time']}): {p['peak_busy']} {unit} busy, "

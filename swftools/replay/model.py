@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from swftools.errors import UsageError
+from swftools.errors import UsageError, count
 from swftools.site import Site
 
 ALLOCATIONS = ("first-fit", "best-fit")
@@ -84,7 +84,7 @@ class GpuNodes:
         return (per_node <= self.gpus_per_node) & (nodes <= self.max_nodes_from(submit))
 
     def describe_demand(self, nodes: int, per_node: int, size: int) -> str:
-        return (f"needs {nodes} node(s) x {per_node} GPUs, the site has at most "
+        return (f"needs {count(nodes, 'node')} x {per_node} GPUs, the site has at most "
                 f"{self.max_nodes} nodes x {self.gpus_per_node} GPUs")
 
     def describe(self) -> str:

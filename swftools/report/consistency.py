@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from swftools.site import Site
+from swftools.errors import count
 
 
 def findings(table: pa.Table, site: Site | None) -> list[str]:
@@ -27,7 +28,7 @@ def lines(report: dict[str, Any], skipped: int = 0) -> list[str]:
            f"schedule, {report['replayed_jobs']:,} replayed"
            + (f", {skipped:,} skipped (see the replay report)" if skipped else "") + "."]
     cv = report["capacity_violations"]
-    out.append(f"Capacity violations in the recorded schedule: {cv['periods']} period(s)"
+    out.append(f"Capacity violations in the recorded schedule: {count(cv['periods'], 'period')}"
                + (f", {cv['total_s']:,} s in total, at most {cv['max_excess']} "
                   f"{report['unit']} over capacity." if cv["periods"] else "."))
     imp = report["impossible_starts"]

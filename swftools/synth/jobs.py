@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from swftools import table as jt
+from swftools.errors import count
 from swftools.metadata import TableMetadata
 from swftools.site import Queue, Site, load_site, resolve_site
 from swftools.synth.arrivals import ArrivalClock, make_users
@@ -186,8 +187,8 @@ class SiteQueues:
             chosen[fits] = i
         if (chosen < 0).any():
             j = int(np.argmax(chosen < 0))
-            raise ValueError(f"site {self.site.name}: no queue admits a job of {nodes[j]} "
-                             f"node(s) x {per[j]} GPU(s)")
+            raise ValueError(f"site {self.site.name}: no queue admits a job of "
+                             f"{count(int(nodes[j]), 'node')} x {count(int(per[j]), 'GPU')}")
         per = np.maximum(per, self.gpus_min[chosen])
         limit = self.walltime_max[chosen]
         old_request = cols["requested_walltime_s"]

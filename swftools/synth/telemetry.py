@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from swftools.errors import UsageError
+from swftools.errors import UsageError, plural
 from swftools.fileio import gzip_writer
 
 FORMATS = ("prometheus-json", "prometheus-json-raw", "prometheus-text", "openmetrics",
@@ -305,7 +305,7 @@ def generate_telemetry(jobs: pa.Table, out_dir: str | Path, *,
     """
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
-        raise UsageError(f"unknown fixture format(s) {', '.join(unknown)} (choose from {', '.join(FORMATS)})")
+        raise UsageError(f"unknown fixture {plural(len(unknown), 'format')} {', '.join(unknown)} (choose from {', '.join(FORMATS)})")
     out = Path(out_dir)
     if out.exists():
         raise UsageError(f"{out}: already exists")

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from swftools import table as jt
-from swftools.errors import InputError, UsageError
+from swftools.errors import InputError, UsageError, plural
 from swftools.telemetry import engine, output
 from swftools.telemetry import engine as sql  # ``attach`` has an ``engine`` option
 from swftools.telemetry.allocations import load_allocations, prepare_allocations
@@ -51,7 +51,7 @@ def _engine_choice(name: str, partition: str, scheduler: str | None, workers: in
         raise UsageError(f"unknown engine {name!r} (choose from {', '.join(sql.ENGINES)})")
     if name == "duckdb":
         if scheduler is not None or workers is not None:
-            raise UsageError("--scheduler and --workers need --engine dask")
+            raise UsageError("--dask-scheduler and --workers need --engine dask")
         return name
     if partition != "day":
         raise UsageError(f"the dask engine runs day partitions, not partition {partition!r}")
@@ -88,7 +88,7 @@ def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
     missing = [c for c in ("job_id", "gpus", "gpus_per_node", "start_time", "finish_time")
                if c not in jobs.column_names]
     if missing:
-        raise UsageError(f"the job table lacks column(s) {', '.join(missing)}")
+        raise UsageError(f"the job table lacks {plural(len(missing), 'column')} {', '.join(missing)}")
     gpn = _gpus_per_node(jobs, gpus_per_node, site)
     run_on = _engine_choice(engine, partition, scheduler, workers, samples, input_format)
     mmap = load_metric_map(metric_map) if metric_map is not None else identity_map()

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from swftools.errors import InputError
+from swftools.errors import InputError, count, plural
 from swftools.telemetry.readers_long import _sql_str, csv_compression
 
 ALLOCATION_COLUMNS = ("job_id", "node", "gpu_index")
@@ -29,7 +29,7 @@ def load_allocations(con: duckdb.DuckDBPyConnection, source: str | Path | pa.Tab
     if isinstance(source, pa.Table):
         missing = [c for c in ALLOCATION_COLUMNS if c not in source.column_names]
         if missing:
-            raise InputError("<allocations>", f"missing column(s) {', '.join(missing)}",
+            raise InputError("<allocations>", f"missing {plural(len(missing), 'column')} {', '.join(missing)}",
                              expected=", ".join(ALLOCATION_COLUMNS))
         con.register("alloc_arrow", source.select(list(ALLOCATION_COLUMNS)))
         con.execute("CREATE OR REPLACE TABLE alloc_raw AS SELECT CAST(job_id AS BIGINT) AS job_id, "
@@ -55,7 +55,7 @@ def load_allocations(con: duckdb.DuckDBPyConnection, source: str | Path | pa.Tab
         raise InputError(str(path), f"cannot read: {str(exc).splitlines()[0]}") from None
     missing = [c for c in ALLOCATION_COLUMNS if c not in cols]
     if missing:
-        raise InputError(str(path), f"missing column(s) {', '.join(missing)}", line=1,
+        raise InputError(str(path), f"missing {plural(len(missing), 'column')} {', '.join(missing)}", line=1,
                          field="header", expected=", ".join(ALLOCATION_COLUMNS))
     con.execute(f"CREATE OR REPLACE TEMP VIEW alloc_src AS {rel}")
     bad = con.execute("""
@@ -172,6 +172,6 @@ def prepare_allocations(con: duckdb.DuckDBPyConnection, where: str, gpus_per_nod
                        WHERE gpus_attributed IS NOT NULL AND gpus IS NOT NULL
                          AND gpus_attributed <> gpus ORDER BY row_order LIMIT 1""").fetchone()
     if wrong:
-        raise InputError(where, f"job {wrong[0]}: the allocation gives {wrong[2]} GPU(s) but the "
+        raise InputError(where, f"job {wrong[0]}: the allocation gives {count(wrong[2], 'GPU')} but the "
                          f"job table says gpus = {wrong[1]}", field="gpu_index",
                          value=str(wrong[0]), expected="one row per allocated GPU")

@@ -122,7 +122,7 @@ def check_cluster_options(scheduler: str | None, workers: int | None) -> None:
     if workers is not None and workers < 1:
         raise UsageError(f"workers must be >= 1, not {workers}")
     if scheduler and workers is not None:
-        raise UsageError("--workers starts a local cluster; it cannot go with --scheduler")
+        raise UsageError("--workers starts a local cluster; it cannot go with --dask-scheduler")
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
-from swftools.errors import InputError
+from swftools.errors import InputError, count, plural
 from swftools.fileio import is_gzip
 from swftools.formats.datapackage.cells import DECIMAL
 from swftools.formats.inputs import detect_gzip
@@ -100,7 +100,7 @@ def _check_header(path: Path, con: duckdb.DuckDBPyConnection, kind: str) -> None
         raise InputError(str(path), f"cannot read {kind} file: {str(exc).splitlines()[0]}") from None
     missing = [c for c in LONG_COLUMNS if c not in names]
     if missing:
-        raise InputError(str(path), f"missing column(s) {', '.join(missing)}", line=1,
+        raise InputError(str(path), f"missing {plural(len(missing), 'column')} {', '.join(missing)}", line=1,
                          field="header", value=",".join(names),
                          expected=f"columns {', '.join(LONG_COLUMNS)}")
 
@@ -191,7 +191,7 @@ def _parquet_summary(path: Path) -> tuple[float | None, float | None, int] | Non
             if st is None:
                 return None
             if st.null_count:
-                raise InputError(str(path), f"{name} is empty in {st.null_count} row(s)",
+                raise InputError(str(path), f"{name} is empty in {count(st.null_count, 'row')}",
                                  line=None, field=name,
                                  expected=f"no nulls (row group {i}, rows from {first_row + 1})")
         st = rg.column(names.index("ts")).statistics

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from swftools.errors import UsageError
+from swftools.errors import UsageError, plural
 
 if TYPE_CHECKING:  # pragma: no cover
     from swftools.validate.context import Context
@@ -86,7 +86,7 @@ def select_rules(rules: Iterable[str] | str | None = None,
     unknown = sorted(set(chosen or []) | set(skipped)) if chosen is not None else sorted(skipped)
     unknown = [i for i in unknown if i not in known]
     if unknown:
-        raise UsageError(f"unknown rule id(s): {', '.join(unknown)} "
+        raise UsageError(f"unknown rule {plural(len(unknown), 'id')}: {', '.join(unknown)} "
                          "(swftools validate --list-rules lists them)")
     return [r for r in ordered_rules()
             if (chosen is None or r.id in chosen) and r.id not in skipped]

@@ -7,6 +7,8 @@ from itertools import islice
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from swftools.errors import count
+
 SEVERITIES = ("error", "warning", "info")
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
@@ -164,7 +166,7 @@ class Report:
     def status_line(self) -> str:
         """``trace.swf: INVALID: 3 errors, 1 warning, 0 info (partial: 100 of 240 findings shown)``."""
         word = "valid" if self.valid else "INVALID"
-        text = (f"{self.path}: {word}: {self.errors} error(s), {self.warnings} warning(s), "
+        text = (f"{self.path}: {word}: {count(self.errors, 'error')}, {count(self.warnings, 'warning')}, "
                 f"{self.total('info')} info")
         if self.strict and self.errors == 0 and self.warnings:
             text += " (--strict: warnings fail)"

@@ -36,7 +36,7 @@ from swftools.atomic import atomic_dir
 from swftools.fileio import file_digest
 from swftools.formats.datapackage.files import (empty_string_counts, read_csv_gz, read_parquet,
                                                 write_csv_gz, write_parquet)
-from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError, UsageError
+from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError, UsageError, count, plural
 from swftools.metadata import TableMetadata
 from swftools.resources import load_json
 from swftools.site import Site, resolve_site
@@ -217,7 +217,8 @@ def _check_properties(properties: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _losses(table: pa.Table, csv_rel: str) -> list[str]:
-    return [f"{name}: {n} empty string(s) are read as missing from {csv_rel} by frictionless "
+    return [f"{name}: {count(n, 'empty string')} {plural(n, 'is', 'are')} read as missing from "
+            f"{csv_rel} by frictionless "
             "and pandas (swftools and the Parquet resource keep them)"
             for name, n in empty_string_counts(table).items()]
 
@@ -312,7 +313,8 @@ def _check_foreign_keys(root: Path, desc: dict[str, Any], name: str, table: pa.T
         count = pc.sum(orphan).as_py() or 0
         if count:
             first = values.filter(orphan)[0].as_py()
-            raise InputError(str(root), f"resource {name!r}: {count} row(s) whose {fields[0]} is "
+            raise InputError(str(root), f"resource {name!r}: {count} {plural(count, 'row')} whose "
+                             f"{fields[0]} is "
                              f"not in resource {ref_name!r} (first: {first!r})",
                              field=fields[0], value=str(first),
                              expected=f"a {ref_fields[0]} of resource {ref_name!r}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from swftools.errors import InputError
+from swftools.errors import InputError, plural
 from swftools.resources import load_json
 
 SCHEMA_FILE = "formats/slurm-sacct.schema.json"
@@ -103,7 +103,7 @@ def map_header(names: list[str], path: str, line: int = 1,
             found[name] = position
     missing = [f.name for f in fields().values() if f.required and f.name not in found]
     if missing:
-        raise InputError(path, f"missing sacct column(s) {', '.join(missing)}", line=line,
+        raise InputError(path, f"missing sacct {plural(len(missing), 'column')} {', '.join(missing)}", line=line,
                          field=given, value="|".join(names),
                          expected=f"sacct columns including {', '.join(missing)} "
                                   f"(see schemas/{SCHEMA_FILE})")
