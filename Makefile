@@ -1,15 +1,16 @@
 # Two entry points (README quick start): `make demo` and `make test`. Both set up .venv first.
+# `make docs` builds the documentation site into site/ (mkdocs.yml).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 SAMPLE := samples/aaic-sample.csv.gz
 
-.PHONY: demo test test-fast dev bench clean example-archive screenshots aot
+.PHONY: demo test test-fast dev bench clean example-archive screenshots aot docs
 
 $(BIN)/swftools: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
 	# cffconvert is used only for its CFF 1.2.0 JSON Schema (tests validate CITATION.cff against it);
 	# its own runtime pins (jsonschema<4) conflict with ours, so it is installed without them.
 	$(BIN)/python -m pip install --quiet --no-deps cffconvert==2.0.0
@@ -53,7 +54,7 @@ aot: $(BIN)/swftools
 	$(BIN)/python -c "from swftools.replay.kernels import build_aot; print(build_aot())"
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .hypothesis
+	rm -rf $(VENV) out site .pytest_cache .hypothesis
 
 # Rebuild the example archive (tests fail when it is stale: tests/test_release.py).
 example-archive: $(BIN)/swftools
@@ -64,3 +65,8 @@ example-archive: $(BIN)/swftools
 # Screenshots of the example archive's page at 1280 and 390 px (README shows one); needs Chromium.
 screenshots: $(BIN)/swftools
 	$(BIN)/python -m tests.browser_support archive/example/index.html archive/screenshots
+
+# The documentation site, offline, in strict mode (a broken link or anchor, or a docstring the API
+# reference cannot read, fails); read it with `python -m http.server -d site`. CI builds it too.
+docs: $(BIN)/swftools
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site

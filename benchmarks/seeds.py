@@ -1,9 +1,10 @@
-"""The research seeds' figures, reproduced by commands (issue 25): README's seeds section.
+"""The research seeds' figures, reproduced by commands (issue 25): the seeds section of the
+what-if page, ``docs/guide/whatif.md``.
 
-Run: ``.venv/bin/python benchmarks/seeds.py [--write-readme | --check] [--no-trace]``
+Run: ``.venv/bin/python benchmarks/seeds.py [--write-docs | --check] [--no-trace]``
 
 Prints three Markdown blocks, each between ``<!-- seeds:NAME:begin -->`` and
-``<!-- seeds:NAME:end -->`` in README.md:
+``<!-- seeds:NAME:end -->`` in docs/guide/whatif.md:
 
 * ``static``: seed 001's static estimate of priority assignment, recomputed from the MLPerf times
   of ``schemas/whatif/mlperf-p100-v100.json`` with the seed's method
@@ -22,8 +23,9 @@ Prints three Markdown blocks, each between ``<!-- seeds:NAME:begin -->`` and
   processors, a profile drawn the same way), skipped with a message when ``../shared/traces``
   (or ``$SWFTOOLS_SHARED/traces``) is absent.
 
-``--write-readme`` replaces the blocks in README.md (the trace block is kept as it is when the
-trace is absent); ``--check`` exits 1 with a diff when README's blocks differ from a fresh run
+``--write-docs`` (formerly ``--write-readme``) replaces the blocks in that page (the trace block is
+kept as it is when the trace is absent); ``--check`` exits 1 with a diff when the page's blocks
+differ from a fresh run
 (``tests/test_whatif_seeds.py`` does the same). Everything is deterministic: fixed seeds, no
 ``random`` policy. Python engine on both inputs (under 20,000 jobs): about 5 s for the sample
 and 10 s for the trace.
@@ -38,7 +40,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "guide" / "whatif.md"  # the site's what-if page
 SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
 SHARED = Path(os.environ.get("SWFTOOLS_SHARED", ROOT.parent / "shared"))
 SITE = "aaic-v100-half"
@@ -54,7 +56,7 @@ POLICIES = ("packed", "even", "priority", "priority-wc", "variability-first", "l
             "lxv", "pm-first", "pal")
 COUNT_POLICIES = ("packed", "pm-first", "pal")  # also replayed with --shape gpus
 BLOCKS = ("static", "sample", "trace")
-COMMAND = "python benchmarks/seeds.py --write-readme"
+COMMAND = "python benchmarks/seeds.py --write-docs"
 
 
 def begin(name: str) -> str:
@@ -313,7 +315,7 @@ def trace_block() -> str | None:
 BUILDERS = {"static": static_block, "sample": sample_block, "trace": trace_block}
 
 
-# --- README -------------------------------------------------------------------------------
+# --- the page ----------------------------------------------------------------------------
 
 
 def block_span(text: str, name: str) -> tuple[int, int]:
@@ -323,21 +325,21 @@ def block_span(text: str, name: str) -> tuple[int, int]:
     i = text.find(head)
     j = text.find(end(name))
     if i < 0 or j < 0 or j < i:
-        raise ValueError(f"README.md has no {head} ... {end(name)} markers")
+        raise ValueError(f"{PAGE.relative_to(ROOT)} has no {head} ... {end(name)} markers")
     return text.index("\n", i) + 1, j
 
 
-def readme_block(text: str, name: str) -> str:
-    """The body of block ``name`` in README text, without its trailing newline."""
+def page_block(text: str, name: str) -> str:
+    """The body of block ``name`` in the page's text, without its trailing newline."""
     i, j = block_span(text, name)
     return text[i:j].rstrip("\n")
 
 
 def block_diff(text: str, name: str, body: str) -> str:
-    """A unified diff of README's block ``name`` against ``body``; empty when they agree."""
+    """A unified diff of the page's block ``name`` against ``body``; empty when they agree."""
     return "".join(difflib.unified_diff(
-        (readme_block(text, name) + "\n").splitlines(True), (body + "\n").splitlines(True),
-        f"README.md ({name})", f"fresh run ({name})"))
+        (page_block(text, name) + "\n").splitlines(True), (body + "\n").splitlines(True),
+        f"{PAGE.relative_to(ROOT)} ({name})", f"fresh run ({name})"))
 
 
 def replace_block(text: str, name: str, body: str) -> str:
@@ -349,9 +351,10 @@ def replace_block(text: str, name: str, body: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write-readme", action="store_true", help="replace README's blocks")
+    mode.add_argument("--write-docs", "--write-readme", dest="write", action="store_true",
+                      help="replace the page's blocks (--write-readme: the old name)")
     mode.add_argument("--check", action="store_true",
-                      help="exit 1 when README's blocks differ from a fresh run")
+                      help="exit 1 when the page's blocks differ from a fresh run")
     parser.add_argument("--no-trace", action="store_true", help="skip the real-trace block")
     args = parser.parse_args(argv)
 
@@ -365,11 +368,11 @@ def main(argv: list[str] | None = None) -> int:
                   "(set SWFTOOLS_SHARED or put ../shared beside the checkout)", file=sys.stderr)
             continue
         blocks[name] = body
-    if not (args.write_readme or args.check):
+    if not (args.write or args.check):
         for name, body in blocks.items():
             print(f"{begin(name)}\n{body}\n{end(name)}\n")
         return 0
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     if args.check:
         bad = 0
         for name, body in blocks.items():
@@ -377,13 +380,13 @@ def main(argv: list[str] | None = None) -> int:
             if diff:
                 bad += 1
                 sys.stdout.write(diff)
-        print(f"seeds: {len(blocks) - bad} of {len(blocks)} blocks as README has them",
+        print(f"seeds: {len(blocks) - bad} of {len(blocks)} blocks as the page has them",
               file=sys.stderr)
         return 1 if bad else 0
     for name, body in blocks.items():
         text = replace_block(text, name, body)
-    README.write_text(text, encoding="utf-8")
-    print(f"seeds: wrote {', '.join(blocks)} into {README}", file=sys.stderr)
+    PAGE.write_text(text, encoding="utf-8")
+    print(f"seeds: wrote {', '.join(blocks)} into {PAGE}", file=sys.stderr)
     return 0
 
 

@@ -57,25 +57,33 @@ class Visit:
 
 
 @contextmanager
-def open_page(path: Path, width: int, height: int = 900) -> Iterator[tuple[Any, Visit]]:
-    """Load ``path`` (a file) at ``width`` CSS pixels; yields the Playwright page and the visit."""
+def open_page(path: Path | str, width: int, height: int = 900) -> Iterator[tuple[Any, Visit]]:
+    """Load ``path`` (a file, or an ``http://`` URL of a loopback server) at ``width`` CSS
+    pixels; yields the Playwright page and the visit. Nothing else is reached: offline for a
+    file, every request to another origin aborted (and listed as failed) for a URL."""
     from playwright.sync_api import sync_playwright
 
     visit = Visit()
+    http = str(path).startswith("http://")
+    url = str(path) if http else Path(path).resolve().as_uri()
+    origin = "/".join(url.split("/")[:3]) + "/"
     with tempfile.TemporaryDirectory(prefix="swftools-chromium-") as profile, \
             sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
             profile, executable_path=chromium_path(), headless=True, args=LAUNCH_ARGS,
             viewport={"width": width, "height": height}, device_scale_factor=1,
-            offline=True, java_script_enabled=True)
+            offline=not http, java_script_enabled=True)
         try:
+            if http:
+                context.route("**/*", lambda route: route.continue_()
+                              if route.request.url.startswith(origin) else route.abort())
             page = context.new_page()
             page.on("console", lambda m: visit.console_errors.append(m.text)
                     if m.type == "error" else None)
             page.on("pageerror", lambda e: visit.page_errors.append(str(e)))
             page.on("request", lambda r: visit.requests.append(r.url))
             page.on("requestfailed", lambda r: visit.failed.append(r.url))
-            page.goto(Path(path).resolve().as_uri(), wait_until="load")
+            page.goto(url, wait_until="load")
             yield page, visit
         finally:
             context.close()

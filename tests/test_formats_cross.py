@@ -139,7 +139,7 @@ def test_convert_list_formats_shows_every_registered_format():
 
 @pytest.mark.parametrize("fmt", ["slurm", "pbs"])
 def test_unknown_wait_reads_back_as_start_minus_submit(tmp_path, fmt):
-    """README: ``wait_s = start - submit``. Slurm and PBS logs have no wait field: a null
+    """Docs: ``wait_s = start - submit``. Slurm and PBS logs have no wait field: a null
     wait_s with both instants known comes back as their difference, a recorded wait_s that
     agrees as itself, none where the job never started, 0 for a start at the submission
     (expected values written out by hand)."""

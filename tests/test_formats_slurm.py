@@ -94,12 +94,13 @@ def test_gzip_and_crlf_and_content_detection(tmp_path):
     assert slurm.read(packed).equals(plain)
 
 
-def test_state_table_covers_the_issue_and_readme():
+def test_state_table_covers_the_issue_and_the_docs():
     table = states()
     for name in ("COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
                  "REQUEUED", "CANCELLED", "RUNNING", "PENDING"):
         assert name in table
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "formats" / "slurm-pbs.md"
+              ).read_text(encoding="utf-8")
     for name, rule in table.items():
         if rule.finished:
             assert f"| `{name}` | {rule.termcode} | {rule.swf_status} |" in readme, name

@@ -101,7 +101,7 @@ def test_a_failing_write_leaves_nothing_behind(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("rows_per_slice", [1, 2, 3, 100])
 def test_unknown_wait_is_written_as_start_minus_submit(rows_per_slice):
-    """README: ``wait_s = start - submit``. A table whose ``wait_s`` is null where both instants
+    """Docs: ``wait_s = start - submit``. A table whose ``wait_s`` is null where both instants
     are known writes that difference in field 3 (in every slice), -1 where either is unknown,
     and a known ``wait_s`` as it is. The expected fields are computed here by hand."""
     from swftools import table as jt

@@ -232,6 +232,30 @@ def test_release_with_telemetry_adds_job_telemetry(tmp_path):
     assert "frictionless validate (resource job_telemetry): valid" in report.checks
 
 
+def test_release_with_a_site_file_verifies(tmp_path):
+    """A site that is no preset goes into the archive inline, so verify checks the SWF against
+    the site it was written with (here queues numbered 4..1, not by first appearance)."""
+    settings = json.loads((ROOT / "schemas" / "sites" / "aaic.json").read_text())
+    settings.pop("$schema")
+    settings["name"] = "my-site"
+    for number, queue in zip((4, 3, 2, 1), settings["queues"]):
+        queue["number"] = number
+    site_file = tmp_path / "my-site.json"
+    site_file.write_text(json.dumps(settings))
+    lines = gzip.decompress(SAMPLE.read_bytes()).decode().splitlines(keepends=True)
+    small = tmp_path / "small.csv"
+    small.write_text("".join(lines[:301]))
+    out = tmp_path / "archive"
+    release(small, out, version="1.0.0", settings=SETTINGS, key=KEY, site=site_file)
+    report = verify(out)
+    assert report.ok, report.render()
+    from swftools.site import resolve_site
+
+    site = resolve_site(None, read(out))
+    assert site is not None and site.name == "my-site"
+    assert [q.number for q in site.queues] == [4, 3, 2, 1]
+
+
 def test_unusable_output_location_is_a_clear_error(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

@@ -1,5 +1,5 @@
 """An independent placement oracle (issue 30): every policy's ``choose`` against a brute force
-written from the documented rules (README "What-if replays", ``swftools.replay.placement``'s
+written from the documented rules (docs/guide/whatif.md, ``swftools.replay.placement``'s
 module docstring, ``pal.py``'s for ``pm-first`` and ``pal``); ``random`` is left to the
 invariant and seed tests of ``test_replay_placement``.
 

@@ -1,5 +1,6 @@
 """The seeds' figures (issue 25): seed 001's static estimate by hand, PAL-style change words, and
-README's generated seeds section equal to a fresh run of ``benchmarks/seeds.py``."""
+the what-if page's generated seeds section (``docs/guide/whatif.md``) equal to a fresh run of
+``benchmarks/seeds.py``."""
 
 from __future__ import annotations
 
@@ -102,26 +103,26 @@ def test_metrics_model_utilization_and_changes_by_hand():
     assert changes(m, base) == {"better": [], "worse": ["mean wait x2.00", "utilization -50.0 %"]}
 
 
-def test_readme_static_and_sample_blocks_equal_a_fresh_run():
-    """README's seeds section is generated: its static and sample blocks are what
-    ``python benchmarks/seeds.py`` prints now (rerun it with --write-readme when this fails)."""
+def test_docs_static_and_sample_blocks_equal_a_fresh_run():
+    """The what-if page's seeds section is generated: its static and sample blocks are what
+    ``python benchmarks/seeds.py`` prints now (rerun it with --write-docs when this fails)."""
     seeds = _script()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = seeds.PAGE.read_text(encoding="utf-8")
     for name, body in (("static", seeds.static_block()), ("sample", seeds.sample_block())):
-        assert not seeds.block_diff(readme, name, body), (
-            f"README's seeds:{name} block differs from a fresh run (rerun "
-            f"`python benchmarks/seeds.py --write-readme`):\n"
-            + seeds.block_diff(readme, name, body))
+        assert not seeds.block_diff(page, name, body), (
+            f"docs/guide/whatif.md's seeds:{name} block differs from a fresh run (rerun "
+            f"`python benchmarks/seeds.py --write-docs`):\n"
+            + seeds.block_diff(page, name, body))
 
 
 @pytest.mark.slow
-def test_readme_trace_block_equals_a_fresh_run():
+def test_docs_trace_block_equals_a_fresh_run():
     seeds = _script()
     body = seeds.trace_block()
     if body is None:
         pytest.skip(f"real trace {seeds.TRACE} not available: {seeds.SHARED / 'traces'} is absent")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert not seeds.block_diff(readme, "trace", body), seeds.block_diff(readme, "trace", body)
+    page = seeds.PAGE.read_text(encoding="utf-8")
+    assert not seeds.block_diff(page, "trace", body), seeds.block_diff(page, "trace", body)
 
 
 def test_block_replacement_keeps_the_rest_and_finds_missing_markers():
@@ -129,9 +130,9 @@ def test_block_replacement_keeps_the_rest_and_finds_missing_markers():
     text = f"a\n{seeds.begin('static')}\nold\n{seeds.end('static')}\nb\n"
     new = seeds.replace_block(text, "static", "new\nlines")
     assert new == f"a\n{seeds.begin('static')}\nnew\nlines\n{seeds.end('static')}\nb\n"
-    assert seeds.readme_block(new, "static") == "new\nlines"
+    assert seeds.page_block(new, "static") == "new\nlines"
     with pytest.raises(ValueError, match="no <!-- seeds:trace:begin"):
-        seeds.readme_block(text, "trace")
+        seeds.page_block(text, "trace")
 
 
 def test_no_wait_split_by_hand():

@@ -25,7 +25,7 @@ from swftools.release import citation, readme
 from swftools.release.settings import CC_BY_SA_4, check_version, license_of, load_settings
 from swftools.fileio import sha256_file
 from swftools.release.tarball import CHECKSUMS, archive_files, write_checksums, write_tarball
-from swftools.site import Site, resolve_site
+from swftools.site import PRESETS, Site, resolve_site
 
 STAGES = ("read", "anonymize", "validate", "replay", "report", "write", "audit", "checksums")
 
@@ -95,6 +95,18 @@ def _known_issues(validation: Any, replay_findings: list[str]) -> str:
                       "backfilling scheduler on the declared resources):", ""]
         lines.extend(f"- {text}" for text in replay_findings)
     return "\n".join(lines)
+
+
+def _with_site_inline(table: pa.Table, site: Site | None) -> pa.Table:
+    """A site that is no preset (a site settings file) goes into the archive's metadata whole
+    (``site_settings``): ``verify`` and any later reader then resolve the site the SWF was written
+    with (queue numbers, partition) by the one rule, ``resolve_site``. The score file a
+    heterogeneous site names is not part of the archive, so ``gpu_scores`` is left out."""
+    if site is None or site.name in PRESETS or not site.settings:
+        return table
+    meta = jt.get_metadata(table)
+    settings = {k: v for k, v in site.settings.items() if k not in ("$schema", "gpu_scores")}
+    return jt.with_metadata(table, {**meta, "site": site.name, "site_settings": settings})
 
 
 def _replay_findings(table: pa.Table, site: Site | None) -> list[str]:
@@ -282,6 +294,7 @@ def release(source: str | Path, out_dir: str | Path, *, version: str, settings: 
                          "--strict to publish them as known issues")
     on_stage("replay")
     replay_findings = _replay_findings(table, site_obj)
+    table = _with_site_inline(table, site_obj)
     on_stage("report")
     name = settings["name"]
     tarball_name = f"{name}-{version}.tar.gz"
