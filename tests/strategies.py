@@ -261,9 +261,11 @@ from swftools.site import site_from_settings  # noqa: E402
 
 
 @st.composite
-def replay_swf_jobs(draw, max_jobs: int = 40, min_run_s: int = 0) -> tuple[pa.Table, int]:
+def replay_swf_jobs(draw, max_jobs: int = 40, min_run_s: int = 0,
+                    tie_grid: int | None = None) -> tuple[pa.Table, int]:
     """(table, processors) for a flat-pool replay: crowded instants, under/over-estimates,
-    zero-length jobs (unless ``min_run_s`` > 0), unknown fields and jobs too wide to fit."""
+    zero-length jobs (unless ``min_run_s`` > 0), unknown fields and jobs too wide to fit.
+    With ``tie_grid``, times are multiples of it (ends and arrivals at the shadow time)."""
     procs = draw(st.integers(1, 16))
     n = draw(st.integers(0, max_jobs))
     ids = draw(st.lists(st.integers(1, 10**6), min_size=n, max_size=n, unique=True))
@@ -271,14 +273,20 @@ def replay_swf_jobs(draw, max_jobs: int = 40, min_run_s: int = 0) -> tuple[pa.Ta
     cols: dict[str, list] = {c: [] for c in ("job_id", "submit_time", "walltime_s", "gpus",
                                              "requested_procs", "requested_walltime_s")}
     for job_id in ids:
-        t += draw(st.sampled_from([0, 0, 1, 3, 10, 50]))
-        run = max(min_run_s, draw(st.sampled_from([0, 1, 5, 10, 30, 100]) | st.integers(0, 300)))
+        if tie_grid:
+            t += tie_grid * draw(st.sampled_from([0, 0, 1]))
+            run = max(min_run_s, tie_grid * draw(st.integers(1, 3)))
+        else:
+            t += draw(st.sampled_from([0, 0, 1, 3, 10, 50]))
+            run = max(min_run_s, draw(st.sampled_from([0, 1, 5, 10, 30, 100]) | st.integers(0, 300)))
         cols["job_id"].append(job_id)
         cols["submit_time"].append(draw(st.just(t) | st.just(t) | st.just(t) | st.none()))
         cols["walltime_s"].append(draw(st.just(run) | st.just(run) | st.just(run) | st.none()))
         cols["gpus"].append(draw(st.integers(1, procs + 1) | st.none()))
         cols["requested_procs"].append(draw(st.none() | st.integers(0, procs + 1)))
-        cols["requested_walltime_s"].append(draw(st.none() | st.just(run) | st.integers(0, 400)))
+        cols["requested_walltime_s"].append(draw(
+            st.none() | st.just(run) | (st.integers(1, 4).map(lambda k: k * tie_grid)
+                                        if tie_grid else st.integers(0, 400))))
     return jt.from_columns(cols), procs
 
 
@@ -300,10 +308,12 @@ def replay_sites(draw, max_nodes: int = 5):
 
 
 @st.composite
-def replay_gpu_jobs(draw, max_jobs: int = 30, max_nodes: int = 5):
+def replay_gpu_jobs(draw, max_jobs: int = 30, max_nodes: int = 5, tie_grid: int | None = None):
     """(table, site) for a GPU-node replay: explicit shapes or sizes only, multi-node jobs,
     jobs wider than the site, capacity changes while jobs wait (sites of up to ``max_nodes``
-    nodes; wide sites get wide jobs too)."""
+    nodes; wide sites get wide jobs too). With ``tie_grid``, submit, run and requested times
+    are multiples of it, so that jobs end, arrive and would end exactly at the head's shadow
+    time (EASY's boundary cases)."""
     site = draw(replay_sites(max_nodes))
     widths = [1, 1, 1, 2, 3, 6] + ([max_nodes // 2, max_nodes] if max_nodes > 6 else [])
     g = site.gpus_per_node
@@ -312,8 +322,12 @@ def replay_gpu_jobs(draw, max_jobs: int = 30, max_nodes: int = 5):
     cols: dict[str, list] = {c: [] for c in ("job_id", "submit_time", "walltime_s", "gpus",
                                              "nodes", "gpus_per_node", "requested_walltime_s")}
     for job_id in range(1, n + 1):
-        t += draw(st.sampled_from([0, 0, 1, 5, 20, 100]))
-        run = draw(st.sampled_from([0, 10, 50, 200]) | st.integers(0, 500))
+        if tie_grid:
+            t += tie_grid * draw(st.sampled_from([0, 0, 1]))
+            run = tie_grid * draw(st.integers(1, 3))
+        else:
+            t += draw(st.sampled_from([0, 0, 1, 5, 20, 100]))
+            run = draw(st.sampled_from([0, 10, 50, 200]) | st.integers(0, 500))
         nodes = draw(st.sampled_from(widths))
         per_node = g if nodes > 1 else draw(st.integers(1, g))
         explicit = draw(st.booleans())
@@ -323,7 +337,9 @@ def replay_gpu_jobs(draw, max_jobs: int = 30, max_nodes: int = 5):
         cols["gpus"].append(nodes * per_node)
         cols["nodes"].append(nodes if explicit else None)
         cols["gpus_per_node"].append(per_node if explicit else None)
-        cols["requested_walltime_s"].append(draw(st.none() | st.just(run) | st.integers(0, 600)))
+        cols["requested_walltime_s"].append(draw(
+            st.none() | st.just(run) | (st.integers(1, 4).map(lambda k: k * tie_grid)
+                                        if tie_grid else st.integers(0, 600))))
     return jt.from_columns(cols), site
 
 
@@ -642,7 +658,8 @@ def sacct_files(draw, max_jobs: int = 12, zone: str = "Asia/Tokyo") -> tuple[str
     Job lines in every id form (plain, array task 123_4, heterogeneous 123+0, with a unique
     JobIDRaw), their .batch/.extern/.0 steps, pending and running jobs (not jobs), never-started
     cancelled jobs (Start None/Unknown), every time-limit form, plain and typed GPU TRES,
-    compressed node lists. Times are local in ``zone`` (a zone without daylight saving)."""
+    compressed node lists; lines in file order or shuffled (steps before their jobs). Times are
+    local in ``zone`` (a zone without daylight saving)."""
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
@@ -702,6 +719,8 @@ def sacct_files(draw, max_jobs: int = 12, zone: str = "Asia/Tokyo") -> tuple[str
             "requested_memory_kb": (mem_g * 1024 ** 2 // (nodes * per_node)
                                     if per_node and mem_g * 1024 ** 2 % (nodes * per_node) == 0
                                     else None)})
+    if draw(st.booleans()):  # files cut, merged or sorted by hand: steps before their jobs
+        lines[1:] = draw(st.permutations(lines[1:]))
     return "\n".join(lines) + "\n", expected
 
 
@@ -758,7 +777,8 @@ def pbs_select_chunks(draw) -> list[tuple[int, dict[str, str]]]:
 def pbs_logs(draw, max_jobs: int = 10, zone: str = "UTC") -> tuple[str, list[dict]]:
     """(a PBS Pro / Torque accounting log, its jobs as expected job-table values).
 
-    Q, S, E, D, A and other records interleaved; select (``2:ncpus=8:ngpus=4``, several chunks)
+    Q (several per job, routed on), S (an earlier requeued run), E (qtime, only ctime, or
+    neither), D, A and other records interleaved; select (``2:ncpus=8:ngpus=4``, several chunks)
     and Torque nodes (``2:ppn=8:gpus=4``) specs; walltime-exceeded, failed, deleted (by the
     user, by root) and aborted jobs; jobs deleted before they ran (D without E)."""
     from datetime import datetime, timezone
@@ -778,6 +798,9 @@ def pbs_logs(draw, max_jobs: int = 10, zone: str = "UTC") -> tuple[str, list[dic
                                      "aborted-queued", "signal")))
         user, group, queue = draw(names), draw(names), draw(st.sampled_from(("gpu", "short")))
         records.append((t, f"{stamp(t)};Q;{jid};queue={queue}"))
+        for _ in range(draw(st.integers(0, 2))):  # routed on: later Q records; the earliest counts
+            moved = t + draw(st.integers(0, 600))
+            records.append((moved, f"{stamp(moved)};Q;{jid};queue={queue}"))
         nodes, per_node, cpus = draw(st.integers(1, 4)), draw(st.integers(0, 8)), draw(st.integers(1, 32))
         spec = (f"Resource_List.select={nodes}:ncpus={cpus}:ngpus={per_node}"
                 if draw(st.booleans()) else f"Resource_List.nodes={nodes}:ppn={cpus}:gpus={per_node}")
@@ -793,6 +816,9 @@ def pbs_logs(draw, max_jobs: int = 10, zone: str = "UTC") -> tuple[str, list[dic
         wait = draw(st.integers(0, 10 ** 4))
         run = limit if kind == "walltime" else draw(st.integers(0, limit - 1))
         start, end = t + wait, t + wait + run
+        if wait and draw(st.booleans()):  # an earlier run, requeued: the latest S counts
+            first = t + draw(st.integers(0, wait - 1))
+            records.append((first, f"{stamp(first)};S;{jid};user={user} group={group} start={first}"))
         records.append((start, f"{stamp(start)};S;{jid};user={user} group={group} start={start}"))
         exit_status = {"ok": 0, "fail": draw(st.integers(1, 255)), "walltime": draw(st.sampled_from((-11, -29, 1, 271))),
                        "qdel": 271, "qdel-root": 271, "signal": 265}[kind]
@@ -800,10 +826,13 @@ def pbs_logs(draw, max_jobs: int = 10, zone: str = "UTC") -> tuple[str, list[dic
         if kind in ("qdel", "qdel-root"):
             requestor = user if kind == "qdel" else "root"
             records.append((end, f"{stamp(end)};D;{jid};requestor={requestor}@login"))
+        # qtime, else ctime, else the earliest Q record (a UTC stamp: only where the zone is UTC)
+        queued = draw(st.sampled_from(("ctime={t} qtime={t} ", "ctime={t} ", "qtime={t} ")
+                                      + (("",) if zone == "UTC" else ()))).format(t=t)
         h, m, s = limit // 3600, limit % 3600 // 60, limit % 60
         used = f"{run // 3600:02d}:{run % 3600 // 60:02d}:{run % 60:02d}"
         records.append((end, f"{stamp(end)};E;{jid};user={user} group={group} jobname=my job "
-                              f"queue={queue} ctime={t} qtime={t} etime={t} start={start} "
+                              f"queue={queue} {queued}etime={t} start={start} "
                               f"exec_host=node01/0*{cpus} {spec} Resource_List.walltime={h:02d}:{m:02d}:{s:02d} "
                               f"session=42 end={end} Exit_status={exit_status} "
                               f"resources_used.walltime={used} resources_used.cput=00:00:01"))
@@ -1480,3 +1509,22 @@ def dl_model_mappings():
     """``--dl-models`` mappings: distinct labels to model names (or ``none``)."""
     name = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,8}", fullmatch=True)
     return st.dictionaries(name, st.one_of(name, st.just("none")), min_size=1, max_size=5)
+def shuffled_rows(draw, table: pa.Table) -> pa.Table:
+    """``table`` with its rows in a drawn order: files are not always in submit order."""
+    order = draw(st.permutations(range(table.num_rows)))
+    return table.take(pa.array(order, pa.int64())) if table.num_rows else table
+
+
+@st.composite
+def swf_with_interleaved_lines(draw, data: bytes) -> bytes:
+    """SWF bytes with comment and blank lines put between job lines (traces merged or annotated
+    by hand); the job lines and their order are unchanged."""
+    lines = data.split(b"\n")
+    body = next((i for i, line in enumerate(lines) if line and not line.startswith(b";")),
+                len(lines))
+    out = lines[:body]
+    filler = st.sampled_from([b"; a comment between jobs", b";", b"", b"   ", b"\t; indented"])
+    for line in lines[body:]:
+        out.extend(draw(st.lists(filler, max_size=2)))
+        out.append(line)
+    return b"\n".join(out)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 
-import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from swftools.cli import app, command_paths
+from . import goldens
 
 GOLDEN = Path(__file__).parent / "golden" / "cli"
 ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "TERM": "dumb", "NO_COLOR": "1",
@@ -41,7 +41,7 @@ def _help(path: tuple[str, ...]) -> str:
 def test_help_matches_golden(path):
     text = _help(path)
     golden = _golden(path)
-    if os.environ.get("UPDATE_GOLDEN"):
+    if goldens.updating():
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(text, encoding="utf-8")
     assert golden.is_file(), f"{golden} missing: run UPDATE_GOLDEN=1 pytest tests/test_cli_help.py"

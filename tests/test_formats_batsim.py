@@ -4,7 +4,6 @@ round trips, golden files, the loss report, atomic and refused overwrites, bad i
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -21,6 +20,7 @@ from swftools.formats import batsim, detect_format
 from swftools.formats.batsim import workload as _workload  # noqa: F401  (batsim.workload)
 from swftools.formats.formatinfo import skipped_jobs
 from tests.strategies import aaic_jobs, swf_jobs
+from . import goldens
 
 GOLDEN = Path(__file__).parent / "golden" / "batsim"
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "aaic-sample.csv.gz"
@@ -122,7 +122,7 @@ def _hand_table():
 def test_golden_hand_table(tmp_path):
     path = tmp_path / "hand.json"
     losses = batsim.write(_hand_table(), path, nb_res=8)
-    if os.environ.get("UPDATE_GOLDEN"):
+    if goldens.updating():
         for name in ("hand.json", "hand.platform.xml"):
             (GOLDEN / name).write_bytes((tmp_path / name).read_bytes())
         (GOLDEN / "hand.losses.json").write_text(json.dumps(losses, indent=1) + "\n")

@@ -22,6 +22,7 @@ from swftools import table as jt
 from swftools.errors import InputError, UsageError
 from swftools.site import load_site
 
+from . import goldens
 from .strategies import aaic_jobs, swf_jobs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -252,7 +253,7 @@ def test_golden_descriptor(pkg):
               "schemas/jobs.json": (pkg / "schemas" / "jobs.json").read_text(),
               "schemas/jobs-parquet.json": (pkg / "schemas" / "jobs-parquet.json").read_text(),
               "data/jobs.csv": csv_text(pkg)}
-    if os.environ.get("SWFTOOLS_UPDATE_GOLDEN"):
+    if goldens.updating():
         for rel, text in actual.items():
             (GOLDEN / rel).parent.mkdir(parents=True, exist_ok=True)
             (GOLDEN / rel).write_text(text)

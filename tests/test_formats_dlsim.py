@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import tempfile
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from swftools.errors import InputError, UsageError
 from swftools.formats import dlsim
 from swftools.formats.formatinfo import skipped_jobs
 from tests.strategies import aaic_jobs, swf_jobs
+from . import goldens
 
 GOLDEN = Path(__file__).parent / "golden" / "dlsim"
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "aaic-sample.csv.gz"
@@ -76,7 +76,7 @@ def _hand_table():
 def test_golden_hand_table(tmp_path):
     path = tmp_path / "hand.csv"
     losses = dlsim.write(_hand_table(), path)
-    if os.environ.get("UPDATE_GOLDEN"):
+    if goldens.updating():
         (GOLDEN / "hand.csv").write_bytes(path.read_bytes())
         (GOLDEN / "hand.losses.json").write_text(json.dumps(losses, indent=1) + "\n")
     assert path.read_bytes() == (GOLDEN / "hand.csv").read_bytes()

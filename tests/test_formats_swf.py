@@ -19,7 +19,7 @@ from swftools.formats.swf.reader import FRACTIONAL_FIELDS
 from swftools.formats.swf.writer import to_bytes
 
 from .conftest import SWF_TRACES, trace_path
-from .strategies import aaic_jobs, bad_integer_tokens, swf_jobs
+from .strategies import aaic_jobs, bad_integer_tokens, swf_jobs, swf_with_interleaved_lines
 
 GOLDEN = Path(__file__).parent / "golden" / "swf"
 JOB = "    1        0     10    100    4     -1    -1    4    200    -1  1   1   1  -1  1  1 -1 -1"
@@ -75,6 +75,15 @@ def test_table_swf_table_round_trip(table):
     for name in jt.column_names():
         assert back.column(name).to_pylist() == table.column(name).to_pylist(), name
     assert to_bytes(back) == data  # and writing the re-read table gives the same bytes
+
+
+@given(st.data())
+def test_comment_and_blank_lines_between_jobs_change_no_job(data):
+    table = data.draw(swf_jobs())
+    text = to_bytes(table)
+    back = _read_text(data.draw(swf_with_interleaved_lines(text)))
+    for name in jt.column_names():
+        assert back.column(name).to_pylist() == table.column(name).to_pylist(), name
 
 
 @given(aaic_jobs(min_size=1))

@@ -21,7 +21,7 @@ from swftools.privacy import pseudonyms as an
 from swftools import table as jt
 from swftools.errors import InputError, UsageError
 
-from .strategies import EPOCH_2017, aaic_jobs, anon_keys, raw_user_names
+from .strategies import EPOCH_2017, aaic_jobs, anon_keys, raw_user_names, shuffled_rows
 
 KEY = b"0123456789abcdef-test-key-for-swftools"  # 32+ bytes (swftools.privacy.keys)
 OTHER_KEY = b"fedcba9876543210-other-key-for-swftools"
@@ -439,3 +439,15 @@ def test_extra_timestamp_columns_move_with_the_shift():
     out = an.anonymize(table, KEY, time_shift_weeks=-2).table
     assert out.column("sampled_at").cast(pa.int64()).to_pylist() == [
         1_500_000_000_000 - 2 * an.WEEK_S * 1000]
+
+
+@given(st.data())
+def test_dense_numbering_follows_submit_order_not_file_order(data):
+    """Numbers go by first appearance in (submit, job id) order, whatever the rows' order."""
+    table = data.draw(aaic_jobs(min_size=1))
+    shuffled = data.draw(shuffled_rows(table))
+    _, want = an.dense_numbering(table)
+    _, got = an.dense_numbering(shuffled)
+    assert got == want
+    first = table.column("user")[0].as_py()  # the earliest job's user is number 1
+    assert want["user"][first] == 1

@@ -27,6 +27,13 @@ def test_compiled_matches_python_on_random_workloads(case):
         assert np.array_equal(python, compiled), policy
 
 
+@settings(max_examples=200, deadline=None)
+@given(replay_swf_jobs(max_jobs=60, tie_grid=100))
+def test_compiled_matches_python_at_shadow_ties(case):
+    """Times on a 100 s grid: EASY's ``<=`` / ``<`` boundaries at the shadow time."""
+    test_compiled_matches_python_on_random_workloads.hypothesis.inner_test(case)
+
+
 def test_keys_too_large_for_int64_fall_back_to_python():
     table, _ = swf_table([(1, 0, 10, 1), (2, 1 << 60, 10, 1)])
     work = prepare(table, FlatPool(1))

@@ -345,6 +345,23 @@ def test_gpu_engine_matches_reference(case, policy, allocation, kill):
     _same_skips(skipped, ref_skipped)
 
 
+@given(replay_swf_jobs(max_jobs=60, tie_grid=100), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_flat_engine_matches_reference_at_shadow_ties(case, kill):
+    """Times on a 100 s grid: backfill candidates that end exactly at the shadow time, jobs that
+    end and arrive at once (the boundary cases only real traces reached before)."""
+    test_flat_engine_matches_reference.hypothesis.inner_test(case, "easy", kill)
+
+
+@given(replay_gpu_jobs(max_jobs=60, tie_grid=100), st.sampled_from(["first-fit", "best-fit"]),
+       st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_gpu_engine_matches_reference_at_shadow_ties(case, allocation, kill):
+    """As above on GPU nodes: a planted ``>=`` for ``>`` at the commit of a candidate that ends
+    at the shadow time changes about one schedule in 25 of these (1 in 150 at 30 jobs)."""
+    test_gpu_engine_matches_reference.hypothesis.inner_test(case, "easy", allocation, kill)
+
+
 # --- real traces -----------------------------------------------------------------------------
 REAL_TRACES = ("NASA-iPSC-1993-3-excerpt228.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz",
                "KTH-SP2-1996-2.1-cln.swf.gz", "HPC2N-2002-2.1-cln.swf.gz",
