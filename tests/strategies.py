@@ -1509,6 +1509,9 @@ def dl_model_mappings():
     """``--dl-models`` mappings: distinct labels to model names (or ``none``)."""
     name = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,8}", fullmatch=True)
     return st.dictionaries(name, st.one_of(name, st.just("none")), min_size=1, max_size=5)
+
+
+@st.composite
 def shuffled_rows(draw, table: pa.Table) -> pa.Table:
     """``table`` with its rows in a drawn order: files are not always in submit order."""
     order = draw(st.permutations(range(table.num_rows)))
