@@ -1426,3 +1426,14 @@ def placement_oracle_cases(draw, max_nodes: int = 8):
         shapes = multi[:1] + multi  # 2-node jobs twice as often: two racks that fit are common
     case["nodes"], case["per_node"] = draw(st.sampled_from(shapes))
     return case
+
+
+@st.composite
+def wra_values(draw: st.DrawFn) -> object:
+    """Walltime request accuracies (actual / requested > 0) as a numpy array, bin edges and 1.0
+    often exactly."""
+    import numpy as np
+
+    edge = st.sampled_from([round(0.1 * i, 1) for i in range(1, 11)])
+    value = st.floats(min_value=1e-6, max_value=5.0, allow_nan=False)
+    return np.array(draw(st.lists(st.one_of(edge, value), max_size=60)), dtype=np.float64)
