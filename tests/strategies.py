@@ -1531,3 +1531,14 @@ def swf_with_interleaved_lines(draw, data: bytes) -> bytes:
         out.extend(draw(st.lists(filler, max_size=2)))
         out.append(line)
     return b"\n".join(out)
+
+
+@st.composite
+def wra_values(draw: st.DrawFn) -> object:
+    """Walltime request accuracies (actual / requested > 0) as a numpy array, bin edges and 1.0
+    often exactly."""
+    import numpy as np
+
+    edge = st.sampled_from([round(0.1 * i, 1) for i in range(1, 11)])
+    value = st.floats(min_value=1e-6, max_value=5.0, allow_nan=False)
+    return np.array(draw(st.lists(st.one_of(edge, value), max_size=60)), dtype=np.float64)

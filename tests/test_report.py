@@ -78,7 +78,8 @@ def test_bad_input_leaves_no_output(tmp_path):
 
 def test_same_input_gives_byte_identical_outputs(tmp_path):
     table = aaic_table([{"walltime_s": 600 + 97 * i, "gpus_per_node": 1 + i % 3,
-                         "submit_time": T0 + 3571 * i, "user": f"u{i % 4}"} for i in range(40)])
+                         "submit_time": T0 + 3571 * 60 * i, "user": f"u{i % 4}"}
+                        for i in range(40)])  # over two quarters: every figure is drawn
     first = report(table, tmp_path / "a", site="aaic")
     second = report(table, tmp_path / "b", site="aaic")
     files = sorted(p.name for p in (tmp_path / "a").iterdir())

@@ -1,7 +1,10 @@
 """index.html in a real browser: headless Chromium loads the page at desktop and phone widths.
 
 Checks what a reader meets: no console error, no request leaving the file, every figure drawn at
-a non-zero size, the headline table, nothing wider than the screen, and a full-page screenshot.
+a non-zero size, the headline table, nothing wider than the screen (a wide table scrolls inside
+its frame, with a shadow at the edge as the sign), contents numbered once, and a full-page
+screenshot; for the sample's report, the example archive's page and a CPU SWF trace's report
+(KTH-SP2, processors, no AAIC reference).
 Skips, saying why, only where no Chromium (Debian package ``chromium``) or no Playwright is
 installed; ``.ci/run`` installs Chromium when it can.
 """
@@ -14,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser_support import WIDTHS, open_page, unavailable
+from tests.conftest import trace_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
@@ -31,9 +35,21 @@ def report_page(tmp_path_factory) -> Path:
     return out / "index.html"
 
 
-@pytest.fixture(params=["report", "archive"])
-def page_path(request, report_page) -> Path:
-    return report_page if request.param == "report" else EXAMPLE_PAGE
+@pytest.fixture(scope="module")
+def cpu_page(tmp_path_factory) -> Path:
+    """The report page of a real CPU SWF trace (KTH-SP2: processors, no nodes, no site)."""
+    from swftools.report import report
+
+    out = tmp_path_factory.mktemp("browser-cpu") / "rep"
+    report(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"), out, html=True)
+    return out / "index.html"
+
+
+@pytest.fixture(params=["report", "archive", "cpu"])
+def page_path(request) -> Path:
+    if request.param == "archive":
+        return EXAMPLE_PAGE
+    return request.getfixturevalue("report_page" if request.param == "report" else "cpu_page")
 
 
 FIGURES_JS = """() => Array.from(document.querySelectorAll('img, svg')).map(e => {
@@ -52,12 +68,29 @@ HEADLINE_JS = """() => {
 }"""
 
 
+# Every table frame whose table is wider than the frame: does it show the scroll sign (the
+# edge shadows of its background, painted behind the content) and scroll by itself?
+WIDE_TABLES_JS = """() => Array.from(document.querySelectorAll('.table-wrap'))
+  .filter(w => w.scrollWidth > w.clientWidth + 1).map(w => {
+    const cs = getComputedStyle(w);
+    return {id: w.querySelector('table').id, overflowX: cs.overflowX,
+            shadow: cs.backgroundImage.includes('radial-gradient'),
+            covers: cs.backgroundAttachment.includes('local'),
+            right: w.getBoundingClientRect().right};
+  })"""
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_page_renders_in_chromium(page_path, width, tmp_path):
     with open_page(page_path, width) as (page, visit):
         images = page.evaluate(FIGURES_JS)
         headline = page.evaluate(HEADLINE_JS)
-        overflow = page.evaluate("() => document.documentElement.scrollWidth")
+        overflow = page.evaluate("() => Math.max(document.documentElement.scrollWidth, "
+                                 "document.body.scrollWidth)")
+        wide = page.evaluate(WIDE_TABLES_JS)
+        figure_count = page.evaluate("() => document.querySelectorAll('figure').length")
+        contents = page.evaluate("() => getComputedStyle(document.querySelector('nav ol'))"
+                                 ".listStyleType")
         font_px = page.evaluate(
             "() => parseFloat(getComputedStyle(document.querySelector('main p')).fontSize)")
         shot = tmp_path / f"index-{width}.png"
@@ -66,7 +99,7 @@ def test_page_renders_in_chromium(page_path, width, tmp_path):
     assert visit.failed == []
     assert visit.requests and all(u.startswith(("file://", "data:")) for u in visit.requests), \
         [u for u in visit.requests if not u.startswith(("file://", "data:"))]
-    assert len(images) >= 10
+    assert len(images) == figure_count >= 8  # every figure drawn (none for a one-period series)
     for image in images:
         assert image["width"] > 0 and image["height"] > 0, image
         assert image["natural"] > 0 and image["complete"], image
@@ -75,6 +108,10 @@ def test_page_renders_in_chromium(page_path, width, tmp_path):
     assert headline["caption"] == "Headline numbers of this trace"
     assert headline["rows"][:3] == ["Jobs", "Users", "Groups"]
     assert overflow <= width, f"the page is {overflow} px wide on a {width} px screen"
+    for table in wide:  # scrolls inside its frame, which ends within the screen, with the sign
+        assert table["overflowX"] == "auto" and table["shadow"] and table["covers"], table
+        assert table["right"] <= width, table
+    assert contents == "none"  # the titles carry the analyses' numbers ("1. Parallelism")
     assert font_px >= 16
     png = shot.read_bytes()
     shot_width, shot_height = struct.unpack(">II", png[16:24])

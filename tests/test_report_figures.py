@@ -13,12 +13,28 @@ import pytest
 from swftools import synth
 from swftools.report import analyze, figures
 from swftools.report.render import json_text
-from tests.report_support import swf_table
+from tests.report_support import T0, swf_table
 
 
 @pytest.fixture(scope="module")
 def data():
-    return analyze(synth.generate(3000, seed=5)).data
+    """A complete trace over two calendar quarters (every figure has data)."""
+    return analyze(synth.generate(3000, seed=5, start="2017-09-28T00:00:00+09:00")).data
+
+
+@pytest.fixture(scope="module")
+def week():
+    """The bundled sample: one week in one quarter (2017Q3)."""
+    from pathlib import Path
+
+    return analyze(Path(__file__).resolve().parent.parent / "samples" / "aaic-sample.csv.gz").data
+
+
+def _drawn(data, name, narrow=False):
+    from swftools.report.figures import figure, style_context
+
+    with style_context():
+        return figure(data, name, narrow=narrow)
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +128,82 @@ def test_series_are_told_apart_in_greyscale(data, narrow):
                         assert shape_i != shape_j or abs(grey_i - grey_j) > 0.25, (name, i, j)
                         checked += 1
     assert checked >= 6
+
+
+def test_the_balanced_sample_box_plot_draws_the_balanced_sample(week):
+    """Titled by the balanced sample's coefficients, the boxes are that sample's: 2,117 jobs of
+    the sample, not the 3,509 of the whole population."""
+    result = week["analyses"]["correlation"]
+    sample = result["balanced_sample"]
+    size = sample["single_pe_jobs"] + sample["multi_pe_jobs"]
+    assert size == 2117 and sample["jobs"] == size
+    assert sum(r["jobs"] for r in result["walltime_h_by_pe_bin"]) == size
+    ax = _drawn(week, "correlation.png").axes[0]
+    assert ax.get_title().startswith("Balanced sample (2,117 jobs): Spearman")
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert sum(int(lab.split("(")[1].rstrip(")").replace(",", "")) for lab in labels) == size
+    medians = [line.get_ydata()[0] for line in ax.lines if line.get_color() in ("C1", "#ff7f0e")]
+    expected = [max(r["median"], 1e-3) for r in result["walltime_h_by_pe_bin"]]
+    assert medians == pytest.approx(expected)
+
+
+def test_one_quarter_draws_no_time_series(week):
+    """A one-week sample: no per-quarter figure and no per-quarter panel (one bar is no series)."""
+    assert [q["quarter"] for q in week["context"]["per_quarter"]["quarters"]] == ["2017Q3"]
+    assert "per_quarter.png" not in week["figures"]
+    for name in ("parallelism.png", "wra.png"):
+        fig = _drawn(week, name)
+        assert len(fig.axes) == 1, name
+        assert "quarter" not in fig.axes[0].get_title().lower()
+        assert figures.panel_count(week, name) == 1
+        narrow = _drawn(week, name, narrow=True)
+        assert narrow.get_figheight() == pytest.approx(figures.NARROW_PANEL_IN[1])
+
+
+def test_two_quarters_draw_the_time_series(data):
+    assert len(data["context"]["per_quarter"]["quarters"]) >= 2
+    assert "per_quarter.png" in data["figures"]
+    for name in ("parallelism.png", "wra.png"):
+        assert len(_drawn(data, name).axes) == 2
+        assert figures.panel_count(data, name) == 2
+
+
+def test_arrival_counts_never_go_below_zero(week):
+    """Mean ± sd of few days: the lower error bar stops at zero, and so does the axis."""
+    hours = week["analyses"]["arrivals"]["by_hour"]
+    assert any(h["std"] and h["std"] > h["mean"] for h in hours)  # the case that went to -20
+    fig = _drawn(week, "arrivals.png")
+    for ax in fig.axes:
+        assert ax.get_ylim()[0] == 0
+        for container in ax.containers:
+            if hasattr(container, "lines") and container.lines[2]:
+                segments = container.lines[2][0].get_segments()
+                assert min(seg[:, 1].min() for seg in segments) >= 0
+
+
+def test_wra_histogram_plots_the_bins_it_names(week):
+    ax = _drawn(week, "wra.png").axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    shares = [100 * h["share"] for h in week["analyses"]["wra"]["histogram"]]
+    assert heights == pytest.approx(shares)
+    assert [t.get_text() for t in ax.get_xticklabels()][-2:] == ["0.9-1.0", ">1.0"]
+
+
+def test_without_node_counts_the_breakdown_is_one_chart():
+    """A CPU trace without node counts: the PE-count bins alone, no empty node-count panel."""
+    table = swf_table({"job_id": [1, 2, 3], "gpus": [1, 2, 64], "walltime_s": [600, 900, 700],
+                       "swf_status": [1, 1, 1], "submit_time": [T0, T0 + 60, T0 + 120]})
+    data = analyze(table).data
+    fig = _drawn(data, "parallelism_breakdown.png")
+    assert len(fig.axes) == 1
+    assert [p.get_height() for p in fig.axes[0].patches] == [1, 1, 1]
+    assert figures.panel_count(data, "parallelism_breakdown.png") == 1
+
+
+def test_one_day_draws_no_utilization_series():
+    """Jobs within one day: one daily bin is no series, so no utilization step plot."""
+    from tests.report_support import aaic_table
+
+    data = analyze(aaic_table([{"walltime_s": 600}, {"walltime_s": 900}]), site="aaic").data
+    assert len(data["context"]["utilization"]["bin_start_epoch_s"]) == 1
+    assert "utilization.png" not in data["figures"]

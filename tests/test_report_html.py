@@ -134,11 +134,14 @@ def test_headline_values_are_the_reports(text, sample_data):
 
 def test_every_paper_value_is_shown_beside_this_trace(page, text, sample_data):
     paper_tables = [t for t in page.table_ids if t.endswith("-paper")]
-    assert {t[: -len("-paper")] for t in paper_tables} >= set(ANALYSES)
+    # arrivals: the paper states no value, so no reference table of dashes
+    assert {t[: -len("-paper")] for t in paper_tables} >= set(ANALYSES) - {"arrivals"}
     shown = [label for t in paper_tables for label in page.row_labels[t]]
     for row in sample_data["summary"]:
         if row["paper"] is not None:
             assert row["label"] in shown, row["key"]
+    referenced = {r["label"] for r in sample_data["summary"] if r["paper"] is not None}
+    assert set(shown) == referenced
 
 
 def test_tables_have_captions_and_scoped_headers(page, text):
@@ -295,3 +298,65 @@ def test_whatif_context_says_when_jobs_were_placed_by_gpu_count():
     for shape, tail in (("recorded", ""), ("gpus", ", jobs placed by GPU count")):
         assert html.whatif_table({**base, "shape": shape})["context"] == (
             "site aaic, scheduler easy, seed 0" + tail)
+
+
+def _cpu_data():
+    """A CPU SWF trace (processors, no node counts, no site) over two quarters."""
+    from tests.report_support import T0, swf_table
+
+    n = 40
+    return analyze(swf_table({
+        "job_id": list(range(1, n + 1)), "gpus": [1 + (i % 5) * 7 for i in range(n)],
+        "walltime_s": [600 + 97 * i for i in range(n)], "swf_status": [1] * n,
+        "requested_walltime_s": [3600] * n, "submit_time": [T0 + 3571 * 60 * i for i in range(n)],
+        "start_time": [T0 + 3571 * 60 * i for i in range(n)],
+        "finish_time": [T0 + 3571 * 60 * i + 600 + 97 * i for i in range(n)],
+        "wait_s": [0] * n}, swf_header=[["Version", "2.2"], ["MaxProcs", "100"]])).data
+
+
+def test_a_cpu_trace_is_not_framed_by_the_aaic_paper():
+    """KTH-SP2-like: no AAIC reference anywhere (tables, alt texts, footer), units in
+    processors, and the alt text says why there is no node-count chart."""
+    data = _cpu_data()
+    text = html.page(data)
+    parsed = Page(text)
+    assert not [t for t in parsed.table_ids if t.endswith("-paper")]
+    assert "AAIC reference" not in text and "AAIC paper:" not in text and "96.0 %" not in text
+    assert "Processors (capacity)" in parsed.row_labels["headline"]
+    assert parsed.captions["headline"] == "Headline numbers of this trace"
+    alts = {img["alt"] for img in parsed.all("img")}
+    assert not any("AAIC" in alt or "GPU" in alt for alt in alts)
+    breakdown = alt_text(data, "parallelism_breakdown.png")
+    assert "no such jobs" not in breakdown and "node counts are unknown" in breakdown
+    assert "single-processor" in alt_text(data, "parallelism.png")
+
+
+def test_an_aaic_trace_carries_the_labelled_reference(page, sample_data):
+    captions = [c for t, c in page.captions.items() if t.endswith("-paper")]
+    assert captions and all(c.startswith("AAIC reference") for c in captions)
+    assert "(AAIC reference: 96.0 % single-GPU jobs)" in alt_text(sample_data, "parallelism.png")
+
+
+def test_contents_are_not_numbered_twice(text, page):
+    """The analyses' titles carry their number (1. Parallelism): the contents list adds none."""
+    nav = text.split('<nav aria-label="Contents">')[1].split("</nav>")[0]
+    assert "<li><a href=\"#parallelism\">1. Parallelism</a></li>" in nav
+    rule = re.search(r"nav ol \{([^}]*)\}", text).group(1)
+    assert "list-style: none" in rule
+
+
+def test_footer_links_report_json_beside_the_report(written, text):
+    footer = text.split("<footer>")[1]
+    assert '<a href="report.json">' in footer and (written / "report.json").is_file()
+
+
+def test_settings_text_shows_code_not_backticks():
+    assert str(html.code_spans("made by `swftools synth` <b>")) == \
+        "made by <code>swftools synth</code> &lt;b&gt;"
+    assert str(html.code_spans("no code here")) == "no code here"
+
+
+def test_whatif_units_follow_the_report_trace():
+    doc = {"policies": [{"policy": "packed", **{k: 1.0 for k, _, _ in html.WHATIF_COLUMNS}}]}
+    assert any("processor-hours" in h for h in html.whatif_table(doc, "processor")["headers"])
+    assert any("GPU-hours" in h for h in html.whatif_table(doc, "gpu")["headers"])

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from swftools.report import analyze, summary_table_markdown
-from swftools.report.summary import PAPER, format_value, table_markdown
+from swftools.report.summary import (
+    PAPER,
+    format_value,
+    reference_applies,
+    table_markdown,
+)
 from swftools.site import load_site
 from tests.report_support import T0, aaic_table, swf_table
 
@@ -27,9 +32,10 @@ def test_markdown_table_formats_kinds_and_explains_gaps():
                        "swf_status": [1, 1], "submit_time": [T0, T0]})
     text = summary_table_markdown(analyze(table))
     lines = text.splitlines()
-    assert lines[0] == "| Figure | This trace | AAIC paper (Takizawa et al. 2019) |"
-    assert lines[1] == "|---|---:|---:|"
-    assert "| Single-processor jobs (jobs of at least 60 s) | 50.0 % | 96.0 % |" in lines
+    # a CPU trace is not framed by the AAIC paper: no reference column
+    assert lines[0] == "| Figure | This trace |"
+    assert lines[1] == "|---|---:|"
+    assert "| Single-processor jobs (jobs of at least 60 s) | 50.0 % |" in lines
     assert any(line.startswith("| Walltime request accuracy, mean | n/a (the requested walltime")
                for line in lines)
     assert text.endswith("|\n")
@@ -46,4 +52,22 @@ def test_format_value():
 def test_pipes_in_labels_are_escaped():
     rows = [{"key": "k", "label": "a|b", "kind": "text", "value": "x|y", "paper": None,
              "note": None}]
-    assert "| a\\|b | x\\|y |  |" in table_markdown(rows)
+    assert "| a\\|b | x\\|y |" in table_markdown(rows).splitlines()
+
+
+def test_aaic_reference_only_for_an_aaic_trace():
+    """The paper's values are the AAIC reference of an AAIC trace, and of no other site's."""
+    rows = [{"walltime_s": 1800, "requested_walltime_s": 3600}] * 3
+    aaic = analyze(aaic_table(rows), site=load_site("aaic"))
+    text = summary_table_markdown(aaic)
+    assert text.splitlines()[0] == "| Figure | This trace | AAIC reference (Takizawa et al. 2019) |"
+    assert "| Successful jobs (all jobs) | 100.0 % | 83.0 % |" in text.splitlines()
+    other_gpu_site = analyze(aaic_table(rows, site="abci"), site=load_site("abci"))
+    cpu = analyze(swf_table({"job_id": [1, 2], "gpus": [1, 2], "walltime_s": [600, 900],
+                             "swf_status": [1, 1], "submit_time": [T0, T0]}))
+    for result in (other_gpu_site, cpu):
+        assert all(row["paper"] is None for row in result.summary)
+        assert "AAIC" not in summary_table_markdown(result)
+    assert reference_applies({"processing_element": "GPU", "site": "aaic-v100-half"})
+    assert reference_applies({"processing_element": "GPU", "site": None, "source_format": "synth"})
+    assert not reference_applies({"processing_element": "processor", "site": "aaic"})

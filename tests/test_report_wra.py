@@ -35,7 +35,8 @@ def test_mean_median_and_distribution():
     assert result["std"] == pytest.approx(values.std(ddof=1))
     assert result["share_above_1"] == 0
     counts = {(h["from"], h["to"]): h["jobs"] for h in result["histogram"]}
-    assert counts[(0.0, 0.1)] == 1 and counts[(0.1, 0.2)] == 1 and counts[(0.5, 0.6)] == 2
+    # bins include their upper edge: 0.1 is in 0.0 to 0.1, 0.5 in 0.4 to 0.5
+    assert counts[(0.0, 0.1)] == 2 and counts[(0.4, 0.5)] == 2
     assert counts[(1.0, None)] == 0
     assert sum(counts.values()) == 4
 
@@ -91,3 +92,27 @@ def test_wra_is_actual_over_requested(table):
     assert result["mean"] == pytest.approx(expected.mean())
     assert result["median"] == pytest.approx(expected.median())
     assert sum(h["jobs"] for h in result["histogram"]) == len(ok)
+    assert result["histogram"][-1]["jobs"] == int((expected > 1).sum())
+
+
+def test_exactly_one_is_counted_where_the_text_says():
+    """WRA exactly 1.0 did not run past its request: it is in 0.9 to 1.0, not above 1.0, so
+    the last bin and "Above 1" count the same jobs."""
+    table = aaic_table([{"walltime_s": 3600, "requested_walltime_s": 3600}] * 3 +
+                       [{"walltime_s": 3700, "requested_walltime_s": 3600}])
+    result = wra.analyze(prepare(table, AAIC))
+    counts = {(h["from"], h["to"]): h["jobs"] for h in result["histogram"]}
+    assert counts[(0.9, 1.0)] == 3 and counts[(1.0, None)] == 1
+    assert result["share_above_1"] == 0.25 == result["histogram"][-1]["share"]
+    assert [wra.bin_label(h) for h in result["histogram"][-2:]] == ["0.9 to 1.0", "above 1.0"]
+
+
+@given(strategies.wra_values())
+def test_histogram_bins_include_their_upper_edge(values):
+    counts = wra.histogram_counts(values)
+    assert counts.sum() == values.size
+    edges = wra.HISTOGRAM_EDGES
+    for i, n in enumerate(counts):
+        low, high = edges[i], edges[i + 1]
+        inside = (values > low) & (values <= high) if i else (values <= high)
+        assert n == int(inside.sum()), (low, high)

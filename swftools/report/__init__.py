@@ -174,6 +174,6 @@ def report(path_or_table: str | os.PathLike | pa.Table, out_dir: str | os.PathLi
 
 
 def summary_table_markdown(result: Report | dict[str, Any]) -> str:
-    """The headline figures as a Markdown table, beside the AAIC paper's values."""
+    """The headline figures as a Markdown table, with the AAIC reference where it applies."""
     data = result.data if isinstance(result, Report) else result
     return summary.table_markdown(data["summary"])

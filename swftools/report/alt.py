@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from swftools.report.frame import is_skipped
-from swftools.report.summary import PAPER
+from swftools.report.frame import is_skipped, time_series
+from swftools.report.summary import PAPER, reference_applies
+from swftools.report.wra import bin_label as wra_bin_label
 
 
 def _pct(share: float) -> str:
@@ -30,28 +31,33 @@ def _least(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
     return min(rows, key=lambda r: (r[key] if r[key] is not None else float("inf")))
 
 
-def _paper(key: str, text: Callable[[float], str]) -> str:
-    value = PAPER.get(key)
-    return f" (the AAIC paper: {text(value)})" if value is not None else ""
+def _paper(data: dict[str, Any], key: str, text: Callable[[float], str]) -> str:
+    """The AAIC reference value in brackets, only where it applies to this trace."""
+    value = PAPER.get(key) if reference_applies(data["trace"]) else None
+    return f" (AAIC reference: {text(value)})" if value is not None else ""
 
 
 def _parallelism(data: dict[str, Any]) -> str:
     r = data["analyses"]["parallelism"]
     classes = ", ".join(f"{c['label']} {_pct(c['share'])}" for c in r["classes"].values())
-    text = f"Bar chart of parallelism among {r['jobs']:,} jobs of at least 60 s: {classes}."
-    if PAPER.get("single_pe_share") is not None:
-        text += f" The AAIC paper reports {_pct(PAPER['single_pe_share'])} single-GPU jobs."
+    pe = r["processing_element"]
+    text = (f"Bar chart of parallelism among {r['jobs']:,} jobs of at least 60 s: {classes}"
+            f"{_paper(data, 'single_pe_share', lambda v: f'{_pct(v)} single-{pe} jobs')}.")
     quarterly = r["quarterly"]
-    if not is_skipped(quarterly) and quarterly:
+    if time_series(quarterly):
         busiest = _most(quarterly, "jobs")
-        text += (f" Stacked bars per quarter over {len(quarterly)} quarter(s): the busiest is "
+        text += (f" Stacked bars per quarter over {len(quarterly)} quarters: the busiest is "
                  f"{busiest['quarter']} with {busiest['jobs']:,} jobs.")
+    elif not is_skipped(quarterly) and quarterly:
+        text += f" No per-quarter chart: every job falls in {quarterly[0]['quarter']}."
     return text
 
 
-def _largest_bar(rows: Any, key: str, unit: str) -> str | None:
-    if is_skipped(rows) or not rows:
-        return None
+def _largest_bar(rows: Any, key: str, unit: str) -> str:
+    if is_skipped(rows):
+        return f"not drawn ({rows['reason']})"
+    if not rows:
+        return "no such jobs"
     top = _most(rows, "jobs")
     largest = rows[-1][key]
     def many(value: Any) -> str:
@@ -65,28 +71,26 @@ def _parallelism_breakdown(data: dict[str, Any]) -> str:
     r = data["analyses"]["parallelism"]
     pe = r["processing_element"]
     if "by_pe_count_bins" in r:
-        left = _largest_bar(r["by_pe_count_bins"], "bin", f"{pe}s")
-        left_name = f"all jobs by {pe} count"
-    else:
-        left = _largest_bar(r["single_node_by_pe_count"], "pes", f"{pe}s")
-        left_name = f"single-node jobs by {pe} count"
+        return (f"Bar chart on a log scale of all jobs by {pe} count (power-of-two bins): "
+                f"{_largest_bar(r['by_pe_count_bins'], 'bin', f'{pe}s')}. No node-count chart: "
+                f"{r['multi_node_by_node_count'].get('reason', 'node counts are unknown')}.")
+    left = _largest_bar(r["single_node_by_pe_count"], "pes", f"{pe}s")
+    left_name = f"single-node jobs by {pe} count"
     right = _largest_bar(r["multi_node_by_node_count"], "nodes", "nodes")
-    parts = [f"{left_name}: {left}" if left else f"{left_name}: no data",
-             f"multi-node jobs by node count: {right}" if right else
-             "multi-node jobs by node count: no such jobs"]
+    parts = [f"{left_name}: {left}", f"multi-node jobs by node count: {right}"]
     return "Two bar charts on a log scale: " + "; ".join(parts) + "."
 
 
 def _wra(data: dict[str, Any]) -> str:
     r = data["analyses"]["wra"]
     top = _most(r["histogram"], "jobs")
-    upper = f"{top['to']:.1f}" if top["to"] is not None else "above"
     text = (f"Histogram of walltime request accuracy (actual over requested walltime) for "
-            f"{r['jobs']:,} jobs: mean {r['mean']:.3f}{_paper('wra_mean', lambda v: f'{v:.3f}')}, "
-            f"median {r['median']:.3f}; the fullest bin is {top['from']:.1f} to {upper} with "
-            f"{_pct(top['share'])} of jobs, and {_pct(r['share_above_1'])} ran past their request.")
+            f"{r['jobs']:,} jobs: mean {r['mean']:.3f}"
+            f"{_paper(data, 'wra_mean', lambda v: f'{v:.3f}')}, median {r['median']:.3f}; the "
+            f"fullest bin is {wra_bin_label(top)} with {_pct(top['share'])} of jobs, and "
+            f"{_pct(r['share_above_1'])} ran past their request (WRA above 1.0).")
     quarterly = r["quarterly"]
-    if not is_skipped(quarterly) and len(quarterly) > 1:
+    if time_series(quarterly):
         low, high = _least(quarterly, "mean"), _most(quarterly, "mean")
         text += (f" The mean per quarter ranges from {low['mean']:.3f} ({low['quarter']}) to "
                  f"{high['mean']:.3f} ({high['quarter']}).")
@@ -100,7 +104,7 @@ def _walltime_cdf(data: dict[str, Any]) -> str:
     longest = _most(groups, "median")
     text = (f"Cumulative distribution of walltime on a log scale, {len(groups)} curve(s). "
             f"Median walltime: {medians}")
-    text += _paper("median_walltime_h_all", lambda v: f"{_hours(v)} for all jobs") + "."
+    text += _paper(data, "median_walltime_h_all", lambda v: f"{_hours(v)} for all jobs") + "."
     if len(groups) > 1:
         label = longest["label"]
         text += f" {label[:1].upper() + label[1:]} jobs run longest at the median."
@@ -117,8 +121,9 @@ def _strength(rho: float) -> str:
 def _correlation(data: dict[str, Any]) -> str:
     r = data["analyses"]["correlation"]
     rows = r["walltime_h_by_pe_bin"]
-    pe = data["analyses"]["parallelism"].get("processing_element", "PE")
-    text = (f"Box plots of walltime per {pe}-count bin ({len(rows)} bins): the median walltime "
+    pe = data["trace"]["processing_element"]
+    text = (f"Box plots of walltime per {pe}-count bin of the balanced sample "
+            f"({sum(row['jobs'] for row in rows):,} jobs, {len(rows)} bins): the median walltime "
             f"is {_hours(rows[0]['median'])} at {rows[0]['bin']} {pe}(s) and "
             f"{_hours(rows[-1]['median'])} at {rows[-1]['bin']} {pe}s")
     top = _most(rows, "median")
@@ -127,7 +132,7 @@ def _correlation(data: dict[str, Any]) -> str:
     if not is_skipped(sample):
         text += (f" Spearman {sample['spearman']:.3f} on the balanced sample: "
                  f"{_strength(sample['spearman'])} correlation"
-                 f"{_paper('spearman_balanced', lambda v: f'{v:.3f}')}.")
+                 f"{_paper(data, 'spearman_balanced', lambda v: f'{v:.3f}')}.")
     return text
 
 
@@ -144,7 +149,7 @@ def _arrivals(data: dict[str, Any]) -> str:
         text += (f"; the busiest weekday is {top['weekday']} (mean {top['mean']:.1f}), the "
                  f"quietest {low['weekday']} ({low['mean']:.1f})")
     return text + (f"; {_pct(r['weekday_share'])} of submissions fall on weekdays"
-                   f"{_paper('weekday_share', _pct)}.")
+                   f"{_paper(data, 'weekday_share', _pct)}.")
 
 
 def _listing(rows: list[dict[str, Any]], name: Callable[[dict[str, Any]], str]) -> str:
@@ -165,13 +170,13 @@ def _outcomes(data: dict[str, Any]) -> str:
     rows = sorted(o["codes"], key=lambda r: -r["jobs"])
     success = _pct(o["success_share"]) if o["success_share"] is not None else "an unknown share"
     return (f"Bar chart of jobs per {o['column']}: {_listing(rows, lambda r: r['label'])}; "
-            f"{success} of jobs succeeded{_paper('success_share', _pct)}.")
+            f"{success} of jobs succeeded{_paper(data, 'success_share', _pct)}.")
 
 
 def _per_quarter(data: dict[str, Any]) -> str:
     rows = data["context"]["per_quarter"]["quarters"]
     top = _most(rows, "jobs")
-    text = (f"Bars of jobs submitted per quarter over {len(rows)} quarter(s), from "
+    text = (f"Bars of jobs submitted per quarter over {len(rows)} quarters, from "
             f"{rows[0]['jobs']:,} in {rows[0]['quarter']} to {rows[-1]['jobs']:,} in "
             f"{rows[-1]['quarter']}, the most in {top['quarter']} ({top['jobs']:,})")
     users = [r for r in rows if r["users"] is not None]
@@ -193,7 +198,7 @@ def _utilization(data: dict[str, Any]) -> str:
     low, high = min(cap["capacity_pes"]), max(cap["capacity_pes"])
     capacity = f"{high:,.0f}" if low == high else f"{low:,.0f} to {high:,.0f}"
     return (text + f" against a capacity of {capacity} {pe}s; mean utilization "
-            f"{_pct(cap['mean_utilization'])}{_paper('mean_utilization', _pct)}, "
+            f"{_pct(cap['mean_utilization'])}{_paper(data, 'mean_utilization', _pct)}, "
             f"{cap['bins_over_capacity']} {width}(s) above capacity.")
 
 

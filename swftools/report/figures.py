@@ -23,7 +23,8 @@ from matplotlib import rc_context, style
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from swftools.report.frame import is_skipped
+from swftools.report.frame import is_skipped, time_series
+from swftools.report.wra import bin_label as wra_bin_label
 
 DPI = 100
 SIZE_IN = (9.0, 4.0)
@@ -75,6 +76,11 @@ def _pair(fig: Figure, **options: Any) -> Any:
     return fig.subplots(1, 2, **options)
 
 
+def _panels(fig: Figure, two: bool, **options: Any) -> tuple[Any, Any]:
+    """Two panels, or one and None (a figure whose second panel has no data to draw)."""
+    return tuple(_pair(fig, **options)) if two else (fig.subplots(), None)
+
+
 def _per_quarter_axes(ax: Any, names: list[str], ylabel: str, title: str | None = None) -> None:
     """Finish an axes over quarters: the quarter names slanted, the y label, a small legend."""
     ax.set_xticks(range(len(names)), names, rotation=45, fontsize=7)
@@ -87,7 +93,8 @@ def _per_quarter_axes(ax: Any, names: list[str], ylabel: str, title: str | None 
 
 def _parallelism(data: dict[str, Any], fig: Figure) -> None:
     result = data["analyses"]["parallelism"]
-    ax_share, ax_quarter = _pair(fig, width_ratios=[1, 2])
+    quarterly = result["quarterly"]
+    ax_share, ax_quarter = _panels(fig, time_series(quarterly), width_ratios=[1, 2])
     keys = list(result["classes"])
     labels = [result["classes"][k]["label"] for k in keys]
     shares = [100 * result["classes"][k]["share"] for k in keys]
@@ -97,9 +104,7 @@ def _parallelism(data: dict[str, Any], fig: Figure) -> None:
     ax_share.set_xticks(range(len(keys)), labels, rotation=15, fontsize=8)
     ax_share.set_ylabel("share of jobs (%)")
     _title(ax_share, f"Parallelism ({result['jobs']:,} jobs of at least 60 s)")
-    quarterly = result["quarterly"]
-    if is_skipped(quarterly):
-        _note(ax_quarter, quarterly["reason"])
+    if ax_quarter is None:
         return
     names = [q["quarter"] for q in quarterly]
     bottom = [0] * len(names)
@@ -114,11 +119,12 @@ def _parallelism(data: dict[str, Any], fig: Figure) -> None:
 def _parallelism_breakdown(data: dict[str, Any], fig: Figure) -> None:
     result = data["analyses"]["parallelism"]
     pe = result["processing_element"]
-    left, right = _pair(fig)
-    panels = [(left, result["single_node_by_pe_count"], "pes", f"{pe}s (single-node jobs)"),
-              (right, result["multi_node_by_node_count"], "nodes", "nodes (multi-node jobs)")]
-    if "by_pe_count_bins" in result:
-        panels = [(left, result["by_pe_count_bins"], "bin", f"{pe}s (all jobs)"),
+    if "by_pe_count_bins" in result:  # node counts unknown: the PE-count bins alone
+        panels = [(fig.subplots(), result["by_pe_count_bins"], "bin",
+                   f"{pe}s (all jobs, power-of-two bins)")]
+    else:
+        left, right = _pair(fig)
+        panels = [(left, result["single_node_by_pe_count"], "pes", f"{pe}s (single-node jobs)"),
                   (right, result["multi_node_by_node_count"], "nodes", "nodes (multi-node jobs)")]
     for ax, rows, key, xlabel in panels:
         if is_skipped(rows) or not rows:
@@ -134,17 +140,17 @@ def _parallelism_breakdown(data: dict[str, Any], fig: Figure) -> None:
 
 def _wra(data: dict[str, Any], fig: Figure) -> None:
     result = data["analyses"]["wra"]
-    ax_hist, ax_quarter = _pair(fig)
+    quarterly = result["quarterly"]
+    ax_hist, ax_quarter = _panels(fig, time_series(quarterly))
     hist = result["histogram"]
-    labels = [f"{h['from']:.1f}-" + (f"{h['to']:.1f}" if h["to"] is not None else "") for h in hist]
+    labels = [wra_bin_label(h, short=True) for h in hist]
     ax_hist.bar(range(len(hist)), [100 * h["share"] for h in hist], color="#4477aa")
     ax_hist.set_xticks(range(len(hist)), labels, rotation=45, fontsize=7)
     ax_hist.set_xlabel("walltime request accuracy (actual / requested)")
     ax_hist.set_ylabel("share of jobs (%)")
-    _title(ax_hist, f"WRA: mean {result['mean']:.3f}, median {result['median']:.3f}")
-    quarterly = result["quarterly"]
-    if is_skipped(quarterly):
-        _note(ax_quarter, quarterly["reason"])
+    _title(ax_hist, f"WRA of {result['jobs']:,} jobs: mean {result['mean']:.3f}, "
+                    f"median {result['median']:.3f}")
+    if ax_quarter is None:
         return
     x = range(len(quarterly))
     ax_quarter.plot(x, [q["mean"] for q in quarterly], marker="o", label="mean")
@@ -182,13 +188,15 @@ def _correlation(data: dict[str, Any], fig: Figure) -> None:
     ax.bxp(stats, showfliers=False)
     ax.set_yscale("log")
     ax.tick_params(axis="x", labelsize=7)
-    ax.set_xlabel(f"{data['analyses']['parallelism'].get('processing_element', 'PE')}s "
+    ax.set_xlabel(f"{data['trace']['processing_element']}s "
                   "(power-of-two bins; whiskers 5th-95th percentile)")
     ax.set_ylabel("walltime (hours)")
     sample = result["balanced_sample"]
+    title = f"Balanced sample ({sum(r['jobs'] for r in rows):,} jobs)"
     if not is_skipped(sample):
-        _title(ax, f"Balanced sample: Spearman {sample['spearman']:.3f}, "
-                     f"Pearson (log) {sample['pearson_log']:.3f}")
+        title += (f": Spearman {sample['spearman']:.3f}, "
+                  f"Pearson (log) {sample['pearson_log']:.3f}")
+    _title(ax, title)
 
 
 def _arrivals(data: dict[str, Any], fig: Figure) -> None:
@@ -196,16 +204,25 @@ def _arrivals(data: dict[str, Any], fig: Figure) -> None:
     ax_hour, ax_day = _pair(fig)
     hours = result["by_hour"]
     ax_hour.bar([h["hour"] for h in hours], [h["mean"] for h in hours],
-                yerr=[h["std"] or 0 for h in hours], color="#4477aa", ecolor="#888888",
-                capsize=2)
+                yerr=_spread([h["mean"] for h in hours], [h["std"] for h in hours]),
+                color="#4477aa", ecolor="#888888", capsize=2)
     ax_hour.set_xticks(range(0, 24, 3))
     ax_hour.set_xlabel(f"hour of day ({result['time_zone']})")
     ax_hour.set_ylabel("jobs submitted per day (mean ± sd)")
     days = result["by_weekday"]
-    ax_day.bar(range(7), [d["mean"] or 0 for d in days], yerr=[d["std"] or 0 for d in days],
+    means = [d["mean"] or 0 for d in days]
+    ax_day.bar(range(7), means, yerr=_spread(means, [d["std"] for d in days]),
                color="#ee6677", ecolor="#888888", capsize=3)
     ax_day.set_xticks(range(7), [d["weekday"][:3] for d in days])
     ax_day.set_ylabel("jobs submitted per day (mean ± sd over weeks)")
+    for ax in (ax_hour, ax_day):
+        ax.set_ylim(bottom=0)  # counts: the axis never goes below zero
+
+
+def _spread(means: list[float], stds: list[float | None]) -> list[list[float]]:
+    """Error bars of mean ± sd for counts: the lower bar stops at zero (no count is negative)."""
+    upper = [s or 0.0 for s in stds]
+    return [[min(m, s) for m, s in zip(means, upper)], upper]
 
 
 def _bars(rows: list[dict[str, Any]], label_key: str, title: str, fig: Figure) -> None:
@@ -287,17 +304,34 @@ FIGURES: dict[str, tuple[Callable[[dict[str, Any], Figure], None], tuple[str, ..
 }
 
 
+# Charts over time need a series: per quarter at least two quarters, utilization two bins
+_SERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "per_quarter.png": lambda d: d["context"]["per_quarter"]["quarters"],
+    "utilization.png": lambda d: d["context"]["utilization"]["bin_start_epoch_s"],
+}
+
+
 def available(data: dict[str, Any]) -> list[str]:
-    """File names of the figures the report data supports (skipped analyses have none)."""
+    """File names of the figures the report data supports (skipped analyses have none, nor a
+    chart over time with a single period)."""
     names = []
     for name, (_, (section, key)) in FIGURES.items():
-        if _ok(data.get(section, {}).get(key)):
+        if _ok(data.get(section, {}).get(key)) and (
+                name not in _SERIES or time_series(_SERIES[name](data))):
             names.append(name)
     return names
 
 
-TWO_PANELS = frozenset({"parallelism.png", "parallelism_breakdown.png", "wra.png", "arrivals.png",
-                        "per_quarter.png"})
+def panel_count(data: dict[str, Any], name: str) -> int:
+    """How many panels figure ``name`` draws for this report data (1 or 2): a per-quarter panel
+    only over two quarters or more, the node-count panel only when node counts are known."""
+    analyses = data["analyses"]
+    if name in ("parallelism.png", "wra.png"):
+        key = "parallelism" if name == "parallelism.png" else "wra"
+        return 2 if time_series(analyses[key]["quarterly"]) else 1
+    if name == "parallelism_breakdown.png":
+        return 1 if "by_pe_count_bins" in analyses["parallelism"] else 2
+    return 2 if name in ("arrivals.png", "per_quarter.png") else 1
 
 
 def figure(data: dict[str, Any], name: str, *, narrow: bool = False) -> Figure:
@@ -305,7 +339,7 @@ def figure(data: dict[str, Any], name: str, *, narrow: bool = False) -> Figure:
     stacks the panels for a phone-width page."""
     drawer, _ = FIGURES[name]
     width, height = NARROW_PANEL_IN
-    size = (width, height * (2 if name in TWO_PANELS else 1)) if narrow else SIZE_IN
+    size = (width, height * panel_count(data, name)) if narrow else SIZE_IN
     fig = Figure(figsize=size, dpi=DPI, layout="constrained")
     token = _NARROW.set(narrow)
     try:

@@ -201,6 +201,15 @@ def quarters_skip_reason(frame: JobFrame) -> str | None:
     return None
 
 
+MIN_SERIES_POINTS = 2  # a chart over time needs at least two points (quarters, bins)
+
+
+def time_series(rows: Any) -> bool:
+    """Whether per-period rows (a list, or a skipped marker) make a chart over time: one bar or
+    one point is no series, so a sample within one quarter draws no per-quarter chart."""
+    return isinstance(rows, list) and len(rows) >= MIN_SERIES_POINTS
+
+
 def shares(counts: dict[str, int]) -> dict[str, float | None]:
     """Each count's share of the total (None when the total is zero)."""
     total = sum(counts.values())

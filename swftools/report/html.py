@@ -2,8 +2,8 @@
 
 The page is rendered by Jinja2 from ``swftools/report/templates/index.html.j2``: CSS inlined,
 figures inlined as SVG images (``data:`` URLs), no script and no fetch from the network. It holds
-the headline numbers, the five analyses with their tables and figures beside the AAIC paper's
-published values, the context, the validation summary per rule, the replay consistency summary,
+the headline numbers, the five analyses with their tables and figures (beside the AAIC paper's
+published values only for an AAIC trace), the context, the validation summary per rule, the replay consistency summary,
 the what-if comparison when given, and, for a release, the download list (file, size,
 SHA-256), how to cite, the licence and the anonymization statement. Same input, same bytes.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 from swftools.errors import InputError
 from swftools.urls import relative_href, web_href
@@ -26,7 +27,8 @@ from swftools.report import figures as figures_mod
 from swftools.report import sections
 from swftools.report.alt import alt_text
 from swftools.report.frame import is_skipped
-from swftools.report.summary import PAPER_CITATION, PAPER_COLUMN, format_value
+from swftools.report.summary import (PAPER_CITATION, PAPER_COLUMN, format_value,
+                                     reference_applies)
 from swftools.whatif.compare import COLUMNS as WHATIF_COLUMNS, table_cells
 
 INDEX_HTML = "index.html"
@@ -137,7 +139,7 @@ def headline(data: dict[str, Any]) -> list[dict[str, str]]:
             row("Groups", count(trace["groups"], "not recorded")),
             row("Period (submissions)", period),
             row("Queues", queue_text),
-            row(f"{pe}s (capacity)", pes),
+            row(f"{pe[:1].upper() + pe[1:]}s (capacity)", pes),
             row(f"Mean {pe} utilization", utilization, "mean_utilization")]
 
 
@@ -150,7 +152,7 @@ def _headline_table(rows: list[dict[str, str]]) -> dict[str, Any]:
 
 
 def _figure_block(data: dict[str, Any], block: sections.FigureRef) -> dict[str, Any]:
-    panels = 2 if block.name in figures_mod.TWO_PANELS else 1
+    panels = figures_mod.panel_count(data, block.name)
     return {"kind": "figure", "name": block.name, "label": block.label[:1].upper() + block.label[1:],
             "alt": alt_text(data, block.name),
             "src": _svg_data_url(figures_mod.svg(data, block.name)),
@@ -167,7 +169,9 @@ def _section(data: dict[str, Any], section: sections.Section,
     for block in section.blocks:
         blocks.append(_figure_block(data, block) if isinstance(block, sections.FigureRef)
                       else block)
-    paper = [_summary_row(summary[k]) for k in SECTION_KEYS.get(section.key, ()) if k in summary]
+    # the AAIC reference table: rows the paper states a value for, of an AAIC trace only
+    paper = [_summary_row(summary[k]) for k in SECTION_KEYS.get(section.key, ())
+             if k in summary and summary[k]["paper"] is not None]
     return {"key": section.key, "title": section.title, "level": section.level,
             "blocks": blocks, "paper": paper}
 
@@ -244,10 +248,11 @@ def check_whatif_trace(data: dict[str, Any], table: Any, path: str | os.PathLike
                                                   "table: rerun `swftools whatif` on this trace")
 
 
-def whatif_table(data: dict[str, Any]) -> dict[str, Any]:
+def whatif_table(data: dict[str, Any], unit: str | None = None) -> dict[str, Any]:
     """The what-if comparison as a table: one row per policy, each figure with its ratio to the
-    baseline (the first policy; ``n/a`` against a zero), units as in the text table."""
-    unit = (data.get("trace") or {}).get("processor_unit", "gpu")
+    baseline (the first policy; ``n/a`` against a zero), units as in the text table: ``unit``
+    (``gpu`` or ``processor``, the report's trace), else the one the comparison records."""
+    unit = unit or (data.get("trace") or {}).get("processor_unit", "gpu")
     cells = table_cells(data["policies"], unit)
     rows = []
     for (name, values), ratios in zip(cells.values, cells.ratios):
@@ -262,6 +267,13 @@ def whatif_table(data: dict[str, Any]) -> dict[str, Any]:
             "headers": ["Policy"] + cells.headings, "rows": rows, "context": context}
 
 
+def code_spans(text: str) -> Markup:
+    """Settings text with Markdown code spans (`` `swftools synth` ``) as ``<code>``, the rest
+    escaped: the page shows no literal backticks."""
+    escaped = str(escape(text))
+    return Markup(re.sub(r"`([^`\n]+)`", r"<code>\1</code>", escaped))
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
                              autoescape=True, undefined=jinja2.StrictUndefined,
@@ -272,6 +284,7 @@ def _environment() -> jinja2.Environment:
     env.filters["skipcells"] = lambda r: [r["rule"], r["reason"]]
     env.filters["cleancells"] = lambda r: [r["rule"], r["severity"], r["description"]]
     # every href the page writes goes through one of these (swftools.urls): no javascript: link
+    env.filters["code_spans"] = code_spans
     env.filters["web_href"] = web_href
     env.filters["relative_href"] = relative_href
     return env
@@ -296,12 +309,14 @@ def page(data: dict[str, Any], *, validation: Any = None, consistency: list[str]
         "headline": _headline_table(headline(data)),
         "paper_column": PAPER_COLUMN,
         "paper_citation": PAPER_CITATION,
+        "reference": reference_applies(trace),
         "analyses": [_section(data, s, summary) for s in sections.analyses(data)],
         "context_intro": sections.CONTEXT_INTRO,
         "context": [_section(data, s, summary) for s in sections.context(data)],
         "validation": validation_rows(validation) if validation is not None else None,
         "consistency": consistency,
-        "whatif": whatif_table(whatif) if whatif is not None else None,
+        "whatif": whatif_table(whatif, "gpu" if trace["processing_element"] == "GPU"
+                               else "processor") if whatif is not None else None,
         "release": release,
     }
     return _environment().get_template(TEMPLATE).render(values)

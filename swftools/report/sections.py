@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swftools.report.frame import is_skipped
+from swftools.report.wra import bin_label
 
 
 @dataclass(frozen=True)
@@ -124,12 +125,17 @@ def _parallelism(r: dict[str, Any], figures: list[str]) -> list[Block]:
                      [[c["label"], f"{c['jobs']:,}", pct(c["share"])]
                       for c in r["classes"].values()]))
     pe = r["processing_element"]
+    if r["nodes_source"] is None:  # one note for the two node-count tables, not one each
+        out.append(Note(f"No single-node or multi-node breakdown: "
+                        f"{r['multi_node_by_node_count']['reason']}."))
     for key, title, col in (("single_node_by_pe_count", f"Single-node jobs by {pe} count", "pes"),
                             ("multi_node_by_node_count", "Multi-node jobs by node count", "nodes"),
                             ("by_pe_count_bins", f"Jobs by {pe} count (power-of-two bins)", "bin")):
         if key not in r:
             continue
         rows = r[key]
+        if is_skipped(rows) and r["nodes_source"] is None:
+            continue
         if is_skipped(rows):
             out += [Heading(title)] + _skip(rows)
         elif not rows:
@@ -173,8 +179,11 @@ def _wra(r: dict[str, Any], figures: list[str]) -> list[Block]:
                          [[b["queue"], num(b["walltime_max_s"] / 3600, 1), f"{b['jobs']:,}",
                            f"{b['at_max']:,}", pct(b["share"])] for b in at_max["by_queue"]]))
     out.append(Table("Distribution", ["WRA", "Jobs", "Share"],
-                     [[f"{h['from']:.1f} to " + (f"{h['to']:.1f}" if h["to"] is not None else "∞"),
-                       f"{h['jobs']:,}", pct(h["share"])] for h in r["histogram"]], titled=True))
+                     [[bin_label(h), f"{h['jobs']:,}", pct(h["share"])] for h in r["histogram"]],
+                     titled=True))
+    out.append(Text("Each bin includes its upper edge: a job that ran exactly its request "
+                    "(WRA 1.0) counts in 0.9 to 1.0, so the bin above 1.0 holds the jobs that "
+                    "ran past their request (Above 1)."))
     if is_skipped(r["quarterly"]):
         out += [Heading("Per quarter")] + _skip(r["quarterly"])
     else:
@@ -195,8 +204,8 @@ def _walltime(r: dict[str, Any], figures: list[str]) -> list[Block]:
                      num(group["median"]), num(group["min"]), num(group["max"])])
     out.append(Table("Walltime in hours by parallelism class",
                      ["Jobs", "Count", "Mean", "Std", "Median", "Min", "Max"], rows))
-    missing = [f"{k}: {g['reason']}" for k, g in r["groups"].items() if is_skipped(g)]
-    if missing:
+    missing = {g["reason"]: None for g in r["groups"].values() if is_skipped(g)}
+    if missing:  # each reason once ("node counts are unknown" covers two classes)
         out.append(Text("Not computed: " + "; ".join(missing) + "."))
     return out + _figure("walltime_cdf.png", figures, "walltime CDF")
 
@@ -216,6 +225,8 @@ def _correlation(r: dict[str, Any], figures: list[str]) -> list[Block]:
                          f"{c['pearson_log_p_value']:.2g}"])
     out.append(Table("Rank and log-linear correlation of parallelism and walltime",
                      ["Jobs", "Count", "Spearman", "p", "Pearson (log)", "p"], rows))
+    out.append(Text("The box plot draws the balanced sample, the jobs the coefficients above "
+                    "are computed from."))
     return out + _figure("correlation.png", figures, "walltime by parallelism")
 
 

@@ -1,7 +1,9 @@
-"""The report's headline figures: one row per figure, beside the AAIC paper's value.
+"""The report's headline figures: one row per figure, with the AAIC reference where it applies.
 
 The same rows are ``summary`` in ``report.json``, the summary table of ``report.md`` and what
-``summary_table_markdown`` returns for an archive README.
+``summary_table_markdown`` returns for an archive README. The AAIC paper's published values are a
+reference only for a trace of the AAIC site (``reference_applies``): another site's trace, a CPU
+trace above all, is never framed by them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,17 @@ from swftools.synth.calibration import published
 PAPER_CITATION: str = published()["citation"]
 PAPER_COLUMN: str = published()["column"]
 PAPER: dict[str, float] = {f["key"]: f["value"] for f in published()["figures"]}
+# The sites the paper measured: its presets (and a variant of them) and synthetic AAIC-like tables
+AAIC_SITE_PREFIX = "aaic"
+
+
+def reference_applies(trace: dict[str, Any]) -> bool:
+    """Whether the AAIC paper's values are a reference for this trace (report.json ``trace``):
+    a GPU trace of the AAIC site (a preset ``aaic*``) or a synthetic AAIC-like table."""
+    if trace.get("processing_element") != "GPU":
+        return False
+    site = trace.get("site") or ""
+    return site.lower().startswith(AAIC_SITE_PREFIX) or trace.get("source_format") == "synth"
 
 
 def _get(data: dict[str, Any], *path: str) -> tuple[Any, str | None]:
@@ -36,12 +49,13 @@ def rows(data: dict[str, Any]) -> list[dict[str, Any]]:
     """The summary rows of report data: key, label, kind, value, paper value, note."""
     pe = data["trace"]["processing_element"]
     analyses, context = data["analyses"], data["context"]
+    reference = PAPER if reference_applies(data["trace"]) else {}
     out: list[dict[str, Any]] = []
 
     def add(key: str, label: str, kind: str, found: tuple[Any, str | None]) -> None:
         value, note = found
         out.append({"key": key, "label": label, "kind": kind, "value": value,
-                    "paper": PAPER.get(key), "note": note if value is None else None})
+                    "paper": reference.get(key), "note": note if value is None else None})
 
     trace = data["trace"]
     add("jobs", "Jobs", "count", (trace["jobs"], None))
@@ -111,12 +125,18 @@ def _cell(text: str) -> str:
 
 
 def table_markdown(summary: list[dict[str, Any]]) -> str:
-    """The summary rows as a Markdown table (trailing newline included)."""
-    lines = [f"| Figure | This trace | {PAPER_COLUMN} |", "|---|---:|---:|"]
+    """The summary rows as a Markdown table (trailing newline included); the AAIC reference
+    column only when some row has a reference value."""
+    with_reference = any(row["paper"] is not None for row in summary)
+    lines = ([f"| Figure | This trace | {PAPER_COLUMN} |", "|---|---:|---:|"] if with_reference
+             else ["| Figure | This trace |", "|---|---:|"])
     for row in summary:
         value = format_value(row["value"], row["kind"])
         if row["value"] is None and row["note"]:
             value = f"n/a ({row['note']})"
-        paper = format_value(row["paper"], row["kind"]) if row["paper"] is not None else ""
-        lines.append(f"| {_cell(row['label'])} | {_cell(value)} | {paper} |")
+        cells = [_cell(row["label"]), _cell(value)]
+        if with_reference:
+            cells.append(format_value(row["paper"], row["kind"]) if row["paper"] is not None
+                         else "")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

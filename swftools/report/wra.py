@@ -2,7 +2,9 @@
 
 Population: successful jobs of at least 60 s whose requested walltime is known and positive.
 Also: the share of those jobs that request exactly their queue's maximum walltime, which needs the
-queue limits of a site (``--site``).
+queue limits of a site (``--site``). Histogram bins include their upper edge (0.9 < WRA <= 1.0):
+a job that ran exactly its request (WRA 1.0) did not run past it, so the last bin, above 1.0,
+holds exactly the jobs ``share_above_1`` counts.
 """
 
 from __future__ import annotations
@@ -18,6 +20,19 @@ from swftools.site import Site
 
 HISTOGRAM_EDGES = tuple(round(0.1 * i, 1) for i in range(11)) + (float("inf"),)
 QUANTILES = (0.1, 0.25, 0.75, 0.9)
+
+
+def histogram_counts(wra: np.ndarray) -> np.ndarray:
+    """Jobs per bin of ``HISTOGRAM_EDGES``, each bin including its upper edge (see above)."""
+    inner = np.array(HISTOGRAM_EDGES[1:-1])
+    return np.bincount(np.searchsorted(inner, wra, side="left"), minlength=inner.size + 1)
+
+
+def bin_label(row: dict[str, Any], *, short: bool = False) -> str:
+    """A histogram bin's label: ``0.9 to 1.0`` (``0.9-1.0`` short), ``above 1.0`` (``>1.0``)."""
+    if row["to"] is None:
+        return f">{row['from']:.1f}" if short else f"above {row['from']:.1f}"
+    return f"{row['from']:.1f}{'-' if short else ' to '}{row['to']:.1f}"
 
 
 def queue_limits(site: Site | None, queues: pd.Series) -> dict[str, int]:
@@ -44,7 +59,7 @@ def analyze(frame: JobFrame) -> dict[str, Any]:
     if jobs.empty:
         return skipped(f"no {description} have a positive requested walltime")
     wra = jobs["walltime_s"].to_numpy() / jobs["requested_walltime_s"].to_numpy()
-    counts, _ = np.histogram(wra, bins=np.array(HISTOGRAM_EDGES))
+    counts = histogram_counts(wra)
     stats = describe(wra)
     result: dict[str, Any] = {
         "status": "ok",
