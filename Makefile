@@ -5,9 +5,15 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SAMPLE := samples/aaic-sample.csv.gz
 
-.PHONY: demo test test-fast dev bench clean example-archive screenshots aot docs
+.PHONY: demo test test-fast dev bench clean example-archive screenshots docs
 
-$(BIN)/swftools: pyproject.toml
+KERNELS := $(wildcard swftools/*/*.pyx swftools/*/*/*.pyx swftools/*/*/*/*.pyx \
+                     swftools/*/*.pxd swftools/*/*/*.pxd swftools/*/*/*/*.pxd)
+
+# The editable install builds the compiled kernels (Cython, setup.py) with the C compiler; without
+# one it still installs, and swftools runs the pure-Python kernels (same results, much slower) and
+# says so once per process. An edited .pyx or .pxd is rebuilt by the next make (a new install).
+$(BIN)/swftools: pyproject.toml setup.py $(KERNELS)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
@@ -43,18 +49,12 @@ test: $(BIN)/swftools
 test-fast: $(BIN)/swftools
 	$(BIN)/python -m pytest -q -m "not slow"
 
-bench: $(BIN)/swftools aot
+bench: $(BIN)/swftools
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
-# The SWF kernels and the replay engines compiled ahead of time (swftools/aot.py; needs a C
-# compiler, ~25 s): later processes load them instead of numba (~0.3 s less each); without them
-# numba runs the same code.
-aot: $(BIN)/swftools
-	$(BIN)/python -c "from swftools.formats.swf.kernels import build_aot; print(build_aot())"
-	$(BIN)/python -c "from swftools.replay.kernels import build_aot; print(build_aot())"
-
 clean:
-	rm -rf $(VENV) out site .pytest_cache .hypothesis
+	rm -rf $(VENV) out site .pytest_cache .hypothesis build
+	find swftools -name '_*.c' -o -name '*.so' | xargs rm -f
 
 # Rebuild the example archive (tests fail when it is stale: tests/test_release.py).
 example-archive: $(BIN)/swftools

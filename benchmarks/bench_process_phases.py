@@ -5,8 +5,7 @@ Run: ``.venv/bin/python benchmarks/bench_process_phases.py [--repeat 5] [--only 
 Each run is a fresh interpreter that runs the command through the console entry point
 (``swftools.cli.main``), as ``bench_process.py`` does, with timers between its phases: the
 CLI's import, typer's argument parsing (typer builds a pydantic adapter per option), pyarrow
-with the job table module, the SWF kernels (numba and its CPU target, or the module compiled
-ahead of time by ``make aot``: ``SWFTOOLS_AOT=0`` measures without it), reading, the metadata
+with the job table module, the SWF kernels (the Cython module built at install), reading, the metadata
 check (jsonschema), writing or replaying, and what is left (printing, exit). The
 phases are forced in that order (importing a module a moment early changes nothing else), so
 that each figure is one cost; the sum is the process minus the interpreter's own start. Prints
@@ -49,7 +48,7 @@ class FirstHeavyImport:
             mark("import SWF reader")
             from swftools.formats.swf import kernels
             kernels.native()
-            mark("SWF kernels: numba + its target, or AOT module")
+            mark("SWF kernels (compiled module)")
         return None
 
 import swftools.cli as cli
@@ -111,7 +110,7 @@ def run_phases(args: list[str]) -> list[list]:
 
 
 def report(name: str, args: list[str], repeat: int) -> None:
-    run_phases(args)  # warm-up: file cache, numba's on-disk kernels
+    run_phases(args)  # warm-up: file cache
     runs = [run_phases(args) for _ in range(repeat)]
     print(f"{name} (median of {repeat} fresh processes; wall / CPU seconds):", flush=True)
     total_wall = total_cpu = 0.0

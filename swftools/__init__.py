@@ -19,7 +19,15 @@ _FUNCTIONS = {"convert": "swftools.formats", "read": "swftools.formats", "write"
 
 
 def _package_version() -> str:
-    """The installed distribution's version (importlib.metadata costs ~50 ms: loaded on use)."""
+    """The installed distribution's version: written into ``_version.py`` when a wheel is built
+    (``setup.py``), else (an editable install or a source tree) from importlib.metadata, which
+    costs ~50 ms: loaded on use."""
+    try:
+        from swftools._version import VERSION
+
+        return VERSION
+    except ImportError:
+        pass
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -1,5 +1,6 @@
-"""The compiled sacct splitter and integer kernel against plain-Python references (and pyarrow's
-CSV reader, the splitter the reader used before)."""
+"""The sacct splitter and integer kernel, compiled (``_kernels.pyx``) and their pure-Python
+reference (``kernels_ref``), each against plain-Python statements of what they compute (and
+pyarrow's CSV reader, the splitter the reader used before)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,28 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from swftools.formats.slurm import kernels
+from swftools.formats.slurm import _kernels  # the compiled kernels must be built (``make dev``)
+from swftools.formats.slurm import kernels, kernels_ref
 
 from .strategies import sacct_split_texts
+
+
+@pytest.fixture(scope="module", autouse=True, params=["compiled", "reference"])
+def which(request):
+    """Every test of this file runs on the compiled kernels and on the reference."""
+    saved = kernels._kernels
+    kernels._kernels = _kernels if request.param == "compiled" else kernels_ref
+    yield request.param
+    kernels._kernels = saved
+
+
+def test_the_compiled_kernels_run_by_default(which):
+    saved = kernels._kernels
+    kernels._kernels = None
+    try:
+        assert kernels.native() is _kernels
+    finally:
+        kernels._kernels = saved
 
 FS = settings(max_examples=150, deadline=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -353,11 +353,9 @@ def test_truncated_gzip(tmp_path):
 
 @pytest.fixture
 def tiny_chunks(monkeypatch):
-    """Force the multi-threaded path (the numba kernels, 3 chunks) even on small inputs."""
+    """Force the multi-threaded path (the compiled kernels, 3 chunks) even on small inputs."""
     from swftools.formats.swf import kernels as swf_kernels
 
-    monkeypatch.setattr(swf_kernels, "_THREADED_MIN_BYTES", 1)
-    monkeypatch.setattr(swf_kernels, "_THREADED_MIN_ROWS", 1)
     monkeypatch.setattr(swf_kernels, "_MIN_CHUNK_BYTES", 1)
     monkeypatch.setattr(swf_kernels, "_MIN_CHUNK_ROWS", 1)
     monkeypatch.setattr(swf_kernels, "_workers", lambda: 3)
@@ -368,10 +366,9 @@ def test_chunked_kernels_match_single_pass(table):
     import swftools.formats.swf.kernels as kernels
 
     single = to_bytes(table)
-    names = ("_THREADED_MIN_BYTES", "_THREADED_MIN_ROWS", "_MIN_CHUNK_BYTES", "_MIN_CHUNK_ROWS",
-             "_workers")
+    names = ("_MIN_CHUNK_BYTES", "_MIN_CHUNK_ROWS", "_workers")
     saved = [getattr(kernels, name) for name in names]
-    for name, value in zip(names, (1, 1, 1, 1, lambda: 3)):
+    for name, value in zip(names, (1, 1, lambda: 3)):
         setattr(kernels, name, value)
     try:
         chunked = to_bytes(table)

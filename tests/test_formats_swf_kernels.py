@@ -1,13 +1,11 @@
-"""``swftools.formats.swf.kernels`` (issue 15): numba's CPU target loads without scipy.linalg,
-and linear algebra compiled afterwards still works (fresh interpreters: this test process may
-have loaded either already); the kernels compiled ahead of time (``swftools.aot``) give the same
-results as the numba ones, and a process using them never imports numba."""
+"""``swftools.formats.swf.kernels`` (issues 15, 26): the compiled kernels (``_kernels.pyx``,
+built at install) give the pure-Python reference's results (``kernels_ref``), in one chunk or
+several, and a process that runs them never imports numba."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import subprocess
 import sys
@@ -17,76 +15,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swftools import aot
+from swftools.formats.swf import _kernels  # the compiled kernels must be built (``make dev``)
 from swftools.formats.swf import kernels
 from swftools.formats.swf.writer import to_bytes
 
-from .aot_support import build_aot_module
 from .strategies import swf_job_bodies, swf_jobs
 
-_CHECK = """
-import json, sys
-from swftools.formats.swf import kernels
-kernels.load_numba_target()
-after_load = "scipy.linalg" in sys.modules
-tokens = kernels.tokenize(b" 1 22\\n3  4.5\\n", 2)
-import numpy as np
-from numba import njit
 
-@njit
-def dot(a, b):
-    return np.dot(a, b)
-
-value = float(dot(np.arange(3.0), np.arange(3.0)))
-print(json.dumps({"after_load": after_load, "ints": tokens[0].tolist(),
-                  "dot": value, "linalg_after_dot": "scipy.linalg" in sys.modules,
-                  "blocked": sys.modules.get("scipy.linalg.cython_blas", 0) is None}))
-"""
-
-
-def _run(code: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=False, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.splitlines()[-1])
-
-
-def test_target_loads_without_scipy_linalg_and_linear_algebra_still_compiles():
-    result = _run(_CHECK)
-    assert result["after_load"] is False  # the 0.15-0.2 s import is gone
-    assert result["ints"] == [[1, 3], [22, 4]]  # the kernels run
-    assert result["dot"] == 5.0  # np.dot compiled later imports scipy.linalg on use
-    assert result["linalg_after_dot"] is True
-    assert result["blocked"] is False  # the import is not left blocked
-
-
-def test_nothing_is_blocked_when_scipy_linalg_is_loaded_first():
-    result = _run("import scipy.linalg\n" + _CHECK)
-    assert result["after_load"] is True and result["dot"] == 5.0 and not result["blocked"]
-
-
-# -- the same kernels compiled ahead of time (swftools.aot) ------------------------------------
-
-@pytest.fixture(scope="module")
-def aot_kernels(tmp_path_factory):
-    """The SWF kernels built ahead of time into a fresh directory (~7 s), loaded."""
-    return build_aot_module(tmp_path_factory, kernels.build_aot, kernels.AOT_MODULE,
-                            kernels._jit_source())
-
-
-def _jit() -> kernels.Kernels:
-    return kernels.native(large=True)
-
-
-def _aot(module) -> kernels.Kernels:
-    return kernels.Kernels(*(getattr(module, name) for name in kernels.AOT_EXPORTS), threads=False)
+def test_the_compiled_kernels_run_and_share_the_constants():
+    assert kernels.native().tokenize_chunk is _kernels.tokenize_chunk
+    assert kernels.native().threads  # they release the GIL
+    assert (_kernels.TOO_FEW, _kernels.BAD_CHAR, _kernels.TOO_LONG, _kernels.MAX_DIGITS) == \
+        (kernels.TOO_FEW, kernels.BAD_CHAR, kernels.TOO_LONG, kernels.MAX_DIGITS)
 
 
 @contextlib.contextmanager
 def _running(native, chunked: bool):
     saved = (kernels._native, kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers)
     kernels._native = native
-    if chunked:  # several chunks even on small inputs (with the kernels that run in threads)
+    if chunked:  # several chunks even on small inputs (threads, with the compiled kernels)
         kernels._MIN_CHUNK_BYTES, kernels._MIN_CHUNK_ROWS, kernels._workers = 1, 1, lambda: 3
     try:
         yield
@@ -95,13 +42,32 @@ def _running(native, chunked: bool):
          kernels._workers) = saved
 
 
+def _compiled() -> kernels.Kernels:
+    return kernels.Kernels(*(getattr(_kernels, name) for name in kernels.EXPORTS), threads=True)
+
+
+_WHICH = {"compiled": _compiled, "reference": kernels.reference}
+
+
+@st.composite
+def _blank_runs(draw) -> bytes:
+    """``swf_job_bodies`` with the blanks between fields sometimes much longer (the tokenizer
+    skips eight at a time) and lines of a few long numbers (eight digits and more)."""
+    body = draw(swf_job_bodies())
+    if draw(st.booleans()):
+        body = body.replace(b" ", b" " * draw(st.integers(2, 19)))
+    if draw(st.booleans()):
+        body += b"".join(b" ".join(str(draw(st.integers(-1, 10 ** 18 - 1))).encode()
+                                   for _ in range(18)) + b"\n" for _ in range(3))
+    return body
+
+
 @settings(max_examples=150, deadline=None)
-@given(swf_job_bodies(), st.booleans())
-def test_aot_tokenizer_equals_numba(aot_kernels, body, chunked):
-    _, module = aot_kernels
+@given(_blank_runs(), st.booleans())
+def test_compiled_tokenizer_equals_the_reference(body, chunked):
     results = []
-    for native in (_jit(), _aot(module)):
-        with _running(native, chunked):
+    for native in (kernels.reference(), _compiled()):
+        with _running(native, chunked and native.threads):
             results.append(kernels.tokenize(body, 18))
     (ints, floats, point, extra, stats, flags, error), other = results
     assert error.tolist() == other[6].tolist()
@@ -116,64 +82,60 @@ def test_aot_tokenizer_equals_numba(aot_kernels, body, chunked):
 
 @settings(max_examples=60, deadline=None)
 @given(swf_jobs(min_size=0, max_size=40), st.booleans())
-def test_aot_formatter_equals_numba(aot_kernels, table, chunked):
-    _, module = aot_kernels
+def test_compiled_formatter_equals_the_reference(table, chunked):
     outputs = []
-    for native in (_jit(), _aot(module)):
-        with _running(native, chunked):
+    for native in (kernels.reference(), _compiled()):
+        with _running(native, chunked and native.threads):
             outputs.append(to_bytes(table))
     assert outputs[0] == outputs[1]
 
 
-def test_convert_with_aot_kernels_writes_the_same_bytes_without_numba(aot_kernels, tmp_path):
-    directory, _ = aot_kernels
-    src = tmp_path / "in.swf"
-    src.write_text("; Version: 2.2\n; UnixStartTime: 1000\n" + "".join(
-        f"{j:5d} {10 * j:6d} {j % 3} {50 + j} {1 + j % 4} {j}.25 -1 {1 + j % 4} 100 -1 1 "
-        f"{j % 2} 1 -1 {1 + j % 2} 1 -1 -1\n" for j in range(1, 60)), encoding="ascii")
-    code = """
+_CONVERT = """
 import json, sys
 from swftools.formats import swf
 table = swf.read(sys.argv[1])
 swf.write(table, sys.argv[2])
 print(json.dumps({"numba": "numba" in sys.modules,
-                  "aot": "swftools_swf_kernels" in sys.modules}))
+                  "compiled": "swftools.formats.swf._kernels" in sys.modules}))
 """
-    seen = {}
-    for label, env in (("aot", {aot.ENV_DIR: str(directory), aot.ENV_SWITCH: "1"}),
-                       ("jit", {aot.ENV_SWITCH: "0"})):
-        out = tmp_path / f"{label}.swf"
-        done = subprocess.run([sys.executable, "-c", code, str(src), str(out)],
-                              capture_output=True, text=True, check=True, timeout=300,
-                              env={**os.environ, **env})
-        seen[label] = (json.loads(done.stdout.splitlines()[-1]), out.read_bytes())
-    assert seen["aot"][0] == {"numba": False, "aot": True}
-    assert seen["jit"][0] == {"numba": True, "aot": False}
-    assert seen["aot"][1] == seen["jit"][1] == src.read_bytes()
 
 
-def test_large_inputs_run_the_threaded_numba_kernels(monkeypatch):
-    """The ahead-of-time kernels hold the GIL: from ``_THREADED_MIN_BYTES`` on, the tokenizer
-    takes the numba ones, in threads, with the same results."""
-    body = b"".join(f"{i} 0 1 2 4 -1 -1 4 10 -1 1 1 1 1 1 -1 -1 -1\n".encode() for i in range(1, 60))
-    small = kernels.tokenize(body, 18)
-    calls = []
-    threaded = kernels.native(large=True)
-    assert threaded.threads  # releases the GIL
+def test_convert_with_the_compiled_kernels_never_imports_numba(tmp_path):
+    src = tmp_path / "in.swf"
+    src.write_text("; Version: 2.2\n; UnixStartTime: 1000\n" + "".join(
+        f"{j:5d} {10 * j:6d} {j % 3} {50 + j} {1 + j % 4} {j}.25 -1 {1 + j % 4} 100 -1 1 "
+        f"{j % 2} 1 -1 {1 + j % 2} 1 -1 -1\n" for j in range(1, 60)), encoding="ascii")
+    out = tmp_path / "out.swf"
+    done = subprocess.run([sys.executable, "-c", _CONVERT, str(src), str(out)],
+                          capture_output=True, text=True, check=True, timeout=300)
+    assert json.loads(done.stdout.splitlines()[-1]) == {"numba": False, "compiled": True}
+    assert done.stderr == ""  # no fallback notice
+    assert out.read_bytes() == src.read_bytes()
 
-    def spy(*args):
-        calls.append(1)
-        return threaded.tokenize_chunk(*args)
 
-    monkeypatch.setattr(kernels, "_threaded", threaded._replace(tokenize_chunk=spy))
-    monkeypatch.setattr(kernels, "_THREADED_MIN_BYTES", 1)
-    large = kernels.tokenize(body, 18)
-    assert calls
-    (ints, floats, point, extra, stats, flags, error), other = small, large
-    assert np.array_equal(ints, other[0]) and np.array_equal(point, other[2])
-    assert floats[point > 0].tobytes() == other[1][point > 0].tobytes()  # (empty elsewhere)
-    assert np.array_equal(extra, other[3]) and np.array_equal(stats, other[4])
-    assert flags.tolist() == other[5].tolist() and error.tolist() == other[6].tolist()
+_FALLBACK = """
+import json, sys
+sys.modules["swftools.formats.swf._kernels"] = None  # as where it was not built
+from swftools.formats import swf
+table = swf.read(sys.argv[1])
+swf.write(table, sys.argv[2])
+swf.write(table, sys.argv[3])
+print(json.dumps("swftools.formats.swf.kernels_ref" in sys.modules))
+"""
+
+
+def test_without_the_compiled_kernels_the_reference_runs_with_one_notice(tmp_path):
+    src = tmp_path / "in.swf"
+    src.write_text("; Version: 2.2\n" + "".join(
+        f"{j} {10 * j} 0 5 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1\n" for j in range(1, 9)),
+        encoding="ascii")
+    outs = [tmp_path / "a.swf", tmp_path / "b.swf"]
+    done = subprocess.run([sys.executable, "-c", _FALLBACK, str(src), *map(str, outs)],
+                          capture_output=True, text=True, check=True, timeout=300)
+    assert json.loads(done.stdout.splitlines()[-1]) is True
+    notes = done.stderr.splitlines()
+    assert len(notes) == 1 and "swf._kernels is not built" in notes[0]  # once a process
+    assert outs[0].read_bytes() == outs[1].read_bytes() == src.read_bytes()
 
 
 # -- the kernels against plain-Python statements of what they compute ---------------------------
@@ -242,23 +204,12 @@ def _reference_tokenize(body: bytes, n_fields: int):
     return (ints, floats, point, extra, stats, flags), [0, 0, 0]
 
 
-@st.composite
-def _blank_runs(draw) -> bytes:
-    """``swf_job_bodies`` with the blanks between fields sometimes much longer (the tokenizer
-    skips eight at a time) and lines of a few long numbers (eight digits and more)."""
-    body = draw(swf_job_bodies())
-    if draw(st.booleans()):
-        body = body.replace(b" ", b" " * draw(st.integers(2, 19)))
-    if draw(st.booleans()):
-        body += b"".join(b" ".join(str(draw(st.integers(-1, 10 ** 18 - 1))).encode()
-                                   for _ in range(18)) + b"\n" for _ in range(3))
-    return body
-
-
+@pytest.mark.parametrize("which", ["compiled", "reference"])
 @settings(max_examples=300, deadline=None)
 @given(_blank_runs())
-def test_tokenizer_equals_a_python_statement_of_it(body):
-    ints, floats, point, extra, stats, flags, error = kernels.tokenize(body, 18)
+def test_tokenizer_equals_a_python_statement_of_it(which, body):
+    with _running(_WHICH[which](), False):
+        ints, floats, point, extra, stats, flags, error = kernels.tokenize(body, 18)
     expected, expected_error = _reference_tokenize(body, 18)
     assert error.tolist() == expected_error
     if expected is None:
@@ -308,22 +259,26 @@ def _format_inputs(draw):
             digits.reshape(n_fields, n_rows), widths)
 
 
+@pytest.mark.parametrize("which", ["compiled", "reference"])
 @settings(max_examples=200, deadline=None)
 @given(_format_inputs(), st.integers(0, 40))
-def test_formatter_equals_a_python_statement_of_it(inputs, initial):
+def test_formatter_equals_a_python_statement_of_it(which, inputs, initial):
     ints, scaled, digits, widths = inputs
     expected = "".join(_reference_line(ints, scaled, digits, widths, r)
                        for r in range(ints.shape[1]))
     buffers = [np.empty(initial, np.uint8)]  # too short at first: the kernel asks for more
     for _ in range(2):  # the buffers reused
-        chunks = kernels.format_lines(ints, scaled, digits, widths, buffers=buffers)
+        with _running(_WHICH[which](), False):
+            chunks = kernels.format_lines(ints, scaled, digits, widths, buffers=buffers)
         assert b"".join(c.tobytes() for c in chunks).decode() == expected
 
 
+@pytest.mark.parametrize("which", ["compiled", "reference"])
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-1, 10 ** 18 - 1), max_size=40))
-def test_int_strings_write_the_numbers(values):
-    offsets, data = kernels.int_strings(np.array(values, np.int64))
+def test_int_strings_write_the_numbers(which, values):
+    with _running(_WHICH[which](), False):
+        offsets, data = kernels.int_strings(np.array(values, np.int64))
     text = bytes(data)
     assert [text[a:b].decode() for a, b in zip(offsets[:-1], offsets[1:])] == \
         ["" if v == -1 else str(v) for v in values]
@@ -333,9 +288,10 @@ _ID_TEXT = st.one_of(st.integers(0, 2 ** 64).map(str), st.text("0123456789+- x."
                      st.sampled_from(["9223372036854775807", "9223372036854775808", "0", "00"]))
 
 
+@pytest.mark.parametrize("which", ["compiled", "reference"])
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.none(), _ID_TEXT), max_size=30))
-def test_parse_ids_takes_exactly_the_numbers_python_writes(texts):
+def test_parse_ids_takes_exactly_the_numbers_python_writes(which, texts):
     import pyarrow as pa
 
     array = pa.array(texts, pa.string())
@@ -351,9 +307,11 @@ def test_parse_ids_takes_exactly_the_numbers_python_writes(texts):
             int(text) < 2 ** 63
 
     bad = [r for r, t in enumerate(texts) if t is not None and not is_id(t)]
-    assert kernels.parse_ids(offsets, data, valid, out) == (bad[0] if bad else -1)
+    with _running(_WHICH[which](), False):
+        assert kernels.parse_ids(offsets, data, valid, out) == (bad[0] if bad else -1)
     if not bad:
         assert [int(v) for v, t in zip(out, texts) if t is not None] == \
             [int(t) for t in texts if t is not None]
     if all(t is not None for t in texts):
-        assert kernels.parse_ids(offsets, data, None, out) == (bad[0] if bad else -1)
+        with _running(_WHICH[which](), False):
+            assert kernels.parse_ids(offsets, data, None, out) == (bad[0] if bad else -1)

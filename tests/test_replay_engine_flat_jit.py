@@ -1,4 +1,4 @@
-"""The compiled flat engine (``engine_flat_jit``) gives ``run_flat``'s start times job for job."""
+"""The compiled flat engine (``_engine_flat``) gives ``run_flat``'s start times job for job."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from swftools.replay import resource_model
 from swftools.replay.engine_flat import fits_int64_keys, run_flat
 from swftools.replay.model import FlatPool
 from swftools.replay.workload import prepare
+from swftools.replay import _engine_flat  # noqa: F401  (the twin must be built: ``make dev``)
 
 from .conftest import trace_path
 from .strategies import replay_swf_jobs
@@ -62,3 +63,37 @@ def test_compiled_matches_python_on_real_traces(name, procs):
     work = prepare(table, model)
     python = run_flat(work, model.procs, "easy", compiled=False)
     assert np.array_equal(python, run_flat(work, model.procs, "easy", compiled=True))
+
+
+_REPLAY = """
+import json, sys
+if sys.argv[1] == "reference":
+    sys.modules["swftools.replay._engine_flat"] = None  # as where they were not built
+    sys.modules["swftools.replay._engine_gpu"] = None
+from swftools import synth
+from swftools.replay import replay, engine_flat, engine_gpu
+engine_flat.COMPILED_MIN_JOBS = engine_gpu.COMPILED_MIN_JOBS = 1
+table = synth.generate(300, seed=4)
+gpu = replay(table, site="aaic").summary
+flat = replay(table, procs=64).summary
+print(json.dumps({"numba": "numba" in sys.modules, "gpu": gpu["mean_wait_s"],
+                  "flat": flat["mean_wait_s"],
+                  "compiled": "swftools.replay._engine_flat" in sys.modules}))
+"""
+
+
+def test_compiled_replays_never_import_numba_and_the_fallback_says_so():
+    import json
+    import subprocess
+    import sys
+
+    runs = {}
+    for which in ("compiled", "reference"):
+        done = subprocess.run([sys.executable, "-c", _REPLAY, which], capture_output=True,
+                              text=True, check=False, timeout=300)
+        assert done.returncode == 0, done.stderr
+        runs[which] = (json.loads(done.stdout.splitlines()[-1]), done.stderr.splitlines())
+    (compiled, quiet), (reference, notes) = runs["compiled"], runs["reference"]
+    assert compiled["numba"] is False and compiled["compiled"] is True and quiet == []
+    assert (compiled["gpu"], compiled["flat"]) == (reference["gpu"], reference["flat"])
+    assert [n for n in notes if "is not built" in n] == notes and len(notes) == 2, notes

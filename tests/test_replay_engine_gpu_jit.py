@@ -1,4 +1,4 @@
-"""The compiled GPU engine (``engine_gpu_jit``) gives ``run_gpu``'s fast-path schedule job for
+"""The compiled GPU engine (``_engine_gpu``) gives ``run_gpu``'s fast-path schedule job for
 job: start times, node sets, GPU sets and dropped jobs."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from swftools.replay import replay, resource_model
 from swftools.replay.engine_gpu import compiled_fits, run_gpu
 from swftools.replay.model import GpuNodes
 from swftools.replay.workload import prepare
+from swftools.replay import _engine_gpu  # noqa: F401  (the twin must be built: ``make dev``)
 from swftools.site import resolve_site
 
 from .strategies import replay_gpu_jobs

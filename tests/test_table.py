@@ -141,3 +141,13 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "pandas")))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=120)
     assert json.loads(done.stdout) == []
+
+
+@given(st.lists(st.text(max_size=6), min_size=1, max_size=8).flatmap(
+    lambda words: st.tuples(st.just(words),
+                            st.lists(st.integers(0, len(words) - 1), max_size=40))))
+def test_strings_at_picks_the_words(case):
+    words, index = case
+    array = jt.strings_at(words, np.array(index, dtype=np.int64))
+    assert array.type == pa.string() and array.null_count == 0
+    assert array.to_pylist() == [words[i] for i in index]

@@ -92,16 +92,17 @@ def read_bytes(path: str | os.PathLike, *, declared: bool = False,
         if head == GZIP_MAGIC:
             return _decompress(path, fh, current(limits))
         _warn_plain(path, declared)
-        return head + _read_plain(path, fh, len(head))
+        fh.seek(0)  # read again from the start: ``head + rest`` would copy the whole file
+        return _read_plain(path, fh)
 
 
-def _read_plain(path: str | os.PathLike, fh: BinaryIO, offset: int) -> bytes:
-    """The rest of an open plain file, all of it: a file that shrinks while it is read (or
+def _read_plain(path: str | os.PathLike, fh: BinaryIO) -> bytes:
+    """All of an open plain file, read from its start: a file that shrinks while it is read (or
     grows past its size at the start) is an InputError rather than a silently cut trace."""
     size = os.fstat(fh.fileno()).st_size
-    data = fh.read(max(size - offset, 0))
-    if offset + len(data) != size:
-        raise _changed(path, size, offset + len(data))
+    data = fh.read(size)
+    if len(data) != size:
+        raise _changed(path, size, len(data))
     return data
 
 

@@ -32,20 +32,22 @@ from heapq import heappop, heappush
 
 import numpy as np
 
+from swftools.extensions import load
 from swftools.replay.workload import Workload
 
 INFINITY = 1 << 62
 
 
-COMPILED_MIN_JOBS = 20_000  # below this, loading the compiled twin costs more than it saves
+COMPILED_MIN_JOBS = 20_000  # below this the Python reference runs (a few ms more at most)
 KEY_BITS = 62  # ``time << shift | job`` keys must stay below 2**62 for the compiled twin
 
 
 def run_flat(work: Workload, procs: int, policy: str, compiled: bool | None = None) -> np.ndarray:
     """Start time of every job of ``work`` (queue order) on ``procs`` processors.
 
-    ``compiled``: run the numba twin (``engine_flat_jit``, same start times); None decides by
-    size (``COMPILED_MIN_JOBS``) and falls back to Python when times are too large for int64 keys.
+    ``compiled``: run the compiled twin (``_engine_flat``, same start times); None decides by
+    size (``COMPILED_MIN_JOBS``). Python runs when times are too large for int64 keys, or when
+    the twin was not built (``swftools.extensions``).
     """
     n = len(work)
     if n == 0:
@@ -53,12 +55,11 @@ def run_flat(work: Workload, procs: int, policy: str, compiled: bool | None = No
     if compiled is None:
         compiled = n >= COMPILED_MIN_JOBS
     if compiled and fits_int64_keys(work):
-        from swftools.replay.kernels import kernel
-
-        run_flat_compiled = kernel("run_flat_compiled")  # ahead-of-time built, else numba
-        as64 = [np.ascontiguousarray(a, dtype=np.int64)
-                for a in (work.submit, work.runtime, work.size, work.estimate)]
-        return run_flat_compiled(*as64, np.int64(procs), policy == "easy")
+        twin = load("swftools.replay._engine_flat", "the flat-pool replay")
+        if twin is not None:
+            as64 = [np.ascontiguousarray(a, dtype=np.int64)
+                    for a in (work.submit, work.runtime, work.size, work.estimate)]
+            return twin.run_flat_compiled(*as64, procs, policy == "easy")
     return _run_flat_python(work, procs, policy)
 
 

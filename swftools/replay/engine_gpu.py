@@ -19,8 +19,8 @@ One event loop, two paths (chosen once, at the top of ``run_gpu``):
 
 * the fast path (no placement, no run-time factor): the model's first-fit / best-fit inlined
   as before, recorded run times; its speed is unchanged by the general path. From
-  ``COMPILED_MIN_JOBS`` jobs on it runs as its numba twin (``engine_gpu_jit``: node sets as
-  arrays of words, so any site width; the same schedule job for job, tested);
+  ``COMPILED_MIN_JOBS`` jobs on it runs as its compiled twin (``_engine_gpu``, Cython: node
+  sets as arrays of words, so any site width; the same schedule job for job, tested);
 * the general path (a ``placement.Placement`` and/or a ``runtime_factor(j, nodes, gpus)``
   callback): the placement chooses the nodes and GPUs; the job then runs
   ``round(recorded run time x f)`` with ``f`` the factor of that placement, and EASY estimates
@@ -61,11 +61,13 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from heapq import heappop, heappush
+from types import ModuleType
 from typing import Callable, Sequence
 
 import numpy as np
 
 from swftools.errors import UsageError
+from swftools.extensions import load
 from swftools.replay.engine_flat import fits_int64_keys
 from swftools.replay.factors import FactorKernel
 from swftools.replay.model import (FlatNodes, GpuNodes, GpuState, TrackedGpuState, bits,
@@ -79,7 +81,7 @@ Mold = Callable[[int, int], "tuple[int, int, float] | None"]  # (queue index, fi
 INFINITY = 1 << 62
 FLOAT_INF = float("inf")
 MAX_COMBOS = 1024  # (size, choice group, factor bound) combinations with their own queue bit
-COMPILED_MIN_JOBS = 20_000  # below this, loading the compiled twin costs more than it saves
+COMPILED_MIN_JOBS = 20_000  # below this the Python reference runs (a few ms more at most)
 COMPILED_MAX_BITS = 62  # the compiled twin's shape and GPU bit sets are int64 words
 
 
@@ -96,12 +98,10 @@ def compiled_fits(work: Workload, model: GpuNodes | FlatNodes,
 
 
 def _run_gpu_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: str,
-                      distinct: np.ndarray) -> GpuRun:
-    """The fast path through ``engine_gpu_jit.run_gpu_compiled`` (same schedule); ``distinct``:
-    the sorted distinct job sizes."""
-    from swftools.replay.kernels import kernel
-
-    run_gpu_compiled = kernel("run_gpu_compiled")  # ahead-of-time built, else numba
+                      distinct: np.ndarray, twin: ModuleType) -> GpuRun:
+    """The fast path through ``_engine_gpu.run_gpu_compiled`` (same schedule; ``twin``, that
+    module); ``distinct``: the sorted distinct job sizes."""
+    run_gpu_compiled = twin.run_gpu_compiled
 
     def as64(a) -> np.ndarray:
         return np.ascontiguousarray(a, dtype=np.int64)
@@ -156,8 +156,8 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
     against the reservation with its real factor (default: 1.0 without a callback, else 0,
     which is always correct but searches more).
 
-    ``compiled``: run the numba twin (the same schedule job for job): the fast path's
-    (``engine_gpu_jit``), or the general path's (``engine_general_jit``) for the built-in
+    ``compiled``: run the compiled twin (the same schedule job for job): the fast path's
+    (``_engine_gpu``), or the general path's (``engine_general_jit``) for the built-in
     placements with no ``runtime_factor`` or a keyed one given as ``factor_kernel`` (its keys in
     queue order; see ``engine_general``); None decides by size (``COMPILED_MIN_JOBS``). A
     workload the twins cannot hold (``compiled_fits``), a user placement or an uncompiled
@@ -183,8 +183,9 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
                 return run
         else:
             distinct = np.unique(work.size)
-            if compiled_fits(work, model, distinct):
-                return _run_gpu_compiled(work, model, policy, distinct)
+            twin = load("swftools.replay._engine_gpu", "the GPU replay")
+            if twin is not None and compiled_fits(work, model, distinct):
+                return _run_gpu_compiled(work, model, policy, distinct, twin)
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return GpuRun(empty, [], [], [], empty if general else None,

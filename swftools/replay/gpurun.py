@@ -78,8 +78,7 @@ class GpuRun:
                 at = multi[key] = len(words)
                 words.append(",".join(map(str, key)))
             index[j] = at
-        return pa.DictionaryArray.from_arrays(jt.from_numpy(index), jt.strings(words)
-                                              ).dictionary_decode()
+        return jt.strings_at(words, index)
 
     def gpu_ids(self) -> pa.Array:
         """Each job's GPUs on each of its nodes as text ("0,1"; "0,1;2" when the nodes' sets
@@ -98,8 +97,7 @@ class GpuRun:
         masks = np.unique(self.gpu_mask)  # (return_inverse would sort every job)
         index = np.searchsorted(masks, self.gpu_mask)
         words = [",".join(map(str, bits(m))) for m in masks.tolist()]
-        return pa.DictionaryArray.from_arrays(jt.from_numpy(index.astype(np.int64)),
-                                              jt.strings(words)).dictionary_decode()
+        return jt.strings_at(words, index)
 
 
 def _format_sets(masks: list[int]) -> list[str]:

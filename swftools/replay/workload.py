@@ -63,7 +63,8 @@ def int_column(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     if not table.num_rows:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
     col = table.column(name).combine_chunks()
-    known = ~jt.to_numpy(col.is_null())  # through the buffers: pa's to_numpy imports pandas
+    valid = jt.validity(col)  # the bitmap (``is_null`` would import pyarrow.compute, ~0.1 s)
+    known = np.ones(len(col), dtype=bool) if valid is None else valid
     values = jt.filled(col, 0)
     return values.astype(np.int64, copy=False), known
 

@@ -1,4 +1,4 @@
-"""Compiled splitter for ``sacct --parsable2`` text (numba, cached on disk).
+"""Compiled splitter for ``sacct --parsable2`` text (``_kernels.pyx``, built at install).
 
 sacct output is mostly job steps (``123.batch``, ``123.extern``, ``123.0``): about 2.3 of every
 3.3 lines. A CSV reader materialises every cell of every line; here one pass over the bytes
@@ -8,215 +8,45 @@ array per column; the steps' JobIDs are copied after. Lines end at ``\\n``, ``\\
 ``\\r``, and an empty line is a line of empty cells, as pyarrow's CSV reader has them. The
 text is scanned in one newline-aligned part per core (a chunk of each column per part), in
 threads: the kernels release the GIL. ``uints`` is the integer-cell grammar of the reader.
+Where the kernels were not built, their pure-Python reference ``kernels_ref`` runs
+(``swftools.extensions``).
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from types import ModuleType
+
 import numpy as np
 import pyarrow as pa
-from numba import njit
 
-from swftools.aot import kernel_threads as workers  # threads the kernels split work into
-from swftools.aot import load_numba_target  # numba without scipy.linalg
+from swftools.extensions import load
+from swftools.formats.threads import kernel_threads as workers  # threads the kernels use
 
 _MIN_ROWS_PER_THREAD = 100_000
 _MIN_GUESS = 1024  # rows a part's outputs start with at least (they grow when full)
-# _scan's state: byte position, row, job lines, step lines, the latest job line's JobID (start,
-# length), the first row with a wrong field count (-1: none), whether the text is all read,
-# whether the cells' buffer is full.
+# scan's state (the kernels'): byte position, row, job lines, step lines, the latest job line's
+# JobID (start, length), the first row with a wrong field count (-1: none), whether the text is
+# all read, whether the cells' buffer is full (``_kernels.pyx`` has the same indices).
 _POS, _ROW, _JOBS, _STEPS, _ID_START, _ID_LEN, _BAD, _DONE, _FULL = range(9)
+_kernels: ModuleType | None = None
 
 
-@njit(cache=True, nogil=True)
-def _scan(buf, width, id_pos, want, job_row, job_start, offsets, cells, step_row, step_line,
-          step_start, step_len, step_after_job, state):  # pragma: no cover - compiled
-    """Walk the lines from ``state[_POS]`` until the text ends, a line has a field count other
-    than ``width`` (its row goes to ``state[_BAD]``) or an output is full (resumed by a second
-    call with larger outputs). ``buf`` must end with a line break. A job line gets its row and
-    start, and each wanted cell (``want[field]``: its column k, or -1) is appended to
-    ``cells[k]`` (ending at ``offsets[k, job + 1]``); a step line gets its row, start and its
-    JobID's start and length, and whether the text before its first ``.`` is the JobID of the
-    latest job line (then that job exists)."""
-    n = len(buf)
-    special = np.zeros(256, np.bool_)
-    special[124] = True
-    special[10] = True
-    special[13] = True
-    i, row = state[_POS], state[_ROW]
-    jobs, steps = state[_JOBS], state[_STEPS]
-    last_start, last_len = state[_ID_START], state[_ID_LEN]
-    columns = offsets.shape[0]
-    capacity = cells.shape[1]
-    at = np.zeros(columns, np.int64)
-    size = np.zeros(columns, np.int64)
-    while i < n:
-        if jobs >= len(job_row) or steps >= len(step_row):
-            break
-        line = i
-        field = 0
-        id_start = -1
-        id_len = 0
-        id_dot = -1
-        while True:
-            cell = i
-            if field == id_pos:
-                c = buf[i]
-                while not special[c]:
-                    if c == 46 and id_dot < 0:  # '.'
-                        id_dot = i - cell
-                    i += 1
-                    c = buf[i]
-                id_start = cell
-                id_len = i - cell
-            else:
-                c = buf[i]
-                while not special[c]:
-                    i += 1
-                    c = buf[i]
-            if field < width:
-                k = want[field]
-                if k >= 0:
-                    at[k] = cell
-                    size[k] = i - cell
-            field += 1
-            if c != 124:
-                break
-            i += 1
-        if i == line and width > 1:  # an empty line: a line of empty cells, as pyarrow has it
-            field = width
-            for k in range(columns):
-                at[k] = line
-                size[k] = 0
-            id_start = line
-        if c == 13 and i + 1 < n and buf[i + 1] == 10:
-            i += 1
-        i += 1
-        if field != width:
-            state[_BAD] = row
-            state[_DONE] = 1
-            return
-        if id_dot < 0:
-            full = False
-            for k in range(columns):
-                if offsets[k, jobs] + size[k] > capacity:
-                    full = True
-            if full:
-                i = line
-                state[_FULL] = 1
-                break
-            for k in range(columns):
-                to = offsets[k, jobs]
-                src = at[k]
-                for j in range(size[k]):
-                    cells[k, to + j] = buf[src + j]
-                offsets[k, jobs + 1] = to + size[k]
-            job_row[jobs] = row
-            job_start[jobs] = line
-            jobs += 1
-            last_start, last_len = id_start, id_len
-        else:
-            same = last_start >= 0 and last_len == id_dot
-            if same:
-                for j in range(id_dot):
-                    if buf[id_start + j] != buf[last_start + j]:
-                        same = False
-                        break
-            step_row[steps] = row
-            step_line[steps] = line
-            step_start[steps] = id_start
-            step_len[steps] = id_len
-            step_after_job[steps] = same
-            steps += 1
-        row += 1
-    state[_POS], state[_ROW] = i, row
-    state[_JOBS], state[_STEPS] = jobs, steps
-    state[_ID_START], state[_ID_LEN] = last_start, last_len
-    if i >= n:
-        state[_DONE] = 1
-
-
-@njit(cache=True, nogil=True)
-def _cells(buf, starts, want, last_field, lengths, offsets, data, first, last, copy):  # pragma: no cover - compiled
-    """For the lines starting at ``starts[first:last]``: the length of each wanted cell
-    (``want[field]``: its column, or -1; fields after ``last_field`` are not looked at) into
-    ``lengths[row, column]``, or with ``copy`` its bytes into ``data`` from
-    ``offsets[column, row]``."""
-    n = len(buf)
-    for r in range(first, last):
-        i = starts[r]
-        field = 0
-        cell = i
-        while field <= last_field:
-            c = buf[i] if i < n else 10
-            if c == 124 or c == 10 or c == 13:
-                k = want[field]
-                if k >= 0:
-                    if copy:
-                        at = offsets[k, r]
-                        for j in range(cell, i):
-                            data[at] = buf[j]
-                            at += 1
-                    else:
-                        lengths[r, k] = i - cell
-                field += 1
-                if c != 124:
-                    break
-                cell = i + 1
-            i += 1
-
-
-@njit(cache=True, nogil=True)
-def _slices(buf, starts, offsets, data, first, last):  # pragma: no cover - compiled
-    """Copy ``buf[starts[r]:starts[r] + offsets[r + 1] - offsets[r]]`` to ``data[offsets[r]:]``."""
-    for r in range(first, last):
-        at = offsets[r]
-        src = starts[r]
-        for j in range(offsets[r + 1] - at):
-            data[at + j] = buf[src + j]
-
-
-@njit(cache=True, nogil=True)
-def _offsets(lengths, offsets):  # pragma: no cover - compiled
-    """``offsets[k]``: the running sums of ``lengths[:, k]``, each column after the previous."""
-    at = 0
-    for k in range(lengths.shape[1]):
-        offsets[k, 0] = at
-        for r in range(lengths.shape[0]):
-            at += lengths[r, k]
-            offsets[k, r + 1] = at
+def native() -> ModuleType:
+    """The compiled kernels, else (not built) the pure-Python reference ``kernels_ref``."""
+    global _kernels
+    if _kernels is None:
+        _kernels = load("swftools.formats.slurm._kernels", "reading sacct text")
+        if _kernels is None:
+            from swftools.formats.slurm import kernels_ref as _kernels
+    return _kernels
 
 
 _OUTPUTS = ("job_row", "job_start", "step_row", "step_line", "step_start", "step_len",
             "step_after_job")
 _MIN_PART_BYTES = 8 << 20
 _MAX_CELL_BYTES = 2 ** 31 - 1  # a column's cells in one part (int32 offsets)
-
-
-@njit(cache=True, nogil=True)
-def _uints(offsets, data, values, status):  # pragma: no cover - compiled
-    """Cells of 1-18 ASCII digits -> ``values``; ``status`` 0 (a number), 1 (empty), 2 (not)."""
-    for r in range(len(values)):
-        a, b = offsets[r], offsets[r + 1]
-        values[r] = 0
-        if a == b:
-            status[r] = 1
-            continue
-        if b - a > 18:
-            status[r] = 2
-            continue
-        value = 0
-        state = 0
-        for j in range(a, b):
-            c = data[j]
-            if c < 48 or c > 57:
-                state = 2
-                break
-            value = value * 10 + (c - 48)
-        status[r] = state
-        if state == 0:
-            values[r] = value
 
 
 def uints(cells: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -229,12 +59,11 @@ def uints(cells: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     n = len(cells)
     values, status = np.zeros(n, np.int64), np.zeros(n, np.uint8)
     if n:
-        load_numba_target()
         wide = pa.types.is_large_string(cells.type)
         offsets = np.frombuffer(cells.buffers()[1], np.int64 if wide else np.int32,
                                 count=n + 1, offset=cells.offset * (8 if wide else 4))
         data = cells.buffers()[2]
-        _uints(offsets, np.frombuffer(data, np.uint8) if data is not None and data.size
+        native().uints(offsets, np.frombuffer(data, np.uint8) if data is not None and data.size
                else np.zeros(1, np.uint8), values, status)
     return values, status
 
@@ -244,7 +73,7 @@ class Scan:
     for the job lines (rows counted from 0 after the header) ``job_row``, ``job_start`` and
     ``cells`` (a string array of each wanted column; chunked when the text was scanned in
     parts), for the step lines ``step_row``, ``step_line`` (start), the JobID's ``step_start``,
-    ``step_len`` and ``step_after_job`` (see :func:`_scan`). The text is scanned
+    ``step_len`` and ``step_after_job`` (see ``kernels_ref.scan``). The text is scanned
     in one newline-aligned part per core."""
 
     def __init__(self, data: bytes, begin: int, width: int, id_pos: int, want: np.ndarray):
@@ -282,7 +111,8 @@ class Scan:
 
 def _scan_part(data: bytes, begin: int, end: int, width: int, id_pos: int,
                want: np.ndarray) -> dict:
-    """:func:`_scan` of the lines in ``data[begin:end]`` (rows counted from 0 at ``begin``)."""
+    """``kernels_ref.scan`` of the lines in ``data[begin:end]`` (rows counted from 0 at
+    ``begin``)."""
     buf = np.frombuffer(data, np.uint8, count=end)
     sample = data[begin:min(end, begin + (1 << 20))]
     guess = max(_MIN_GUESS,
@@ -300,8 +130,9 @@ def _scan_part(data: bytes, begin: int, end: int, width: int, id_pos: int,
     state = np.array([begin, 0, 0, 0, *_previous_job_id(data, begin, width, id_pos), -1, 0, 0],
                      np.int64)
     while True:
-        _scan(buf, width, id_pos, want, out["job_row"], out["job_start"], offsets, cells,
-              *(out[name] for name in _OUTPUTS[2:]), state)
+        native().scan(buf, width, id_pos, want, out["job_row"], out["job_start"], offsets,
+                      cells, *(out[name] for name in _OUTPUTS[2:-1]),
+                      out["step_after_job"].view(np.uint8), state)
         if state[_DONE]:
             break
         if state[_FULL]:
@@ -336,13 +167,14 @@ def _scan_part(data: bytes, begin: int, end: int, width: int, id_pos: int,
 def _cell_capacity(sample: bytes, size: int, width: int, id_pos: int, want: np.ndarray) -> int:
     """Room for each column's job cells in a part of ``size`` bytes: 1.5 times the largest
     column's share of the ``sample``'s bytes (untouched room is never mapped into memory)."""
-    totals = np.zeros(int(want.max()) + 1, np.int64)
+    wanted = [(position, int(want[position])) for position in np.flatnonzero(want >= 0).tolist()]
+    totals = [0] * (int(want.max()) + 1)
     for line in sample.split(b"\n")[:-1]:
         cells = line.rstrip(b"\r").split(b"|")
         if len(cells) == width and b"." not in cells[id_pos]:
-            for position in np.flatnonzero(want >= 0).tolist():
-                totals[want[position]] += len(cells[position])
-    share = float(totals.max()) / max(1, len(sample))
+            for position, column in wanted:
+                totals[column] += len(cells[position])
+    share = float(max(totals)) / max(1, len(sample))
     return int(min(_MAX_CELL_BYTES, max(1 << 16, 1.5 * share * size + (1 << 16))))
 
 
@@ -373,7 +205,6 @@ def scan(data: bytes, begin: int, width: int, id_pos: int, want: np.ndarray) -> 
     """Split the lines of ``data[begin:]``, which ends with ``\\n`` (see :class:`Scan`)."""
     if not data.endswith(b"\n"):
         raise ValueError("scan: the text must end with a line break")
-    load_numba_target()  # in this thread, before the kernels run in others
     return Scan(data, begin, width, id_pos, want)
 
 
@@ -389,15 +220,16 @@ def gather(data: bytes, starts: np.ndarray, want: np.ndarray) -> list[pa.Array]:
     spans = _spans(n)
     lengths = np.zeros((n, columns), np.int64)
     no_data = np.zeros(0, np.uint8)
-    _run(lambda a, b: _cells(buf, starts, want, last_field, lengths, lengths.T, no_data, a, b,
-                             False), spans)
+    kernels = native()
+    _run(lambda a, b: kernels.cells(buf, starts, want, last_field, lengths, lengths.T, no_data,
+                                    a, b, False), spans)
     offsets = np.empty((columns, n + 1), np.int64)
-    _offsets(lengths, offsets)
+    kernels.running_offsets(lengths, offsets)
     bases = np.append(offsets[:, 0], offsets[-1, -1])
     totals = np.diff(bases)
     out = np.empty(int(bases[-1]), np.uint8)
-    _run(lambda a, b: _cells(buf, starts, want, last_field, lengths, offsets, out, a, b, True),
-         spans)
+    _run(lambda a, b: kernels.cells(buf, starts, want, last_field, lengths, offsets, out, a, b,
+                                    True), spans)
     return [_strings(out, offsets[k], int(bases[k]), int(totals[k]), n) for k in range(columns)]
 
 
@@ -409,7 +241,8 @@ def slices(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
     np.cumsum(lengths, out=offsets[1:])
     out = np.empty(int(offsets[-1]), np.uint8)
     starts = np.ascontiguousarray(starts, dtype=np.int64)
-    _run(lambda a, b: _slices(buf, starts, offsets, out, a, b), _spans(n))
+    kernels = native()
+    _run(lambda a, b: kernels.slices(buf, starts, offsets, out, a, b), _spans(n))
     return _strings(out, offsets, 0, int(offsets[-1]), n)
 
 

@@ -23,7 +23,7 @@ INFO = FormatInfo(
 __all__ = ["FIELDS", "INFO", "PWA_WIDTHS", "SwfField", "read", "read_bytes", "row_line_numbers",
            "to_bytes", "write"]
 
-# The reader and writer load the compiled kernels (numba, ~0.3 s): on first use, so that the
+# The reader and writer (numpy, pyarrow and the kernels) are loaded on first use, so that the
 # modules beside them (``header``, ``fields``, ``mapping``) import without them (issue 15).
 _LAZY = {"read": "reader", "read_bytes": "reader", "row_line_numbers": "reader",
          "to_bytes": "writer", "write": "writer"}

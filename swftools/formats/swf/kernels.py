@@ -2,12 +2,10 @@
 
 Parsing 450,000 lines is ~8 million tokens; numpy needs a dozen passes over the bytes for the
 same work, and pandas' C tokenizer does not report column positions (needed for the byte-exact
-layout). One compiled pass does both. The kernels themselves are in ``kernels_jit`` (numba,
-cached on disk after the first call); they run from there, releasing the GIL, so ``tokenize``
-and ``format_lines`` split large inputs into one chunk per core and run the chunks in threads.
-When the same kernels have been compiled ahead of time (``build_aot``, ``make aot``; see
-``swftools.aot``) they run from that extension module instead, in one chunk (it holds the GIL),
-and the process never imports numba (~0.3 s saved; same results).
+layout). One compiled pass does both. The kernels are ``_kernels.pyx`` (Cython, built at
+install); they release the GIL, so ``tokenize`` and ``format_lines`` split large inputs into one
+chunk per core and run the chunks in threads. Where they were not built, ``kernels_ref`` (the
+same code in pure Python, the tests' reference) runs in one chunk (``swftools.extensions``).
 
 Fresh memory is expensive (page faults): ``tokenize`` touches only the rows it writes and the
 decimal arrays only where a token has a decimal point, and ``format_lines`` writes into buffers
@@ -17,37 +15,26 @@ its caller reuses from one row slice to the next.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from swftools import aot
-from swftools.aot import kernel_threads as _workers  # (tests set it: chunks on any machine)
-from swftools.aot import load_numba_target  # also this module's: the numba kernels' set-up
+from swftools.extensions import load
+from swftools.formats.threads import kernel_threads as _workers  # (tests set it: any machine)
 
 # Error kinds reported by ``tokenize`` (first offending line only).
 OK, TOO_FEW, BAD_CHAR, TOO_LONG = 0, 1, 2, 3
 MAX_DIGITS = 18  # digits before (or after) the point that fit an int64 exactly
 _MIN_CHUNK_BYTES = 4 << 20  # below these sizes, threads cost more than they save
 _MIN_CHUNK_ROWS = 50_000
-# ``tokenize``'s flags and stats rows (see ``kernels_jit._tokenize_chunk``)
+# ``tokenize``'s flags and stats rows (see ``kernels_ref.tokenize_chunk``)
 TABS, TRAILING_BLANKS, EXTRA_FIELDS, NEGATIVE, LINES = range(5)
 DECIMAL_TOKENS, UNKNOWN_TOKENS = 3, 4
-AOT_MODULE = "swftools_swf_kernels"  # the ahead-of-time compiled module's name
-# Its exports: name -> (function in kernels_jit, numba signature of the arrays the callers pass).
-AOT_EXPORTS = {
-    "tokenize_chunk": ("_tokenize_chunk", "void(uint8[::1], int64, int64[:, :], float64[:, :], "
-                                          "int8[:, :], int32[:], int64[:, :], int64[:], int64[:])"),
-    "format_rows": ("_format_rows", "int64(int64[:, :], int64[:, :], int8[:, :], int64[:], "
-                                    "int64, int64, uint8[:])"),
-    "int_strings": ("_int_strings", "uint8[:](int64[:], int32[:])"),
-    "parse_ids": ("_parse_ids", "int64(int32[:], uint8[:], uint8[:], int64[:])"),
-}
+EXPORTS = ("tokenize_chunk", "format_rows", "int_strings", "parse_ids")  # each kernel module's
 
 
 class Kernels(NamedTuple):
-    """One set of the compiled kernels (``AOT_EXPORTS``) and whether they release the GIL."""
+    """One set of the kernels (``EXPORTS``) and whether they release the GIL."""
 
     tokenize_chunk: Any
     format_rows: Any
@@ -56,46 +43,26 @@ class Kernels(NamedTuple):
     threads: bool
 
 
-_native: Kernels | None = None  # the ahead-of-time kernels, else the numba ones
-_threaded: Kernels | None = None  # the numba kernels (they release the GIL)
-# From these sizes on, the numba kernels in threads beat the ahead-of-time ones (which hold the
-# GIL): loading numba costs ~0.3 s once, threads save about half of ~5 ms per MB on 2 cores.
-_THREADED_MIN_BYTES = 128 << 20
-_THREADED_MIN_ROWS = 1_500_000
+_native: Kernels | None = None
 
 
-def _jit_source() -> tuple[Path, Path]:
-    """The files the compiled kernels depend on: their code and this module's constants."""
-    return Path(__file__).with_name("kernels_jit.py"), Path(__file__)
-
-
-def native(large: bool = False) -> Kernels:
-    """The ahead-of-time compiled kernels when built for this source and these versions, else
-    the numba ones; for ``large`` inputs the numba ones, which run in threads."""
-    global _native, _threaded
-    if large:
-        if _threaded is None:
-            load_numba_target()
-            from swftools.formats.swf import kernels_jit
-
-            _threaded = Kernels(*(getattr(kernels_jit, function)
-                                  for function, _ in AOT_EXPORTS.values()), threads=True)
-        return _threaded
+def native() -> Kernels:
+    """The compiled kernels, else (not built) the pure-Python reference."""
+    global _native
     if _native is None:
-        module = aot.load(AOT_MODULE, _jit_source())
-        _native = (Kernels(*(getattr(module, name) for name in AOT_EXPORTS), threads=False)
-                   if module is not None else native(large=True))
+        module = load("swftools.formats.swf._kernels", "reading and writing SWF")
+        if module is None:
+            from swftools.formats.swf import kernels_ref as module
+        _native = Kernels(*(getattr(module, name) for name in EXPORTS),
+                          threads=module.__name__.endswith("._kernels"))
     return _native
 
 
-def build_aot() -> Path:
-    """Compile the kernels ahead of time (``swftools.aot.build``); returns the module's path.
-    Later processes load it instead of numba (``native``)."""
-    from swftools.formats.swf import kernels_jit
+def reference() -> Kernels:
+    """The pure-Python kernels (``kernels_ref``), the compiled ones' reference."""
+    from swftools.formats.swf import kernels_ref
 
-    return aot.build(AOT_MODULE, _jit_source(),
-                     {name: (getattr(kernels_jit, function).py_func, signature)
-                      for name, (function, signature) in AOT_EXPORTS.items()})
+    return Kernels(*(getattr(kernels_ref, name) for name in EXPORTS), threads=False)
 
 
 def _newlines(buf: np.ndarray, a: int, b: int) -> int:
@@ -128,12 +95,12 @@ def tokenize(data: bytes, n_fields: int, start: int = 0):
 
     Returns field-major arrays ints[f, n], floats[f, n] (valid where point > 0) and point[f, n]
     (0 = no '.', else 1 + the digits after it), then extra_per_line[n], stats[5, f] (padded
-    widths, decimal and -1 tokens per field: see ``kernels_jit._tokenize_chunk``), flags[5]
+    widths, decimal and -1 tokens per field: see ``kernels_ref.tokenize_chunk``), flags[5]
     (``TABS``, ..., ``LINES``) and error[3] (kind, row, field; kind OK when every line parsed).
     A field whose every value is -1 (``stats[UNKNOWN_TOKENS]`` = n) keeps a row of zeros in
     ``ints``, memory never touched: its values are known without it.
     """
-    kernels = native(large=len(data) - start >= _THREADED_MIN_BYTES)
+    kernels = native()
     parts = _workers() if kernels.threads and len(data) - start >= 2 * _MIN_CHUNK_BYTES else 1
     buf = np.frombuffer(data, dtype=np.uint8)
     if parts > 1:
@@ -198,7 +165,7 @@ def format_lines(ints: np.ndarray, scaled: np.ndarray, dec_digits: np.ndarray,
     to the next) the chunks are views of its arrays, reused and grown as needed: each is valid
     until the next call with the same list."""
     n_rows = ints.shape[1] if n_rows is None else n_rows
-    kernels = native(large=n_rows >= _THREADED_MIN_ROWS)
+    kernels = native()
     parts = _workers() if kernels.threads and n_rows >= 2 * _MIN_CHUNK_ROWS else 1
     bounds = [n_rows * k // parts for k in range(parts + 1)]
     spans = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(0, 0)]
