@@ -993,7 +993,7 @@ def random_placement_cases(draw, max_nodes: int = 100, max_steps: int = 12):
     return seed, g, free, managed, steps
 
 
-# --- the compiled general replay path (replay/engine_general_jit.py): wider inputs -------------
+# --- the compiled general replay path (replay/_engine_general.pyx): wider inputs -------------
 
 @st.composite
 def placement_wide_gpu_cases(draw, max_jobs: int = 40, max_nodes: int = 70):
@@ -1426,3 +1426,18 @@ def placement_oracle_cases(draw, max_nodes: int = 8):
         shapes = multi[:1] + multi  # 2-node jobs twice as often: two racks that fit are common
     case["nodes"], case["per_node"] = draw(st.sampled_from(shapes))
     return case
+
+
+@st.composite
+def string_columns(draw):
+    """A string or binary Arrow column with nulls, empty and non-ASCII values, sliced (an
+    offset into its buffers) or not: (the array, its Python values)."""
+    binary = draw(st.booleans())
+    value = st.binary(max_size=12) if binary else st.text(max_size=12)
+    values = draw(st.lists(st.one_of(st.none(), value), max_size=30))
+    kind = pa.large_binary() if binary else pa.large_string()
+    arr = pa.array(values, type=draw(st.sampled_from([kind, pa.binary() if binary
+                                                      else pa.string()])))
+    start = draw(st.integers(0, len(values)))
+    stop = draw(st.integers(start, len(values)))
+    return arr.slice(start, stop - start), values[start:stop]

@@ -15,7 +15,8 @@ import pytest
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / "swftools"
 
 # The core at the package root: shared by everything, importing no subpackage.
-CORE = {"swftools.aot", "swftools.atomic", "swftools.errors", "swftools.fileio", "swftools.fingerprint",
+CORE = {"swftools.aot", "swftools.atomic", "swftools.errors", "swftools.extensions", "swftools.fileio",
+        "swftools.fingerprint",
         "swftools.limits", "swftools.metadata", "swftools.progress", "swftools.resources", "swftools.site",
         "swftools.table", "swftools.urls"}
 

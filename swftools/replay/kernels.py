@@ -6,9 +6,8 @@ extension module that a replay loads in a millisecond instead of importing numba
 CPU target (about 0.3 s of every replay process); without that module, or after the engines'
 source changed, numba runs the same code. Both give the same schedules (tested).
 
-The general path's twin (``engine_general_jit.run_general_compiled``: placements, factor
-kernels) is not exported: it takes the factor kernel as a typed argument, so it runs on numba's
-JIT only, from its disk cache.
+The general path's twin (placements, factor kernels) is the Cython extension
+``_engine_general.pyx``, built at install (``engine_general`` loads it).
 """
 
 from __future__ import annotations
