@@ -6,7 +6,7 @@ Run: ``.venv/bin/python benchmarks/bench_whatif.py [--jobs 459545] [--spread 0.0
 Each policy runs ``swftools.whatif.run.whatif`` (EASY, the MLPerf P100/V100 sensitivity preset,
 classes hashed from job ids) on the half-P100/half-V100 AAIC site
 (``schemas/sites/aaic-v100-half.json``) with a variability profile of the given spread (seed 1,
-4 classes), twice: on the engine's compiled general path (``engine_general_jit``, what a what-if
+4 classes), twice: on the engine's compiled general path (``replay/_engine_general.pyx``, what a what-if
 replay of 20,000 jobs or more runs on) and on the Python general path, the reference (skipped
 with ``--no-python``); both must give the same figures (checked: "same" per line). The peer is
 swftools' own homogeneous replay (EASY, first-fit, AAIC preset) of the same table in the same
@@ -19,9 +19,8 @@ process, on the fast path, in Python and compiled (``engine_gpu_jit``). Targets:
 * peak memory under 1.5 GiB.
 
 Printed per policy: seconds compiled and in Python with their ratios, total run time and
-geometric-mean JCT relative to ``packed``. The first compiled call of a process loads the
-engine from numba's disk cache (compiled on first use, tens of seconds, once per kernel and
-source version); it is loaded untimed before the runs.
+geometric-mean JCT relative to ``packed``. The compiled engines are extension modules built at
+install (nothing compiles at run time); the homogeneous engine is loaded untimed before the runs.
 """
 
 from __future__ import annotations

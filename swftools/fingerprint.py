@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 
 import numpy as np
 import pyarrow as pa
@@ -47,9 +48,35 @@ def _length_prefixed(items: list[bytes]) -> bytes:
     return b"".join(l.tobytes() + b for l, b in zip(lengths, items))
 
 
+def _length_prefixed_buffers(arr: pa.Array, valid: np.ndarray) -> bytes | None:
+    """``_length_prefixed`` of a large string or binary array (nulls as empty) from its
+    buffers, without a Python object per row; None when a null slot holds bytes."""
+    n = len(arr)
+    if not n:
+        return b""
+    _, offsets_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offsets_buf, "<i8", count=n + 1, offset=arr.offset * 8)
+    lengths = np.diff(offsets)
+    if not valid.all() and lengths[~valid].any():
+        return None
+    total = int(offsets[-1] - offsets[0])
+    out = np.empty(8 * n + total, dtype=np.uint8)
+    heads = ((offsets[:-1] - offsets[0] + 8 * np.arange(n, dtype=np.int64))[:, None]
+             + np.arange(8, dtype=np.int64)).ravel()
+    out[heads] = lengths.astype("<i8").view(np.uint8)
+    if total:
+        body = np.ones(len(out), dtype=bool)
+        body[heads] = False
+        out[body] = np.frombuffer(data_buf, np.uint8, count=total, offset=int(offsets[0]))
+    return out.tobytes()
+
+
 def _values(arr: pa.Array, valid: np.ndarray) -> bytes:
     t = arr.type
     if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        fast = _length_prefixed_buffers(arr, valid)
+        if fast is not None:
+            return fast
         raw = arr.to_pylist()
         return _length_prefixed([b"" if v is None else v.encode("utf-8") if isinstance(v, str)
                                  else bytes(v) for v in raw])
@@ -67,8 +94,23 @@ def _values(arr: pa.Array, valid: np.ndarray) -> bytes:
                                         default=str).encode("utf-8") for v in arr.to_pylist()])
 
 
+# fingerprints of live tables (Arrow tables are immutable): a what-if sweep calls ``whatif`` once
+# per policy on the same table; an entry goes with its table
+_memo: dict[int, tuple[weakref.ref, str]] = {}
+
+
 def table_fingerprint(table: pa.Table) -> str:
     """The fingerprint of ``table`` (see the module docstring): ``sha256:`` + 64 hex digits."""
+    key = id(table)
+    hit = _memo.get(key)
+    if hit is not None and hit[0]() is table:
+        return hit[1]
+    fingerprint = _fingerprint(table)
+    _memo[key] = (weakref.ref(table, lambda _, key=key: _memo.pop(key, None)), fingerprint)
+    return fingerprint
+
+
+def _fingerprint(table: pa.Table) -> str:
     h = hashlib.sha256()
     for name in sorted(table.column_names, key=lambda n: n.encode("utf-8")):
         arr = _normalised(table.column(name))

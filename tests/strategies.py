@@ -1022,7 +1022,7 @@ def random_placement_cases(draw, max_nodes: int = 100, max_steps: int = 12):
     return seed, g, free, managed, steps
 
 
-# --- the compiled general replay path (replay/engine_general_jit.py): wider inputs -------------
+# --- the compiled general replay path (replay/_engine_general.pyx): wider inputs -------------
 
 @st.composite
 def placement_wide_gpu_cases(draw, max_jobs: int = 40, max_nodes: int = 70):
@@ -1542,3 +1542,18 @@ def wra_values(draw: st.DrawFn) -> object:
     edge = st.sampled_from([round(0.1 * i, 1) for i in range(1, 11)])
     value = st.floats(min_value=1e-6, max_value=5.0, allow_nan=False)
     return np.array(draw(st.lists(st.one_of(edge, value), max_size=60)), dtype=np.float64)
+
+
+@st.composite
+def string_columns(draw):
+    """A string or binary Arrow column with nulls, empty and non-ASCII values, sliced (an
+    offset into its buffers) or not: (the array, its Python values)."""
+    binary = draw(st.booleans())
+    value = st.binary(max_size=12) if binary else st.text(max_size=12)
+    values = draw(st.lists(st.one_of(st.none(), value), max_size=30))
+    kind = pa.large_binary() if binary else pa.large_string()
+    arr = pa.array(values, type=draw(st.sampled_from([kind, pa.binary() if binary
+                                                      else pa.string()])))
+    start = draw(st.integers(0, len(values)))
+    stop = draw(st.integers(start, len(values)))
+    return arr.slice(start, stop - start), values[start:stop]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 from hypothesis import given
 
@@ -10,7 +11,7 @@ from swftools import table as jt
 from swftools.fingerprint import table_fingerprint
 
 from .conftest import SAMPLES
-from .strategies import replay_gpu_jobs, row_chunks
+from .strategies import replay_gpu_jobs, row_chunks, string_columns
 
 
 def test_same_jobs_same_fingerprint_whatever_the_file_metadata():
@@ -41,3 +42,39 @@ def test_chunking_never_changes_it(case):
     rechunked = pa.Table.from_batches([b for c in chunks for b in c.to_batches()],
                                       schema=table.schema) if chunks else table
     assert table_fingerprint(rechunked) == table_fingerprint(table)
+
+
+@given(string_columns())
+def test_string_columns_from_buffers_are_the_per_row_definition(case):
+    """The buffer path of string and binary columns gives the definition's bytes (per row, the
+    8-byte length then the bytes; a null as length 0), sliced arrays included."""
+    from swftools.fingerprint import _length_prefixed, _normalised, _values
+
+    arr, values = case
+    arr = _normalised(pa.chunked_array([arr], type=arr.type))
+    valid = np.array([v is not None for v in values], dtype=bool)
+    want = _length_prefixed([b"" if v is None else v.encode("utf-8") if isinstance(v, str)
+                             else bytes(v) for v in values])
+    assert _values(arr, valid) == want
+
+
+def test_computed_once_per_live_table():
+    """A table's fingerprint is computed once while it lives (a what-if sweep asks per
+    policy); an equal table gets the same value, a changed one another."""
+    from unittest import mock
+
+    from swftools import fingerprint
+
+    table = jt.from_columns({"job_id": [1, 2], "submit_time": [0, 5], "gpus": [1, 2]})
+    with mock.patch.object(fingerprint, "_fingerprint", wraps=fingerprint._fingerprint) as spy:
+        first = table_fingerprint(table)
+        assert table_fingerprint(table) == first and spy.call_count == 1
+        copy = jt.from_columns({"job_id": [1, 2], "submit_time": [0, 5], "gpus": [1, 2]})
+        assert table_fingerprint(copy) == first and spy.call_count == 2
+        other = copy.slice(1)
+        assert table_fingerprint(other) != first and spy.call_count == 3
+    spy.reset_mock()  # (it holds its calls' arguments)
+    key = id(copy)
+    assert key in fingerprint._memo
+    del copy
+    assert key not in fingerprint._memo  # the entry went with its table

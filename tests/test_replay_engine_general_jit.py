@@ -1,4 +1,4 @@
-"""The compiled general path (``engine_general_jit``) gives ``run_gpu``'s Python general-path
+"""The compiled general path (``_engine_general.pyx``) gives ``run_gpu``'s Python general-path
 schedule job for job: start times, node sets, GPU sets, dropped jobs, replayed run times and
 estimates, for every built-in placement, with and without keyed factors (a compiled kernel and
 its Python callback), on GPU nodes and flat pools, FCFS and EASY."""
@@ -267,44 +267,39 @@ def test_the_combination_bits_change_no_start(case, name, policy, factors, bits)
 
 
 def test_the_tables_header_is_the_compiled_one():
-    from swftools.replay.placement import jit, tables
+    from swftools.replay.placement import _choose, tables
 
-    assert tables.HEADER == jit.HEADER
+    assert tables.HEADER == _choose.TABLES_HEADER
+    assert set(_choose.POLICY_IDS) == set(COMPILED_POLICIES)
 
 
 def test_round_half_to_even_like_python():
     """Scaled times round half to even as Python's ``round`` of the float product."""
-    from swftools.replay.engine_general_jit import _scaled
+    from swftools.replay._engine_general import scaled
 
     for t, f in [(1, 0.5), (3, 0.5), (5, 0.5), (7, 1.5), (9, 0.5), (2, 1.25), (10, 0.05),
                  (12345, 1.0000001), (1 << 40, 1.5), (0, 3.0)]:
-        assert _scaled(t, f) == round(t * f), (t, f)
+        assert scaled(t, f) == round(t * f), (t, f)
 
 
-def test_the_first_compile_is_announced_once():
-    """``on_first_compile`` calls back once when numba starts compiling the general engine (not
-    for other functions, not when nothing compiles)."""
-    from numba.core import event
+def test_inconsistent_arrays_are_refused_not_read_out_of_bounds():
+    """The compiled loop reads without bounds checks: ``run_general`` refuses arrays of the
+    wrong lengths (a ValueError, not a crash)."""
+    from swftools.replay._engine_general import run_general
 
-    from swftools.replay import engine_general_jit
-
-    said = []
-    with engine_general.on_first_compile(lambda: said.append(1)):
-        with event.trigger_event("numba:compile", data={"dispatcher": engine_gpu_jit_dispatcher()}):
-            pass
-        assert said == []
-        for _ in range(2):
-            with event.trigger_event("numba:compile",
-                                     data={"dispatcher": engine_general_jit.run_general_compiled}):
-                pass
-    assert said == [1]
-    with event.trigger_event("numba:compile",
-                             data={"dispatcher": engine_general_jit.run_general_compiled}):
-        pass
-    assert said == [1]  # the listener is gone with the block
-
-
-def engine_gpu_jit_dispatcher():
-    from swftools.replay import engine_gpu_jit
-
-    return engine_gpu_jit.run_gpu_compiled
+    i64 = lambda n: np.zeros(n, dtype=np.int64)  # noqa: E731
+    ok = dict(submit=i64(2), runtime=i64(2), size=i64(2) + 1, estimate=i64(2),
+              tree_est=i64(2), nodes_of=i64(2) + 1, per_node=i64(2) + 1, bit=i64(2) + 1,
+              bit_shape=i64(64), bit_combo=np.zeros(64, np.uint8),
+              bit_lower=np.zeros(64), shape_index=i64(2), distinct=i64(1) + 1,
+              fit_masks=np.array([0, 1], np.int64), shape_nodes=i64(1) + 1,
+              shape_per_node=i64(1) + 1, g=1, n_nodes=2, easy=True, cap_t=i64(0),
+              cap_n=i64(0), nodes_t0=2, pol=0, aux=i64(100), score=np.ones((2, 1)),
+              kernel=None, keys=i64(2), mt=np.zeros(625, np.uint32))
+    status, start, _, node_list = run_general(**ok)[:4]  # two 1-GPU jobs on two nodes
+    assert (status, start.tolist(), node_list.tolist()) == (0, [0, 0], [0, 1])
+    for name, bad in [("runtime", i64(1)), ("keys", i64(3)), ("bit_lower", np.zeros(3)),
+                      ("fit_masks", i64(1)), ("score", np.ones((1, 1))),
+                      ("mt", np.zeros(3, np.uint32)), ("nodes_t0", 3)]:
+        with pytest.raises(ValueError, match="inconsistent"):
+            run_general(**{**ok, name: bad})

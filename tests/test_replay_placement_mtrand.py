@@ -1,4 +1,4 @@
-"""The compiled ``random.Random`` (``placement.mtrand``) draws exactly what CPython draws: the raw
+"""The compiled ``random.Random`` (``placement/_mtrand.pyx``) draws exactly what CPython draws: the raw
 calls on one generator in any order (across the 624-word twist), and ``draw_random`` against
 ``placement.Random.draw`` on the same free-GPU snapshots."""
 
@@ -10,28 +10,20 @@ import random
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from numba import njit
 
 from swftools.replay.placement import Random
+from swftools.replay.placement import _mtrand as cmr
 from swftools.replay.placement import mtrand as mr
 
 from .strategies import mt_call_sequences, random_placement_cases
 from .test_replay_placement import as_state
 
-WORD = mr.WORD
+WORD = 32  # nodes per word of the compiled node state
 
 
 def python_setsize(k):
     """``Random.sample``'s ``setsize`` as ``random.py`` computes it."""
     return 21 + (4 ** math.ceil(math.log(k * 3, 4)) if k > 5 else 0)
-
-
-@njit
-def setsizes(ks):
-    out = np.empty_like(ks)
-    for i in range(ks.size):
-        out[i] = mr.sample_setsize(ks[i])
-    return out
 
 
 def test_state_round_trip():
@@ -48,7 +40,7 @@ def test_sample_setsize_matches_cpython():
     ks = list(range(0, 300_000))
     ks += [4 ** e // 3 + d for e in range(2, 16) for d in (-1, 0, 1, 2)]
     ks = np.array(ks, dtype=np.int64)
-    assert setsizes(ks).tolist() == [python_setsize(k) for k in ks.tolist()]
+    assert cmr.sample_setsizes(ks).tolist() == [python_setsize(k) for k in ks.tolist()]
 
 
 @settings(max_examples=250, deadline=None)
@@ -60,20 +52,20 @@ def test_calls_match_cpython(case):
     for op in ops:
         kind = op[0]
         if kind == "bits":
-            assert mr.getrandbits(mt, op[1]) == rng.getrandbits(op[1]), op
+            assert cmr.getrandbits(mt, op[1]) == rng.getrandbits(op[1]), op
         elif kind == "below":
-            assert mr.randbelow(mt, op[1]) == rng._randbelow(op[1]), op
+            assert cmr.randbelow(mt, op[1]) == rng._randbelow(op[1]), op
         elif kind == "choice":
-            assert mr.choice_index(mt, op[1]) == rng.choice(range(op[1])), op
+            assert cmr.choice_index(mt, op[1]) == rng.choice(range(op[1])), op
         elif kind == "sample":
             n, k = op[1], op[2]
             out = np.full(k, -1, dtype=np.int64)
             scratch = mr.new_scratch(n)
-            mr.sample_indices(mt, n, k, out, scratch)
+            cmr.sample_indices(mt, n, k, out, scratch)
             assert out.tolist() == rng.sample(range(n), k), op
             assert not scratch.any(), "scratch not left zeroed"
         else:
-            got = [mr.genrand_uint32(mt) for _ in range(op[1])]
+            got = [cmr.genrand_uint32(mt) for _ in range(op[1])]
             assert got == [rng.getrandbits(32) for _ in range(op[1])], op
         assert mr.python_state(mt) == rng.getstate(), op
 
@@ -119,7 +111,7 @@ def assert_same_draws(seed, g, free, managed, steps):
             nodes, per_node = shapes[step[1] % len(shapes)]
         want_set, want_gpus = placement.draw(as_state(free, managed, g), nodes, per_node)
         exact, cnt, gpu_free = compiled_state(free, managed, g)
-        count, gpus = mr.draw_random(mt, exact, cnt, gpu_free, g, nodes, per_node, out,
+        count, gpus = cmr.draw_random(mt, exact, cnt, gpu_free, g, nodes, per_node, out,
                                      scratch)
         chosen = out[:count].tolist()
         assert chosen == sorted(chosen) and count == nodes
@@ -152,7 +144,7 @@ def test_draw_random_on_wide_sites(n_nodes, g):
 @pytest.mark.parametrize("nodes", [2, 5, 6, 16, 17, 40, 68, 69, 300, 1000, 1088])
 def test_draw_random_sorts_every_way(nodes):
     """Multi-node draws of every size on 1,088 whole free nodes: ``sample``'s set and pool
-    branches, and the ascending order by insertion, by marks and by numba's sort."""
+    branches, and the ascending order by insertion, by marks and by ``qsort``."""
     steps = [("shape", (nodes, 1), False)] * 5 + [("shape", (1, 1), True)] * 3
     assert_same_draws(11, 1, [[True] for _ in range(1088)], 1088, steps)
 
@@ -166,6 +158,6 @@ def test_draw_random_without_a_fit_draws_nothing():
     out = np.zeros(3, dtype=np.int64)
     scratch = mr.new_scratch(3)
     for nodes, per_node in [(2, 2), (1, 3)]:
-        assert mr.draw_random(mt, exact, cnt, gpu_free, g, nodes, per_node, out,
+        assert cmr.draw_random(mt, exact, cnt, gpu_free, g, nodes, per_node, out,
                               scratch) == (0, 0)
     assert (mt == before).all()

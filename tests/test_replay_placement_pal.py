@@ -240,6 +240,6 @@ def test_registered_and_python_only():
         assert name not in COMPILED_POLICIES  # the compiled engine falls back to Python
         machine = PlacementInputs().resolved(2, 2)
         assert placement_tables(name, machine, 2, 2, None, 1) is None
-    from swftools.replay.placement.jit import POLICY_IDS
+    from swftools.replay.placement._choose import POLICY_IDS
 
     assert set(COMPILED_POLICIES) == set(POLICY_IDS)

@@ -16,6 +16,7 @@ from swftools.errors import InputError, UsageError
 from swftools.resources import load_json
 from swftools.site import load_site
 from swftools.whatif.cluster import upgraded, with_scores
+from swftools.whatif.kernel import sensitivity_factor
 from swftools.whatif.sensitivity import (FactorModel, assign_classes, factor_model,
                                          hash_classes, link_kind, load_sensitivity,
                                          recorded_link_kind, runtime_factor, splitmix64)
@@ -266,3 +267,8 @@ def test_the_compiled_kernel_gives_the_same_factor(sens, data, site, cls, scores
     racks = len({int(fm.rack[k]) for k in nodes})
     f = kernel.factor(0, models, s_min, len(nodes), racks, len(held))
     assert f == fm.factor(cls, nodes, [held] * len(nodes))
+    # the compiled callback (``_kernel.pyx``) and the Python reference, each on its own
+    assert type(kernel.callback()).__name__ == "SensitivityFactor"
+    args = (cls, models, s_min, len(nodes), racks, len(held))
+    assert kernel.callback().factor(*args) == f
+    assert sensitivity_factor(*args, kernel.params) == f

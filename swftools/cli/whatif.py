@@ -97,7 +97,6 @@ def run_command(
     from swftools import formats
     from swftools import progress as progress_mod
     from swftools.atomic import check_not_inside, check_writable
-    from swftools.replay.engine_general import on_first_compile
     from swftools.whatif.cluster import upgraded
     from swftools.whatif.run import parse_policies, whatif
     from swftools.site import resolve_site
@@ -135,10 +134,7 @@ def run_command(
                 raise UsageError("--v100-nodes upgrades a site's nodes: give --site")
             site_obj = upgraded(site_obj, v100_nodes)
         show = sys.stderr.isatty() if progress_bar is None else progress_bar
-        notice = ("swftools: compiling the what-if replay engine, its first use here: about a "
-                  "minute (numba caches it on disk)")
-        with on_first_compile(lambda: typer.echo(notice, err=True)), \
-                progress_mod.stages([f"replay: {n}" for n in names] + ["done"], show) as advance:
+        with progress_mod.stages([f"replay: {n}" for n in names] + ["done"], show) as advance:
             if moldable:
                 from swftools.whatif.moldable import moldable_whatif
 

@@ -1,12 +1,13 @@
-"""The general path of ``engine_gpu.run_gpu`` on its compiled twin (``engine_general_jit``):
-when it applies, and its inputs as arrays.
+"""The general path of ``engine_gpu.run_gpu`` on its compiled twin (the Cython extension
+``_engine_general.pyx``): when it applies, and its inputs as arrays.
 
 It applies to the built-in placements (``type(placement)`` one of ``POLICY_CLASSES``, not a
 subclass) with no run-time factor, or with a keyed one (``Machine.factor_by_key``) given in
 compiled form (``factors.FactorKernel``, its keys in queue order), on workloads that fit the
 twin's int64 words (``engine_gpu.compiled_fits``), finite factor bounds and GPU model indices
-below 63. Otherwise ``run_gpu`` runs its Python general path, the reference (the same schedule
-job for job: ``tests/test_replay_engine_general_jit.py``).
+below 63, when the extension is built (else a one-line notice, once). Otherwise ``run_gpu`` runs
+its Python general path, the reference (the same schedule job for job:
+``tests/test_replay_engine_general_jit.py``).
 
 The queue bit of a waiting job: its (size, group, factor bound) combination's (the engine's
 ``choice_group`` logic) for the most frequent combinations, as many as the int64 holds beside
@@ -16,9 +17,7 @@ changes how many candidates are looked at, never a start.
 
 from __future__ import annotations
 
-import warnings
-from contextlib import contextmanager
-from typing import Callable, Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -139,15 +138,12 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
         return None
     aux, score, high = tables
 
-    from swftools import aot
+    from swftools import extensions
 
-    aot.load_numba_target()
-    from swftools.replay.engine_general_jit import (BAD_FACTOR, OVERFLOW,
-                                                    run_general_compiled as run)
-    from numba.core.errors import NumbaIRAssumptionWarning
-
-    from swftools.replay.factors_jit import compiled, no_factor
-    from swftools.replay.placement.jit import POLICY_IDS
+    engine = extensions.load("swftools.replay._engine_general", "the general replay engine")
+    if engine is None:
+        return None
+    from swftools.replay.placement._choose import POLICY_IDS
     from swftools.replay.placement.mtrand import mt_state
 
     def as64(a) -> np.ndarray:
@@ -165,24 +161,20 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
     changes = model.capacity_changes()
     submit = as64(work.submit)
     mt = mt_state(placement.seed) if name == "random" else np.zeros(625, dtype=np.uint32)
-    kernel = compiled(factor_kernel.function if has_factor else no_factor)
-    params = (np.ascontiguousarray(factor_kernel.params, dtype=np.float64) if has_factor
-              else np.zeros(1))
-    with warnings.catch_warnings():  # compiling: numba's pedantic SSA notes on inlined code
-        warnings.simplefilter("ignore", NumbaIRAssumptionWarning)
-        out = run(
-            submit, as64(work.runtime), size, as64(work.estimate), tree_est, nodes, per_node,
-            bit, bit_shape, bit_combo, bit_lower, size_index, as64(distinct), fit_masks,
-            nodes[first], per_node[first], np.int64(g), np.int64(n_nodes), policy == "easy",
-            as64([t for t, _ in changes]), as64([c for _, c in changes]),
-            np.int64(model.nodes_at(int(submit[0]))), np.int64(POLICY_IDS[name]), aux, score,
-            has_factor, kernel, params, keys, mt)
+    out = engine.run_general(
+        submit, as64(work.runtime), size, as64(work.estimate), tree_est, nodes, per_node,
+        bit, bit_shape, bit_combo.view(np.uint8), bit_lower, size_index, as64(distinct),
+        fit_masks, nodes[first], per_node[first], g, n_nodes, policy == "easy",
+        as64([t for t, _ in changes]), as64([c for _, c in changes]),
+        model.nodes_at(int(submit[0])), POLICY_IDS[name], aux,
+        np.ascontiguousarray(score, dtype=np.float64).reshape(n_nodes, g),
+        factor_kernel.callback() if has_factor else None, keys, mt)
     (status, start, node_off, node_list, gpu_mask, runtime, estimate, dropped_j, dropped_reach,
      dropped_at, bad_j, bad_f) = out
-    if status == BAD_FACTOR:
+    if status == engine.STATUS_BAD_FACTOR:
         raise UsageError(f"run-time factor of job {int(work.job_id[bad_j])} must be positive "
                          f"and finite, not {float(bad_f)!r}")
-    if status == OVERFLOW:
+    if status == engine.STATUS_OVERFLOW:
         return None
     for j in dropped_j.tolist():  # never started: no nodes
         node_list[node_off[j]:node_off[j + 1]] = -1
@@ -190,26 +182,3 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
                zip(dropped_j.tolist(), dropped_reach.tolist(), dropped_at.tolist())]
     return GpuRun(start, None, None, dropped, runtime, estimate, node_off=node_off,
                   node_list=node_list, gpu_mask=gpu_mask)
-
-
-@contextmanager
-def on_first_compile(callback: Callable[[], None]) -> Iterator[None]:
-    """Call ``callback()`` once when the compiled general engine starts compiling inside this
-    block (its first use, about a minute; numba's disk cache then holds it): a command can say
-    why it is slow. Loading it from the cache calls nothing."""
-    from numba.core import event
-
-    class Listener(event.Listener):
-        said = False
-
-        def on_start(self, ev: event.Event) -> None:
-            function = getattr(ev.data.get("dispatcher"), "py_func", None)
-            if not self.said and getattr(function, "__name__", "") == "run_general_compiled":
-                self.said = True
-                callback()
-
-        def on_end(self, ev: event.Event) -> None:
-            pass
-
-    with event.install_listener("numba:compile", Listener()):
-        yield

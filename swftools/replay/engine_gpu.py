@@ -39,8 +39,8 @@ One event loop, two paths (chosen once, at the top of ``run_gpu``):
   its other jobs get the same choice and factor, so they are skipped by the window filter (when
   the factor is at least their bound) or by their estimate alone -- the same starts, far fewer
   jobs placed and checked. From ``COMPILED_MIN_JOBS`` jobs on the general path too runs as its
-  numba twin (``engine_general`` decides, ``engine_general_jit`` runs it): for the built-in
-  placements with no run-time factor or a keyed one given in compiled form
+  compiled twin (``engine_general`` decides, the extension ``_engine_general.pyx`` runs it): for
+  the built-in placements with no run-time factor or a keyed one given in compiled form
   (``factor_kernel``, a ``factors.FactorKernel``); the same schedule job for job, tested
   (``tests/test_replay_engine_general_jit.py``). A user placement (a subclass, or any other
   class) or a factor callback without a kernel runs in Python.

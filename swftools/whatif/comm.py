@@ -23,7 +23,7 @@ import numpy as np
 
 def ring_allreduce_s(p, message_bytes, bandwidth_bytes_per_s, latency_s):
     """Seconds of one ring all-reduce of ``message_bytes`` over ``p`` GPUs (0 when ``p <= 1``).
-    Plain arithmetic on scalars: ``kernel`` compiles this very function with numba."""
+    Plain arithmetic on scalars: ``kernel`` calls it; its C twin is ``_kernel.pyx``'s, tested equal."""
     if p <= 1:
         return 0.0
     return (2.0 * (p - 1) / p * message_bytes / bandwidth_bytes_per_s

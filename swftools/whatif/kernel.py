@@ -5,16 +5,19 @@ floats. ``FactorModel.kernel`` packs the model's tables into the kernel's one fl
     [classes, masks, gpus_per_node, max_rack_nodes, trace_speed (classes),
      min_speed (classes x masks, row-major), iter_s (classes), grad_bytes (classes),
      bw (4 levels), lat (4 levels)]
+
+``sensitivity_factor`` is the Python reference; its compiled twin (``_kernel.pyx``,
+``SensitivityFactor``, the same operations in C doubles) is its ``compiled`` attribute when the
+extension is built, and what the compiled engine calls.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from swftools.whatif.comm import ring_allreduce_s
 
-HEADER = 4  # classes, masks, gpus_per_node, max_rack_nodes
+HEADER = 4  # classes, masks, gpus_per_node, max_rack_nodes (_kernel.pyx reads the same layout)
 
 
 def pack(trace_speed: np.ndarray, min_speed: np.ndarray, iter_s: np.ndarray,
@@ -28,8 +31,7 @@ def pack(trace_speed: np.ndarray, min_speed: np.ndarray, iter_s: np.ndarray,
     ).astype(np.float64))
 
 
-@njit(cache=True)
-def _recorded_level(gpus_per_node, max_rack_nodes, p):  # pragma: no cover - compiled
+def _recorded_level(gpus_per_node: int, max_rack_nodes: int, p: int) -> int:
     """``sensitivity.recorded_level``."""
     if p <= 1:
         return 0
@@ -39,24 +41,20 @@ def _recorded_level(gpus_per_node, max_rack_nodes, p):  # pragma: no cover - com
     return 2 if nodes <= max_rack_nodes else 3
 
 
-_ring_allreduce_s = njit(cache=True)(ring_allreduce_s)
-
-
-@njit(cache=True)
-def _comm_s(grad_bytes, bw, lat, level, p):  # pragma: no cover - compiled
+def _comm_s(grad_bytes: float, bw: float, lat: float, level: int, p: int) -> float:
     """``FactorModel.comm_s``: ``comm.ring_allreduce_s`` (0 for one GPU or level 0); ``bw``,
     ``lat``: the level's."""
     if p <= 1 or level == 0:
         return 0.0
-    return _ring_allreduce_s(p, grad_bytes, bw, lat)
+    return ring_allreduce_s(p, grad_bytes, bw, lat)
 
 
-def sensitivity_factor(key, models, s_min, nodes, racks, per_node,
-                       params):  # pragma: no cover - compiled
+def sensitivity_factor(key: int, models: int, s_min: float, nodes: int, racks: int,
+                       per_node: int, params: np.ndarray) -> float:
     """``FactorModel.factor_of`` from a placement signature (``replay.factors``); ``params``:
     ``pack``'s array."""
-    n_cls = np.int64(params[0])
-    n_masks = np.int64(params[1])
+    n_cls = int(params[0])
+    n_masks = int(params[1])
     ts = HEADER
     ms = ts + n_cls
     it = ms + n_cls * n_masks
@@ -72,11 +70,22 @@ def sensitivity_factor(key, models, s_min, nodes, racks, per_node,
         level = 2
     else:
         level = 3
-    r = params[ts + key] / params[ms + key * n_masks + models] / s_min
-    rec = _recorded_level(np.int64(params[2]), np.int64(params[3]), p)
+    r = float(params[ts + key]) / float(params[ms + key * n_masks + models]) / s_min
+    rec = _recorded_level(int(params[2]), int(params[3]), p)
     if r == 1.0 and level == rec:
         return 1.0
-    i = params[it + key]
-    g = params[gb + key]
-    return ((i * r + _comm_s(g, params[bw + level], params[lat + level], level, p))
-            / (i + _comm_s(g, params[bw + rec], params[lat + rec], rec, p)))
+    i = float(params[it + key])
+    g = float(params[gb + key])
+    return ((i * r + _comm_s(g, float(params[bw + level]), float(params[lat + level]), level, p))
+            / (i + _comm_s(g, float(params[bw + rec]), float(params[lat + rec]), rec, p)))
+
+
+def _attach_compiled() -> None:
+    from swftools import extensions
+
+    module = extensions.load("swftools.whatif._kernel", "the what-if factor kernel")
+    if module is not None:
+        sensitivity_factor.compiled = module.SensitivityFactor  # type: ignore[attr-defined]
+
+
+_attach_compiled()

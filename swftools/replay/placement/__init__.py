@@ -97,10 +97,11 @@ reference tests do), and keeps per-threshold usable-GPU counts up to date instea
 nodes. ``swftools.whatif`` answers the key query with the job's class. Without the flag every
 candidate is evaluated through the callback, as before; the schedules are the same either way.
 
-Compiled twins: ``jit.py`` has each built-in policy's ``choose`` (and ``mtrand.py`` CPython's
-``random.Random`` for ``random``) on the compiled engine's state, with their tables from
-``tables.py``; the engine's compiled general path (``engine_general_jit``) uses them for the
-classes of ``POLICY_CLASSES`` exactly (a subclass runs in Python).
+Compiled twins (Cython, built at install): ``_choose.pyx`` has each built-in policy's ``choose``
+(and ``_mtrand.pyx`` CPython's ``random.Random`` for ``random``, its state from ``mtrand.py``)
+on the compiled engine's state, with their tables from ``tables.py``; the engine's compiled
+general path (``replay/_engine_general.pyx``) uses them for the classes of ``POLICY_CLASSES``
+exactly (a subclass runs in Python).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The arrays the compiled placements read (``placement.jit``), built from a placement's
+"""The arrays the compiled placements read (``placement/_choose.pyx``), built from a placement's
 ``Machine`` the way each Python policy's ``start`` builds its masks and orders."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import numpy as np
 from swftools.replay.placement.base import Machine
 
 WORD = 32  # nodes per word (engine_gpu_jit.WORD)
-HEADER = 25  # placement.jit.HEADER: the sizes and block offsets at the start of ``aux``
+HEADER = 25  # _choose.pxd's HEADER: the sizes and block offsets at the start of ``aux``
 MAX_WORDS = 1 << 23  # group and threshold word masks beyond this (64 MiB): the Python path
-# the policies with a compiled ``choose`` (``placement.jit.POLICY_IDS``); the others (``priority-wc``,
+# the policies with a compiled ``choose`` (``_choose.POLICY_IDS``); the others (``priority-wc``,
 # ``pm-first``, ``pal``) run in Python: the engine's compiled path falls back for them
 COMPILED_POLICIES = ("packed", "best-fit", "random", "even", "priority", "variability-first",
                      "locality-first", "lxv")
@@ -40,7 +40,7 @@ def _as_grid(rows: Sequence[Sequence], n: int, g: int, dtype) -> np.ndarray | No
 
 def placement_tables(name: str, machine: Machine, n_nodes: int, g: int,
                      gains: Sequence[float] | None, n_jobs: int) -> tuple | None:
-    """``placement.jit``'s tables for policy ``name`` on ``n_nodes`` x ``g`` GPUs: (``aux``,
+    """``_choose.pyx``'s tables for policy ``name`` on ``n_nodes`` x ``g`` GPUs: (``aux``,
     ``score``, each job's ``priority`` side), or None when the compiled placements cannot hold
     the machine (GPU model indices past 62, inputs not of the machine's size, too many node
     groups, a policy without a compiled twin)."""
@@ -103,7 +103,7 @@ def placement_tables(name: str, machine: Machine, n_nodes: int, g: int,
     for t in range(n_t):
         k = np.flatnonzero(ok_node[t]).astype(np.int64)
         np.bitwise_or.at(okw[t], k // WORD, np.left_shift(np.int64(1), k % WORD))
-    blocks = {  # placement.jit's O_* order
+    blocks = {  # _choose.pxd's O_* order
         "grp": grp, "rack": rack_of, "model": model_of, "order": order.reshape(-1),
         "gc": np.zeros(n_groups * (g + 1)), "gw": gw.reshape(-1), "curw": n_groups,
         "curm": n_groups, "left": n_groups, "take": n_racks, "mark": n_racks, "stamp": 1,
