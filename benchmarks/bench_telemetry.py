@@ -9,8 +9,9 @@ metrics (gpu_util_pct, gpu_mem_used_mib, gpu_power_w) as the canonical long tabl
 Each contender runs in its own subprocess (peak RSS = the child's VmHWM):
 * hand:   ``read_parquet ASOF JOIN alloc ON node, gpu, ts >= start WHERE ts < end GROUP BY job,
           metric`` with count/sum/min/max, DuckDB defaults (no memory limit set, one query);
-* attach: ``swftools.telemetry.attach`` with its defaults (memory limit 60 % of RAM, day
-          partitions, duplicate resolution, validation, exact integer sums, output table).
+* attach: ``swftools.telemetry.attach`` with its defaults (memory limit 60 % of RAM, at
+          most 2 GiB, day partitions staged one day at a time, duplicate resolution,
+          validation, exact integer sums, output table).
 
 Target: attach within 1.5x of the hand query's time, peak memory under 2 GiB.
 

@@ -14,7 +14,10 @@ Each engine runs in its own subprocess:
 * dask:   a LocalCluster of ``--workers`` processes (1 thread each, 127.0.0.1, no dashboard,
           ``--worker-memory`` each: the day tasks' DuckDB takes 60 % of it), ``attach(...,
           engine='dask', scheduler=...)``; worker peak RSS (VmHWM) read with ``client.run``;
-* duckdb: ``attach`` with its defaults, same data, same process layout as bench_telemetry.
+* duckdb: ``attach`` with its defaults (DuckDB memory limit 60 % of RAM, at most 2 GiB:
+          ``engine.DEFAULT_MEMORY_CAP_MB``; ``--memory-limit`` sets another, e.g. ``14131MB``
+          for the uncapped 60 % of a 23 GiB machine that peaked at 8.2 GiB here), same data,
+          same process layout as bench_telemetry. Its peak RSS is the whole process's.
 
 Goal: peak memory under 2 GiB per worker; the outputs of both engines are compared (bytes of
 the CSV) to show they are the same table.
@@ -148,7 +151,8 @@ def _cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_engine(out: Path, which: str, workers: int, worker_memory: str, gpus: int) -> dict:
+def run_engine(out: Path, which: str, workers: int, worker_memory: str, gpus: int,
+               memory_limit: str | None = None) -> dict:
     import pyarrow.parquet as pq
 
     from swftools import table as jt
@@ -178,7 +182,7 @@ def run_engine(out: Path, which: str, workers: int, worker_memory: str, gpus: in
         cluster.close()
     else:
         t, cpu0 = time.perf_counter(), _cpu_s()
-        table = attach(jobs, samples, **options)
+        table = attach(jobs, samples, memory_limit=memory_limit, **options)
         result["seconds"] = time.perf_counter() - t
         result["cpu_s"] = _cpu_s() - cpu0
     csv = out / f"result-{which}.csv"
@@ -201,11 +205,14 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--worker-memory", default="2GiB", help="memory limit of each Dask worker")
     ap.add_argument("--no-duckdb", action="store_true", help="skip the DuckDB engine run")
+    ap.add_argument("--no-dask", action="store_true", help="skip the Dask engine run")
+    ap.add_argument("--memory-limit", help="DuckDB engine: its memory limit (default: attach's)")
     ap.add_argument("--child", choices=("dask", "duckdb"))
     args = ap.parse_args()
     out = folder(args.days, args.nodes, args.gpus)
     if args.child:
-        print(json.dumps(run_engine(out, args.child, args.workers, args.worker_memory, args.gpus)))
+        print(json.dumps(run_engine(out, args.child, args.workers, args.worker_memory, args.gpus,
+                                    args.memory_limit)))
         return
     t = time.perf_counter()
     generate(args.days, args.nodes, args.gpus)
@@ -225,22 +232,29 @@ def main() -> None:
 
     print(f"load average before the runs: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
           "(other processes slow the wall times; CPU-seconds are steadier)", flush=True)
-    dask = run_child(__file__, "--child", "dask", *common)
-    peaks = ", ".join(f"{p:.2f}" for p in dask["worker_peak_gib"])
-    print(f"dask   ({args.workers} workers): {dask['seconds']:7.1f} s  {rows / dask['seconds'] / 1e6:6.2f} "
-          f"M samples/s  ({rows / dask['cpu_s'] / 1e6:.2f} M per CPU-second, workers + "
-          f"coordinator)  worker peak RSS [{peaks}] GiB "
-          f"({'under' if max(dask['worker_peak_gib']) < 2 else 'OVER'} 2 GiB)  coordinator "
-          f"{dask['peak_rss_gib']:.2f} GiB  (+{dask['cluster_start_s']:.1f} s cluster start)",
-          flush=True)
+    dask = None if args.no_dask else run_child(__file__, "--child", "dask", *common)
+    if dask is not None:
+        peaks = ", ".join(f"{p:.2f}" for p in dask["worker_peak_gib"])
+        print(f"dask   ({args.workers} workers): {dask['seconds']:7.1f} s  "
+              f"{rows / dask['seconds'] / 1e6:6.2f} M samples/s  ({rows / dask['cpu_s'] / 1e6:.2f} "
+              f"M per CPU-second, workers + coordinator)  worker peak RSS [{peaks}] GiB "
+              f"({'under' if max(dask['worker_peak_gib']) < 2 else 'OVER'} 2 GiB)  coordinator "
+              f"{dask['peak_rss_gib']:.2f} GiB  (+{dask['cluster_start_s']:.1f} s cluster start)",
+              flush=True)
     if not args.no_duckdb:
-        duck = run_child(__file__, "--child", "duckdb", *common)
-        print(f"duckdb (1 process) : {duck['seconds']:7.1f} s  {rows / duck['seconds'] / 1e6:6.2f} "
-              f"M samples/s  ({rows / duck['cpu_s'] / 1e6:.2f} M per CPU-second)  peak RSS "
-              f"{duck['peak_rss_gib']:.2f} GiB")
-        print(f"same output bytes  : {dask['sha256'] == duck['sha256']} "
-              f"({dask['jobs']} jobs, {dask['gpu_samples_attributed'] / 1e6:.1f} M GPU samples "
-              f"attributed)")
+        limit = ("--memory-limit", args.memory_limit) if args.memory_limit else ()
+        duck = run_child(__file__, "--child", "duckdb", *common, *limit)
+        print(f"duckdb (1 process, memory limit {args.memory_limit or 'default'}): "
+              f"{duck['seconds']:7.1f} s  {rows / duck['seconds'] / 1e6:6.2f} M samples/s  "
+              f"({rows / duck['cpu_s'] / 1e6:.2f} M per CPU-second)  peak RSS "
+              f"{duck['peak_rss_gib']:.2f} GiB ({'under' if duck['peak_rss_gib'] < 4 else 'OVER'} "
+              f"4 GiB)  output sha256 {duck['sha256'][:16]}")
+        if dask is not None:
+            print(f"same output bytes  : {dask['sha256'] == duck['sha256']} "
+                  f"({dask['jobs']} jobs, {dask['gpu_samples_attributed'] / 1e6:.1f} M GPU "
+                  f"samples attributed)")
+    if dask is None:
+        return
     per_day = rows / args.days * (ABCI_NODES * ABCI_GPUS) / (args.nodes * args.gpus)
     year = per_day * 365
     rate, cpu_rate = rows / dask["seconds"], rows / dask["cpu_s"]

@@ -103,6 +103,10 @@ def test_help_constants_equal_the_library():
     assert cli_replay.ALLOCATIONS == ALLOCATIONS
     assert cli_replay.DAY_S == DAY_S
     assert cli_anonymize.DEFAULT_KEY_ENV == DEFAULT_KEY_ENV
+    from swftools.cli import telemetry as cli_telemetry
+    from swftools.telemetry.engine import DEFAULT_MEMORY_CAP_MB
+
+    assert cli_telemetry.MEMORY_CAP_MB == DEFAULT_MEMORY_CAP_MB
 
 
 # The SWF path of convert and the flat-pool replay run on numpy, pyarrow and the compiled kernels

@@ -89,9 +89,14 @@ def test_dask_engine_gives_the_duckdb_bytes(cluster, case):
     with tempfile.TemporaryDirectory() as tmp:
         paths = write_split(cols, Path(tmp) / "samples", split)
         common = dict(metric_map=None, allocations=_alloc(alloc), gpus_per_node=GPN, work_dir=tmp)
-        want = attach(jobs, paths, **common)
+        # partition none: one query over samples staged whole, the reference of the day paths
+        want = attach(jobs, paths, partition="none", **common)
         got = attach(jobs, paths, engine="dask", scheduler=cluster, **common)
-        assert _bytes(got, Path(tmp), "dask") == _bytes(want, Path(tmp), "duckdb")
+        want_bytes = _bytes(want, Path(tmp), "duckdb")
+        assert _bytes(got, Path(tmp), "dask") == want_bytes
+        # the DuckDB engine's own day tasks (Parquet long tables, partition day), in process
+        days = attach(jobs, paths, **common)
+        assert _bytes(days, Path(tmp), "days") == want_bytes
         meta = jt.get_metadata(got)["telemetry"]
         assert {"node_cpu_util_pct", "gpu_energy_j"} <= set(meta["metrics"])
 
@@ -111,7 +116,8 @@ def test_counter_lag_crosses_days_without_samples(cluster, tmp_path):
     row = attach(jobs, paths, engine="dask", scheduler=cluster, **common).to_pylist()[0]
     assert row["gpu_energy_j"] == pytest.approx(10 + 30 + 45)
     assert _bytes(attach(jobs, paths, engine="dask", scheduler=cluster, **common), tmp_path, "a") \
-        == _bytes(attach(jobs, paths, **common), tmp_path, "b")
+        == _bytes(attach(jobs, paths, partition="none", **common), tmp_path, "b") \
+        == _bytes(attach(jobs, paths, **common), tmp_path, "c")
 
 
 def test_local_cluster_by_default(tmp_path):

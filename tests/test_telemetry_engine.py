@@ -196,8 +196,9 @@ def test_work_folder_is_created_in_work_dir_and_removed(tmp_path, monkeypatch):
         class Wrapped:
             def __enter__(self):
                 con = ctx.__enter__()
-                seen["temp"] = con.execute("SELECT current_setting('temp_directory')").fetchone()[0]
-                seen["limit"] = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+                # fetchall: a result left unfinished blocks the connection's next register()
+                seen["temp"] = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
+                seen["limit"] = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
                 return con
 
             def __exit__(self, *exc):
@@ -217,11 +218,35 @@ def test_work_folder_is_created_in_work_dir_and_removed(tmp_path, monkeypatch):
     assert list(work.iterdir()) == []
 
 
-def test_default_memory_limit_is_sixty_percent_of_ram():
+def test_default_memory_limit_is_sixty_percent_of_ram_capped(monkeypatch):
     import os
 
     total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
-    assert int(engine.default_memory_limit()[:-2]) == pytest.approx(0.6 * total_mb, abs=1)
+    expected = min(engine.DEFAULT_MEMORY_CAP_MB, 0.6 * total_mb)
+    assert int(engine.default_memory_limit()[:-2]) == pytest.approx(expected, abs=1)
+    assert engine.DEFAULT_MEMORY_CAP_MB == 2048  # the documented default (README, --help)
+    page = os.sysconf("SC_PAGE_SIZE")
+    for ram_mb, limit in ((64 * 1024, "2048MB"), (1024, "614MB"), (100, "256MB")):
+        monkeypatch.setattr(engine.os, "sysconf", lambda name, r=ram_mb: (
+            page if name == "SC_PAGE_SIZE" else r * 2**20 // page))
+        assert engine.default_memory_limit() == limit, ram_mb
+
+
+def test_the_default_memory_limit_reaches_duckdb(tmp_path, monkeypatch):
+    import duckdb
+
+    def duckdb_shows(limit: str) -> str:
+        with duckdb.connect() as con:
+            con.execute(f"SET memory_limit = '{limit}'")
+            return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    monkeypatch.setattr(engine, "DEFAULT_MEMORY_CAP_MB", 300)
+    with engine.connection(tmp_path) as con:
+        shown = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert shown == duckdb_shows("300MB") != duckdb_shows("2048MB")
+    with engine.connection(tmp_path, memory_limit="500MB") as con:  # an explicit one wins
+        assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == (
+            duckdb_shows("500MB"))
 
 
 def test_bad_options_are_usage_errors(tmp_path):
@@ -237,3 +262,32 @@ def test_bad_options_are_usage_errors(tmp_path):
 def test_partition_sql_uses_asof_not_a_range_join():
     sql = engine.partition_sql(0, 86400)
     assert sql.count("ASOF JOIN") == 2 and "BETWEEN" not in sql
+
+
+def test_parquet_long_tables_are_staged_one_day_at_a_time(tmp_path, monkeypatch):
+    """Parquet long tables with day partitions run as the Dask engine's day tasks, here in
+    process (memory bounded by a day); other inputs, or partition none, are staged whole."""
+    import pyarrow.csv as pacsv
+
+    from swftools.telemetry import dask_engine
+
+    calls = []
+    real = dask_engine.day_partials
+
+    def spy(task, *args):
+        calls.append((task.lo, task.hi, task.work_dir))
+        return real(task, *args)
+
+    monkeypatch.setattr(dask_engine, "day_partials", spy)
+    jobs, path, alloc = _tiny(tmp_path)
+    common = dict(metric_map=None, allocations=alloc, gpus_per_node=1, work_dir=tmp_path)
+    days = attach(jobs, [path], **common)
+    assert calls and all(w == str(tmp_path) for _, _, w in calls)
+    assert [hi - lo for lo, hi, _ in calls] == [engine.DAY_S] * len(calls)
+    calls.clear()
+    whole = attach(jobs, [path], partition="none", **common)
+    csv = tmp_path / "s.csv"
+    pacsv.write_csv(pq.read_table(path), csv)
+    from_csv = attach(jobs, [csv], **common)
+    assert not calls
+    assert days.equals(whole) and days.equals(from_csv)

@@ -12,6 +12,10 @@ from swftools.cli.common import (JSON_HELP, OUT_OPTION, SITE_PRESETS_HELP, depre
 from swftools.cli.group import Typer
 from swftools.errors import UsageError, count
 
+# swftools.telemetry.engine.DEFAULT_MEMORY_CAP_MB, spelled here for the help text (no duckdb
+# import at start-up; tests/test_cli_startup.py checks they are equal)
+MEMORY_CAP_MB = 2048
+
 telemetry_app = Typer(name="telemetry", no_args_is_help=True, add_completion=False,
                       help="Per-job GPU, CPU and power aggregates from Prometheus-style exports."
                            "\n\nattach adds them to a trace; synth writes test fixtures.")
@@ -49,7 +53,8 @@ def attach_command(
     sampling: str = typer.Option("auto", "--sampling", help="auto, raw or resampled (recorded)."),
     partition: str = typer.Option("day", "--partition", help="day (bounded memory) or none."),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit",
-                                               help="DuckDB memory limit, e.g. 4GB (default 60 % of RAM)."),
+                                               help="DuckDB memory limit, e.g. 4GB; it spills beyond it "
+                                                    f"(default 60 % of RAM, at most {MEMORY_CAP_MB}MB)."),
     threads: Optional[int] = typer.Option(None, "--threads", help="DuckDB threads (default: all cores)."),
     engine: str = typer.Option("duckdb", "--engine", help="duckdb (this machine) or dask (day "
                                "partitions on a Dask cluster; Parquet long tables only)."),

@@ -52,6 +52,8 @@ def _engine_choice(name: str, partition: str, scheduler: str | None, workers: in
     if name == "duckdb":
         if scheduler is not None or workers is not None:
             raise UsageError("--dask-scheduler and --workers need --engine dask")
+        if partition == "day" and _parquet_long_only(samples, input_format):
+            return "duckdb-days"
         return name
     if partition != "day":
         raise UsageError(f"the dask engine runs day partitions, not partition {partition!r}")
@@ -60,6 +62,18 @@ def _engine_choice(name: str, partition: str, scheduler: str | None, workers: in
     dask_engine.check_cluster_options(scheduler, workers)
     dask_engine.check_inputs(samples, input_format)
     return name
+
+
+def _parquet_long_only(samples: Sequence[str | Path], input_format: str) -> bool:
+    """Every input is a Parquet long table: the DuckDB engine then reads and stages them one
+    day at a time, as the Dask engine's tasks do (memory bounded by a day, not the whole span)."""
+    from swftools.telemetry import dask_engine
+
+    try:
+        dask_engine.check_inputs(samples, input_format)
+    except (UsageError, InputError):
+        return False
+    return True
 
 
 def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
@@ -77,10 +91,13 @@ def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
     first file wins). ``allocations``: table or CSV/Parquet ``job_id, node, gpu_index``
     (``None``: no job can be attributed). ``interval_s``: nominal sampling interval (for the
     expected sample count). ``partition``: 'day' (bounded memory) or 'none' (one query; same
-    bytes). DuckDB runs with ``memory_limit`` (default 60 % of RAM) and spills into a temporary
-    folder created in ``work_dir``. ``engine='dask'`` runs the day partitions on the Dask cluster
-    at ``scheduler`` (default: a local cluster of ``workers`` processes) from Parquet long tables;
-    ``memory_limit`` and ``threads`` then apply to each day task. Same bytes as 'duckdb'.
+    bytes). DuckDB runs with ``memory_limit`` (default 60 % of RAM, at most
+    ``engine.DEFAULT_MEMORY_CAP_MB``, 2048MB) and spills into a temporary
+    folder created in ``work_dir``; Parquet long tables with 'day' are read and staged one day
+    at a time (the Dask engine's day tasks, run here), so memory is bounded by a day.
+    ``engine='dask'`` runs the day partitions on the Dask cluster at ``scheduler`` (default: a
+    local cluster of ``workers`` processes) from Parquet long tables; ``memory_limit`` and
+    ``threads`` then apply to each day task. Same bytes as 'duckdb'.
     """
     if isinstance(interval_s, bool) or int(interval_s) != interval_s or interval_s < 1:
         raise UsageError(f"interval_s must be a positive whole number of seconds, not {interval_s!r}")
@@ -109,7 +126,8 @@ def attach(jobs: pa.Table, samples: Sequence[str | Path], *,
 
             dask_engine.run_partitions(con, sample_set, idle_threshold_pct, progress,
                                        scheduler=scheduler, workers=workers,
-                                       memory_limit=memory_limit, threads=threads)
+                                       memory_limit=memory_limit, threads=threads,
+                                       in_process=run_on == "duckdb-days", work_dir=work_dir)
         bad = output.out_of_range(con)
         if bad is not None:
             raise InputError(", ".join(s["file"] for s in sample_set.describe_sources()),

@@ -11,12 +11,18 @@ derives the days' first increments from them (``samples.boundary_samples``) and 
 join on those few rows. Partials are merged in day order: the output is the DuckDB engine's,
 byte for byte.
 
+The DuckDB engine runs the same day tasks one after the other in its own process when every
+input is a Parquet long table (``run_partitions(..., in_process=True)``: no dask), so that its
+memory is bounded by one day rather than by the whole span it would otherwise stage at once.
+
 dask is imported inside functions only (``swftools.cli`` starts without it).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -52,6 +58,7 @@ class DayTask:
     dedupe: bool = True
     memory_limit: str | None = None  # DuckDB's, per task (default: 60 % of the worker's share)
     threads: int | None = None  # DuckDB threads per task (default 1: Dask runs the tasks side by side)
+    work_dir: str | None = None  # where a task run in this process spills (a worker: its own)
 
 
 def check_inputs(paths: Sequence[str | Path], input_fmt: str = "auto") -> None:
@@ -78,13 +85,15 @@ def sample_days(long_tables: Sequence[LongTable]) -> list[tuple[int, int, tuple[
 
 def _task_settings(task: DayTask) -> tuple[str | Path | None, str | None, int]:
     """Work folder, DuckDB memory limit and threads for a task on this worker."""
-    work_dir, memory = None, task.memory_limit
-    try:
-        from distributed import get_worker
+    work_dir, memory = task.work_dir, task.memory_limit
+    worker = None
+    if "distributed" in sys.modules:  # a worker has it; the DuckDB engine's own tasks need not
+        try:
+            from distributed import get_worker
 
-        worker = get_worker()
-    except (ImportError, ValueError):  # run outside a worker (tests, debugging)
-        worker = None
+            worker = get_worker()
+        except (ImportError, ValueError):  # run outside a worker (tests, debugging)
+            worker = None
     if worker is not None:
         work_dir = worker.local_directory
         limit = getattr(getattr(worker, "memory_manager", None), "memory_limit", None)
@@ -176,11 +185,14 @@ def run_partitions(con: duckdb.DuckDBPyConnection, sample_set: SampleSet,
                    idle_threshold_pct: float = 0.0,
                    progress: Callable[[int, int], None] | None = None, *,
                    scheduler: str | None = None, workers: int | None = None,
-                   memory_limit: str | None = None, threads: int | None = None) -> int:
+                   memory_limit: str | None = None, threads: int | None = None,
+                   in_process: bool = False, work_dir: str | Path | None = None) -> int:
     """Fill ``partials`` in ``con`` from day tasks on a Dask cluster; set the sample set's metrics.
 
     ``con`` holds ``gpu_alloc`` and ``node_excl`` (``prepare_allocations``); ``sample_set``
-    holds Parquet long tables only. Returns the number of days run.
+    holds Parquet long tables only. ``in_process``: run the day tasks one after the other here,
+    without dask (the DuckDB engine's bounded-memory path; they spill into ``work_dir``).
+    Returns the number of days run.
     """
     mm = sample_set.metric_map
     longs = [replace(lt, path=Path(lt.path).resolve()) for lt in sample_set.long_tables]
@@ -189,16 +201,18 @@ def run_partitions(con: duckdb.DuckDBPyConnection, sample_set: SampleSet,
     candidates = {m for lt in longs for m in usable_metrics(lt, mm)}
     dedupe = overlapping_sources(sample_set)
     tasks = [DayTask(lo, hi, tuple(bodies[i] for i in files), mm, float(idle_threshold_pct),
-                     dedupe, memory_limit, threads) for lo, hi, files in sample_days(longs)]
+                     dedupe, memory_limit, (threads or os.cpu_count()) if in_process else threads,
+                     str(work_dir) if in_process and work_dir is not None else None)
+             for lo, hi, files in sample_days(longs)]
     con.execute(engine.PARTIALS_DDL)
     con.execute("CREATE OR REPLACE TABLE lag_boundary (ts DOUBLE, node VARCHAR, gpu_index INTEGER, "
                 "metric VARCHAR, value DOUBLE, head BOOLEAN)")
     derived: set[str] = set()
     done = 0
 
-    def collect(future: Any) -> None:
+    def collect(result: tuple[pa.Table, list[str], pa.Table]) -> None:
         nonlocal done
-        rows, metrics, boundaries = _result(future)
+        rows, metrics, boundaries = result
         derived.update(metrics)
         for table, rel in (("partials", rows), ("lag_boundary", boundaries)):
             con.register("task_rows", rel)
@@ -208,7 +222,10 @@ def run_partitions(con: duckdb.DuckDBPyConnection, sample_set: SampleSet,
         if progress is not None:
             progress(done, len(tasks))
 
-    if tasks:
+    if in_process:
+        for task in tasks:
+            collect(day_partials(task, *engine.partition_allocations(con, task.lo, task.hi)))
+    elif tasks:
         with dask_client(scheduler, workers) as client:
             window = IN_FLIGHT_PER_THREAD * max(1, sum(client.nthreads().values()))
             pending: deque[Any] = deque()
@@ -216,9 +233,9 @@ def run_partitions(con: duckdb.DuckDBPyConnection, sample_set: SampleSet,
                 gpu_alloc, node_excl = engine.partition_allocations(con, task.lo, task.hi)
                 pending.append(client.submit(day_partials, task, gpu_alloc, node_excl, pure=False))
                 while len(pending) >= window:
-                    collect(pending.popleft())
+                    collect(_result(pending.popleft()))
             while pending:
-                collect(pending.popleft())
+                collect(_result(pending.popleft()))
     # The days' first counter increments and CPU shares, derived here from the boundaries.
     boundary_samples(con, "lag_boundary", combine_sum)
     engine.compute_partition(con, None, None, idle_threshold_pct, dedupe)

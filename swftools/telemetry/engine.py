@@ -40,13 +40,21 @@ PARTIALS_DDL = """CREATE OR REPLACE TABLE partials (
     n BIGINT, n_low BIGINT, sum_micro HUGEINT, vmin DOUBLE, vmax DOUBLE)"""
 
 
+# DuckDB's memory limit unless one is given: 60 % of physical memory, at most this. DuckDB spills
+# sorts, joins and aggregates beyond it (not every operator can: a week of ABCI-size samples
+# staged at once runs out at 2 GiB, hence the day tasks for Parquet inputs, see dask_engine).
+# The uncapped 60 % of a 23 GiB machine let a simulated ABCI week grow to 8.2 GiB
+# (benchmarks/bench_telemetry_dask.py).
+DEFAULT_MEMORY_CAP_MB = 2048
+
+
 def default_memory_limit() -> str:
-    """60 % of physical memory, as a DuckDB size string."""
+    """60 % of physical memory, at most ``DEFAULT_MEMORY_CAP_MB``, as a DuckDB size string."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return "4GB"
-    return f"{max(256, int(total * 0.6 / 2**20))}MB"
+        return f"{DEFAULT_MEMORY_CAP_MB}MB"
+    return f"{max(256, min(DEFAULT_MEMORY_CAP_MB, int(total * 0.6 / 2**20)))}MB"
 
 
 @contextmanager
