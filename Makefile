@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SAMPLE := samples/aaic-sample.csv.gz
 
-.PHONY: demo test test-fast dev bench clean example-archive screenshots docs
+.PHONY: demo test test-fast dev bench clean example-archive screenshots docs mutate
 
 KERNELS := $(wildcard swftools/*/*.pyx swftools/*/*/*.pyx swftools/*/*/*/*.pyx \
                      swftools/*/*.pxd swftools/*/*/*.pxd swftools/*/*/*/*.pxd)
@@ -51,6 +51,12 @@ test-fast: $(BIN)/swftools
 
 bench: $(BIN)/swftools
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+# Mutation score of the core modules (tools/mutate.py, DEVELOPING.md): hours on 2 cores, so not
+# in CI's default run; .github/workflows/mutation.yml runs it weekly. MODULES=... for a subset.
+mutate: $(BIN)/swftools
+	$(BIN)/python -m pip install --quiet 'mutmut>=3.3,<4'
+	$(BIN)/python tools/mutate.py $(MODULES) --report mutation-report.md
 
 clean:
 	rm -rf $(VENV) out site .pytest_cache .hypothesis build

@@ -1,0 +1,37 @@
+"""tools/mutate.py: module names, the tests chosen for a module, and the score it reports."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("mutate", ROOT / "tools" / "mutate.py")
+mutate = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(mutate)
+
+
+def test_module_names():
+    assert mutate.module_name(Path("swftools/formats/walltime.py")) == "swftools.formats.walltime"
+    assert mutate.module_name(Path("swftools/replay/__init__.py")) == "swftools.replay"
+
+
+def test_tests_are_the_mirrored_files_and_the_importers():
+    chosen = mutate.tests_for(Path("swftools/formats/walltime.py"))
+    assert "tests/test_formats_walltime.py" in chosen
+    assert all(t.startswith("tests/") and Path(t).name.startswith("test_") for t in chosen)
+    assert "tests/test_formats_jobids.py" in mutate.tests_for(Path("swftools/formats/jobids.py"))
+
+
+def test_score_counts_listed_equivalents_and_leaves_out_timeouts(monkeypatch):
+    monkeypatch.setattr(mutate, "equivalent", lambda: {"m.x__mutmut_3": "same dtype"})
+    statuses = {"m.x__mutmut_1": "killed", "m.x__mutmut_2": "killed", "m.x__mutmut_3": "survived",
+                "m.x__mutmut_4": "survived", "m.x__mutmut_5": "timeout"}
+    text = mutate.report({"m": statuses}, {"m": ["tests/test_m.py"]})
+    assert "| `m` | 5 | 2 | 1 | 1 | 1 | 75.0% |" in text  # (2 + 1) / (5 - 1)
+    assert "`m.x__mutmut_4`" in text and "`m.x__mutmut_3`" not in text.split("## Surviving")[1]
+
+
+def test_no_mutant_is_not_a_perfect_score():
+    text = mutate.report({"m": {"m.x__mutmut_1": "timeout"}}, {"m": ["t"]})
+    assert "no mutant ran" in text and "| n/a |" in text

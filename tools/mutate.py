@@ -1,0 +1,164 @@
+"""Mutation testing of swftools' core modules with mutmut (``make mutate``; DEVELOPING.md).
+
+Each module is mutated in a scratch copy of the checkout (tracked files plus the built
+extensions), with the fast tier's tests that exercise it: its mirrored test files
+(``swftools/formats/walltime.py`` -> ``tests/test_formats_walltime*.py``) and any test file
+that imports it, unless ``--tests`` names others. mutmut runs, per mutant, only the tests that
+reach the mutated function. The score and every surviving mutant go to a Markdown report;
+survivors listed with a reason in ``tests/mutation-equivalent.txt`` are counted as equivalent.
+
+    python tools/mutate.py swftools/formats/walltime.py swftools/limits.py --report out.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EQUIVALENT = ROOT / "tests" / "mutation-equivalent.txt"
+# the modules issue 30 names; `make mutate` takes every .py below them
+CORE = ("swftools/formats", "swftools/validate", "swftools/replay", "swftools/privacy",
+        "swftools/release", "swftools/telemetry", "swftools/whatif")
+PYTEST_ARGS = ["-n", "0", "-p", "no:cacheprovider", "-m", "not slow", "-q", "-x"]
+
+
+def module_name(path: Path) -> str:
+    """``swftools/formats/walltime.py`` -> ``swftools.formats.walltime``."""
+    parts = path.with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def tests_for(path: Path) -> list[str]:
+    """The test files that exercise ``path``: mirrored names, then importers."""
+    name = module_name(path)
+    stem = "_".join(name.split(".")[1:])
+    found = {p for p in (ROOT / "tests").rglob(f"test_{stem}*.py")}
+    short = name.rsplit(".", 1)
+    pattern = re.compile(rf"(from {re.escape(short[0])} import [^\n]*\b{re.escape(short[-1])}\b"
+                         rf"|import {re.escape(name)}\b|from {re.escape(name)} import)")
+    for test in (ROOT / "tests").rglob("test_*.py"):
+        if pattern.search(test.read_text(encoding="utf-8")):
+            found.add(test)
+    return sorted(str(p.relative_to(ROOT)) for p in found)
+
+
+def equivalent() -> dict[str, str]:
+    """``mutant name -> reason`` from ``tests/mutation-equivalent.txt`` (``name: reason``)."""
+    out = {}
+    if EQUIVALENT.exists():
+        for line in EQUIVALENT.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                name, _, reason = line.partition(":")
+                out[name.strip()] = reason.strip()
+    return out
+
+
+def scratch_copy(dest: Path) -> None:
+    """The tracked files and the built extension modules, copied into ``dest``."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
+                           capture_output=True).stdout.decode().split("\0")
+    files += [str(p.relative_to(ROOT)) for p in (ROOT / "swftools").rglob("*.so")]
+    for rel in filter(None, files):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+
+
+def run_module(path: Path, tests: list[str], work: Path) -> dict[str, str]:
+    """mutmut on one module in a scratch copy; returns ``mutant -> status``."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    scratch_copy(work)
+    text = (work / "pyproject.toml").read_text(encoding="utf-8")
+    text = text.replace("-n auto --dist loadfile", "")
+    text += ("\n[tool.mutmut]\n"
+             f"source_paths = [{str(path)!r}]\n"
+             "also_copy = ['schemas/', 'archive/', 'samples/', 'swftools/']\n"
+             f"pytest_add_cli_args = {PYTEST_ARGS!r}\n"
+             f"pytest_add_cli_args_test_selection = {tests!r}\n")
+    (work / "pyproject.toml").write_text(text, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": ""}
+    mutmut = [sys.executable, "-m", "mutmut"]
+    subprocess.run([*mutmut, "run", "--max-children", str(os.cpu_count() or 1)], cwd=work,
+                   env=env, check=False)
+    done = subprocess.run([*mutmut, "results", "--all", "true"], cwd=work, env=env,
+                          capture_output=True, text=True, check=False)
+    statuses = {}
+    for line in done.stdout.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and name:
+            statuses[name] = status.strip()
+    return statuses
+
+
+def report(results: dict[str, dict[str, str]], tests: dict[str, list[str]]) -> str:
+    """The Markdown report: score per module and overall, then every survivor."""
+    known = equivalent()
+    lines = ["# Mutation score (mutmut, fast tier)", "",
+             "| module | mutants | killed | equivalent | survived | other | score |",
+             "|---|---|---|---|---|---|---|"]
+    total = {"n": 0, "killed": 0, "equivalent": 0, "survived": 0}
+    survivors = []
+    for module, statuses in results.items():
+        n = len(statuses)
+        killed = sum(s == "killed" for s in statuses.values())
+        surv = [m for m, s in statuses.items() if s == "survived"]
+        equiv = [m for m in surv if m in known]
+        left = [m for m in surv if m not in known]
+        other = n - killed - len(surv)
+        score = f"{(killed + len(equiv)) / (n - other):.1%}" if n - other else "n/a"
+        lines.append(f"| `{module}` | {n} | {killed} | {len(equiv)} | {len(left)} | {other} | "
+                     f"{score} |")
+        total["n"] += n - other
+        total["killed"] += killed
+        total["equivalent"] += len(equiv)
+        survivors += [(module, m) for m in left]
+    overall = (total["killed"] + total["equivalent"]) / total["n"] if total["n"] else None
+    lines += ["", (f"Overall: **{overall:.1%}** of {total['n']} mutants killed or equivalent "
+                   "(timeouts and other outcomes left out)." if overall is not None else
+                   "Overall: **no mutant ran**: see the mutmut output."), "",
+              "Score = (killed + listed equivalent) / (mutants - timeouts/suspicious/skipped).",
+              "", "## Surviving mutants", ""]
+    lines += [f"- `{m}` (module `{mod}`): `mutmut show {m}`" for mod, m in survivors] or ["none"]
+    lines += ["", "## Tests used", ""]
+    lines += [f"- `{mod}`: {', '.join(t)}" for mod, t in tests.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help="module files (default: every core module)")
+    parser.add_argument("--tests", nargs="*", help="test files to use instead of the mirrored "
+                        "and importing ones")
+    parser.add_argument("--report", default="mutation-report.md")
+    parser.add_argument("--work", default=None, help="scratch folder (default: a temporary one, "
+                        "named in the report)")
+    args = parser.parse_args(argv)
+    modules = [Path(m) for m in args.modules] or sorted(
+        p.relative_to(ROOT) for d in CORE for p in (ROOT / d).rglob("*.py"))
+    results, used = {}, {}
+    base = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="swftools-mutate-"))
+    for path in modules:
+        tests = args.tests or tests_for(path)
+        if not tests:
+            print(f"{path}: no test file exercises it; skipped", file=sys.stderr)
+            continue
+        name = module_name(path)
+        results[name] = run_module(path, tests, base / name)
+        used[name] = tests
+    text = report(results, used) + f"\nScratch folder (for `mutmut show`): `{base}`\n"
+    Path(args.report).write_text(text, encoding="utf-8")
+    print(f"wrote {args.report}")
+    return 1 if "no mutant ran" in text else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
