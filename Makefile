@@ -17,6 +17,8 @@ $(BIN)/swftools: pyproject.toml setup.py $(KERNELS)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
+	# an older install's empty package folders would shadow the editable finder as a namespace package
+	find $(VENV)/lib -path '*/site-packages/swftools*' -depth -type d -empty -delete 2>/dev/null || true
 	# cffconvert is used only for its CFF 1.2.0 JSON Schema (tests validate CITATION.cff against it);
 	# its own runtime pins (jsonschema<4) conflict with ours, so it is installed without them.
 	$(BIN)/python -m pip install --quiet --no-deps cffconvert==2.0.0

@@ -234,3 +234,28 @@ def test_plural_agreement():
     assert [count(n, "job") for n in (0, 1, 2)] == ["0 jobs", "1 job", "2 jobs"]
     assert plural(1, "is", "are") == "is" and plural(3, "is", "are") == "are"
     assert count(1, "complete line", thousands=True) == "1 complete line"
+
+
+def test_main_turns_abort_into_one_error_line_and_lets_other_errors_through(capsys):
+    """An Abort (Ctrl-C at a prompt) is one ``swftools: error`` line and exit 1; any other
+    exception keeps its own type (the handler once raised AttributeError instead)."""
+    from typer.exceptions import Abort
+
+    from swftools.cli.group import Typer
+
+    mini = Typer(name="mini", add_completion=False)
+
+    @mini.command("stop")
+    def stop() -> None:
+        raise Abort()
+
+    @mini.command("boom")
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    command = typer.main.get_command(mini)
+    with pytest.raises(SystemExit) as done:
+        command.main(["stop"], prog_name="mini")
+    assert done.value.code == 1 and "swftools: error: aborted" in capsys.readouterr().err
+    with pytest.raises(RuntimeError, match="boom"):
+        command.main(["boom"], prog_name="mini")

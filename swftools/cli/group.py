@@ -18,6 +18,7 @@ import re
 
 import typer
 from typer._click import exceptions as click  # typer 0.28 runs on its own copy of click
+from typer.exceptions import Abort
 from typer.core import TyperCommand, TyperGroup
 
 EXIT_USAGE = 2  # == swftools.cli.common.EXIT_USAGE (common imports the library's errors)
@@ -68,7 +69,7 @@ class Group(TyperGroup):
         except click.ClickException as exc:
             typer.echo(error_message(exc), err=True)
             sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
-        except click.Abort:
+        except Abort:
             typer.echo("swftools: error: aborted", err=True)
             sys.exit(1)
         except OSError as exc:  # the reader of our output went away, as click's main handles it

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from swftools.errors import count, plural
 from swftools.report.frame import is_skipped, time_series
 from swftools.report.summary import PAPER, reference_applies
 from swftools.report.wra import bin_label as wra_bin_label
@@ -102,7 +103,7 @@ def _walltime_cdf(data: dict[str, Any]) -> str:
     groups = [g for g in r["groups"].values() if not is_skipped(g)]
     medians = ", ".join(f"{g['label']} {_hours(g['median'])}" for g in groups)
     longest = _most(groups, "median")
-    text = (f"Cumulative distribution of walltime on a log scale, {len(groups)} curve(s). "
+    text = (f"Cumulative distribution of walltime on a log scale, {count(len(groups), 'curve')}. "
             f"Median walltime: {medians}")
     text += _paper(data, "median_walltime_h_all", lambda v: f"{_hours(v)} for all jobs") + "."
     if len(groups) > 1:
@@ -124,7 +125,7 @@ def _correlation(data: dict[str, Any]) -> str:
     pe = data["trace"]["processing_element"]
     text = (f"Box plots of walltime per {pe}-count bin of the balanced sample "
             f"({sum(row['jobs'] for row in rows):,} jobs, {len(rows)} bins): the median walltime "
-            f"is {_hours(rows[0]['median'])} at {rows[0]['bin']} {pe}(s) and "
+            f"is {_hours(rows[0]['median'])} at {rows[0]['bin']} {plural(2 - (rows[0]['bin'] == '1'), pe)} and "
             f"{_hours(rows[-1]['median'])} at {rows[-1]['bin']} {pe}s")
     top = _most(rows, "median")
     text += f", highest in bin {top['bin']} ({_hours(top['median'])})."
@@ -161,7 +162,7 @@ def _listing(rows: list[dict[str, Any]], name: Callable[[dict[str, Any]], str]) 
 def _queues(data: dict[str, Any]) -> str:
     q = data["context"]["queues"]
     rows = sorted(q["queues"], key=lambda r: -r["jobs"])
-    return (f"Bar chart of jobs per queue, {len(rows)} queue(s): "
+    return (f"Bar chart of jobs per queue, {count(len(rows), 'queue')}: "
             f"{_listing(rows, lambda r: r['label'])}.")
 
 
@@ -199,7 +200,7 @@ def _utilization(data: dict[str, Any]) -> str:
     capacity = f"{high:,.0f}" if low == high else f"{low:,.0f} to {high:,.0f}"
     return (text + f" against a capacity of {capacity} {pe}s; mean utilization "
             f"{_pct(cap['mean_utilization'])}{_paper(data, 'mean_utilization', _pct)}, "
-            f"{cap['bins_over_capacity']} {width}(s) above capacity.")
+            f"{count(cap['bins_over_capacity'], width)} above capacity.")
 
 
 ALT: dict[str, Callable[[dict[str, Any]], str]] = {

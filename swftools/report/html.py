@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from swftools.errors import InputError
+from swftools.errors import InputError, count
 from swftools.urls import relative_href, web_href
 from swftools.report import figures as figures_mod
 from swftools.report import sections
@@ -284,6 +284,7 @@ def _environment() -> jinja2.Environment:
     env.filters["skipcells"] = lambda r: [r["rule"], r["reason"]]
     env.filters["cleancells"] = lambda r: [r["rule"], r["severity"], r["description"]]
     # every href the page writes goes through one of these (swftools.urls): no javascript: link
+    env.filters["counted"] = lambda n, noun: count(n, noun)
     env.filters["code_spans"] = code_spans
     env.filters["web_href"] = web_href
     env.filters["relative_href"] = relative_href
