@@ -26,9 +26,9 @@ from libc.math cimport INFINITY as F_INFINITY, rint
 from libc.stdint cimport int64_t, uint32_t
 
 from swftools.replay._bits cimport bit_length, ctz
-from swftools.replay._loop_general cimport (INFINITY, Tree, allows, dequeue, enqueue, fit_bound,
-                                    heap_pop, heap_push, reserve, search, sorted_insert,
-                                    sorted_remove, upper)
+from swftools.replay._loop cimport (INFINITY, allows, heap_pop, heap_push, reserve,
+                                    search_right as upper, sorted_insert, sorted_remove)
+from swftools.replay._loop_general cimport Tree, dequeue, enqueue, fit_bound, search
 from swftools.replay._factors cimport FactorCallback
 from swftools.replay.placement._choose cimport (HEADER, RANDOM, WORD, State, cands_word,
                                                 choose, factor, give_back, set_capacity, take)
@@ -220,11 +220,11 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
     cdef int64_t res_head = -1, shadow = 0, spare = 0, spare0 = 0, flagged = 0, flag_hi = 0
     cdef int64_t head_nodes = 0, head_per_node = 0
     cdef bint has_res = False
-    projected_a, flag_a, flagw_a = _i64(n_nodes), np.zeros(max(n_nodes, 1), dtype=np.intc), \
+    projected_a, flag_a, flagw_a = _i64(n_nodes), np.zeros(max(n_nodes, 1), dtype=np.int8), \
         _i64(words)
     cdef int64_t[::1] projected = projected_a, flagw = flagw_a
-    cdef int[::1] flag_v = flag_a
-    cdef bint* flag = <bint*>&flag_v[0]
+    cdef signed char[::1] flag_v = flag_a
+    cdef char* flag = <char*>&flag_v[0]
     chosen_a = _i64(n_nodes)
     cdef int64_t[::1] chosen = chosen_a
     verdict_a = _i64(n_shapes)

@@ -17,7 +17,7 @@ import numpy as np
 
 from libc.stdint cimport int64_t
 
-from swftools.replay._loop cimport (INFINITY, bit_length, heap_pop, record_start,
+from swftools.replay._loop cimport (INFINITY, allows, bit_length, heap_pop, record_start, reserve,
                                     search_right, sorted_remove)
 
 cdef enum:
@@ -115,122 +115,6 @@ cdef inline void _place(const int64_t* exact, int64_t words, const int64_t* cnt,
             return
 
 
-cdef inline bint _reserve(const int64_t* free, int64_t n_nodes, const int64_t* cnt, int64_t g,
-                          int64_t managed, int64_t now, int64_t head_nodes,
-                          int64_t head_per_node, const int64_t* running, int64_t n_running,
-                          int64_t shift, int64_t low_mask, const int64_t* node_off,
-                          const int64_t* node_list, const int64_t* per_node,
-                          const int64_t* cap_t, const int64_t* cap_n, int64_t n_changes,
-                          int64_t* projected, char* flag, int64_t* shadow,
-                          int64_t* flagged) noexcept nogil:
-    """``model.gpu_reservation``: fills ``projected`` (free GPUs per node at the shadow time) and
-    ``flag`` (the nodes the head can use then); returns whether found, with ``shadow[0]`` and
-    ``flagged[0]`` (the flagged count)."""
-    cdef int64_t k, f, i, t, key, j, p, q, before, t_next, c
-    cdef int64_t threshold, counted = 0
-    cdef bint ok
-    for k in range(n_nodes):
-        projected[k] = free[k]
-    c = search_right(cap_t, n_changes, now)
-    threshold = g if head_nodes > 1 else head_per_node
-    for f in range(threshold, g + 1):
-        counted += cnt[f]
-    i = 0
-    t = now
-    while True:
-        while i < n_running:
-            key = running[i]
-            if key >> shift > t:
-                break
-            j = key & low_mask
-            p = per_node[j]
-            for q in range(node_off[j], node_off[j + 1]):
-                k = node_list[q]
-                before = projected[k]
-                projected[k] = before + p
-                if before < threshold and threshold <= before + p and k < managed:
-                    counted += 1
-            i += 1
-        if c < n_changes and cap_t[c] <= t:
-            while c < n_changes and cap_t[c] <= t:
-                managed = cap_n[c]
-                c += 1
-            counted = 0
-            for k in range(managed):
-                if projected[k] >= threshold:
-                    counted += 1
-        if counted >= head_nodes:
-            flagged[0] = 0
-            for k in range(n_nodes):
-                ok = k < managed and projected[k] >= threshold
-                flag[k] = ok
-                if ok:
-                    flagged[0] += 1
-            shadow[0] = t
-            return True
-        t_next = INFINITY
-        if i < n_running:
-            t_next = running[i] >> shift
-        if c < n_changes and cap_t[c] < t_next:
-            t_next = cap_t[c]
-        if t_next == INFINITY:
-            shadow[0] = t
-            flagged[0] = 0
-            return False
-        t = t_next
-
-
-cdef inline bint _allows(int64_t head_nodes, int64_t head_per_node, int64_t spare,
-                         int64_t flagged, const int64_t* projected, const char* flag,
-                         const int64_t* chosen, int64_t count, int64_t per_node) noexcept nogil:
-    """``Reservation.allows`` for the nodes ``chosen[:count]``."""
-    cdef int64_t taken, q, k, left
-    if head_nodes > 1:
-        taken = 0
-        for q in range(count):
-            if flag[chosen[q]]:
-                taken += 1
-        return taken <= spare
-    left = flagged
-    for q in range(count):
-        k = chosen[q]
-        if flag[k] and projected[k] - per_node < head_per_node:
-            left -= 1
-    return left > 0
-
-
-# deliberate twins of _engine_flat's _search and _dequeue (shape bit masks here, min sizes
-# there), as in the Python engines
-cdef inline int64_t _search(int64_t i, int64_t fit, int64_t allowed, int64_t window,
-                            int64_t top, int64_t leaves, const int64_t* keys,
-                            const int64_t* min_est) noexcept nogil:
-    """``run_gpu``'s ``search`` (always resuming after node ``i``'s subtree)."""
-    cdef bint resume = True
-    cdef int64_t k
-    while True:
-        if resume:
-            while True:
-                if i <= top:
-                    return -1
-                if i & 1:
-                    i >>= 1
-                    continue
-                i += 1
-                k = keys[i]
-                if k & allowed or (k & fit and min_est[i] <= window):
-                    break
-        if i >= leaves:
-            return i - leaves
-        i <<= 1
-        k = keys[i]
-        if k & allowed or (k & fit and min_est[i] <= window):
-            resume = False
-            continue
-        i += 1
-        k = keys[i]
-        resume = not (k & allowed or (k & fit and min_est[i] <= window))
-
-
 cdef inline void _dequeue(int64_t pos, int64_t leaves, int64_t* keys,
                           int64_t* min_est) noexcept nogil:
     cdef int64_t i = pos + leaves, left, k, a, b, e
@@ -322,6 +206,36 @@ cdef inline void _launch(Loop* s, int64_t j, int64_t now) noexcept nogil:
     cdef int64_t count = s.nodes_of[j]
     _place(s.exact, s.words, s.cnt, s.g, s.best_fit, count, s.per_node[j], s.chosen)
     _start_on(s, j, now, count)
+
+
+cdef inline int64_t _search(int64_t i, int64_t fit, int64_t allowed, int64_t window,
+                            int64_t top, int64_t leaves, const int64_t* keys,
+                            const int64_t* min_est) noexcept nogil:
+    """``run_gpu``'s ``search`` (always resuming after node ``i``'s subtree)."""
+    cdef bint resume = True
+    cdef int64_t k
+    while True:
+        if resume:
+            while True:
+                if i <= top:
+                    return -1
+                if i & 1:
+                    i >>= 1
+                    continue
+                i += 1
+                k = keys[i]
+                if k & allowed or (k & fit and min_est[i] <= window):
+                    break
+        if i >= leaves:
+            return i - leaves
+        i <<= 1
+        k = keys[i]
+        if k & allowed or (k & fit and min_est[i] <= window):
+            resume = False
+            continue
+        i += 1
+        k = keys[i]
+        resume = not (k & allowed or (k & fit and min_est[i] <= window))
 
 
 def run_gpu_compiled(const int64_t[::1] submit, const int64_t[::1] runtime,
@@ -521,10 +435,10 @@ def run_gpu_compiled(const int64_t[::1] submit, const int64_t[::1] runtime,
             if res_head != hj or not has_res or shadow < now:
                 head_nodes = s.nodes_of[hj]
                 head_per_node = s.per_node[hj]
-                has_res = _reserve(s.free, n_nodes, s.cnt, g, managed, now, head_nodes,
-                                   head_per_node, s.running, s.n_running, shift, low_mask,
-                                   s.node_off, s.node_list, s.per_node, cap_t_p, cap_n_p, n_cap,
-                                   projected, flag, &shadow, &flagged)
+                has_res = reserve(s.free, s.cnt, g, managed, now, head_nodes, head_per_node,
+                                  s.running, s.n_running, shift, low_mask, s.node_off,
+                                  s.node_list, s.per_node, cap_t_p, cap_n_p, n_cap, n_nodes,
+                                  projected, flag, &shadow, &flagged)
                 spare = flagged - head_nodes if head_nodes > 1 else flagged - 1
                 res_head = hj
             if not has_res:
@@ -541,7 +455,7 @@ def run_gpu_compiled(const int64_t[::1] submit, const int64_t[::1] runtime,
                     count = shape_nodes[sh]
                     _place(s.exact, words, s.cnt, g, best_fit, count, shape_per_node[sh],
                            s.chosen)
-                    if _allows(head_nodes, head_per_node, spare, flagged, projected, flag,
+                    if allows(head_nodes, head_per_node, spare, flagged, projected, flag,
                                s.chosen, count, shape_per_node[sh]):
                         allowed |= b
                 pos = _search(pos + leaves, fit, allowed, shadow - now, top, leaves, keys,
