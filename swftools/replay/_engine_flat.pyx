@@ -12,7 +12,8 @@ import numpy as np
 
 from libc.stdint cimport int64_t
 
-from swftools.replay._loop cimport (INFINITY, bit_length, heap_pop, record_start,
+from swftools.replay._bits cimport bit_length
+from swftools.replay._loop cimport (INFINITY, heap_pop, record_start,
                                     sorted_remove)
 
 

@@ -26,9 +26,9 @@ from libc.math cimport INFINITY as F_INFINITY, rint
 from libc.stdint cimport int64_t, uint32_t
 
 from swftools.replay._bits cimport bit_length, ctz
-from swftools.replay._loop cimport (INFINITY, allows, heap_pop, heap_push, reserve,
+from swftools.replay._loop cimport (INFINITY, allows, fit_bound, heap_pop, heap_push, reserve,
                                     search_right as upper, sorted_insert, sorted_remove)
-from swftools.replay._loop_general cimport Tree, dequeue, enqueue, fit_bound, search
+from swftools.replay._loop_general cimport Tree, dequeue, enqueue, search
 from swftools.replay._factors cimport FactorCallback
 from swftools.replay.placement._choose cimport (HEADER, RANDOM, WORD, State, cands_word,
                                                 choose, factor, give_back, set_capacity, take)

@@ -17,30 +17,12 @@ import numpy as np
 
 from libc.stdint cimport int64_t
 
-from swftools.replay._loop cimport (INFINITY, allows, bit_length, heap_pop, record_start, reserve,
+from swftools.replay._bits cimport bit_length, ctz, lowest_bits
+from swftools.replay._loop cimport (INFINITY, allows, fit_bound, heap_pop, record_start, reserve,
                                     search_right, sorted_remove)
 
 cdef enum:
     WORD = 32  # nodes per word of a node bit set (positive int64 words: x & -x stays exact)
-
-
-cdef inline int64_t _ctz(int64_t x) noexcept nogil:
-    """Index of the lowest set bit of ``x`` (> 0)."""
-    return __builtin_ctzll(<unsigned long long>x)
-
-
-cdef extern from *:
-    int __builtin_ctzll(unsigned long long) nogil
-
-
-cdef inline int64_t _lowest_bits(int64_t mask, int64_t count) noexcept nogil:
-    """``model.lowest_bits``: the ``count`` lowest set bits of ``mask``."""
-    cdef int64_t chosen = 0, low, c
-    for c in range(count):
-        low = mask & -mask
-        chosen |= low
-        mask ^= low
-    return chosen
 
 
 cdef inline void _move(int64_t* exact, int64_t words, int64_t* cnt, int64_t k, int64_t f_from,
@@ -70,17 +52,6 @@ cdef inline int64_t _set_capacity(int64_t* exact, int64_t words, int64_t* cnt,
     return nodes
 
 
-cdef inline int64_t _fit_bound(const int64_t* cnt, int64_t g) noexcept nogil:
-    """``GpuState.fit_bound``."""
-    cdef int64_t f
-    if cnt[g]:
-        return cnt[g] * g
-    for f in range(g - 1, 0, -1):
-        if cnt[f]:
-            return f
-    return 0
-
-
 cdef inline void _place(const int64_t* exact, int64_t words, const int64_t* cnt, int64_t g,
                         bint best_fit, int64_t nodes, int64_t per_node,
                         int64_t* out) noexcept nogil:
@@ -93,7 +64,7 @@ cdef inline void _place(const int64_t* exact, int64_t words, const int64_t* cnt,
             while m and c < nodes:
                 low = m & -m
                 m ^= low
-                out[c] = w * WORD + _ctz(low)
+                out[c] = w * WORD + ctz(low)
                 c += 1
             if c == nodes:
                 break
@@ -104,14 +75,14 @@ cdef inline void _place(const int64_t* exact, int64_t words, const int64_t* cnt,
                 for w in range(words):
                     m = exact[f * words + w]
                     if m:
-                        out[0] = w * WORD + _ctz(m & -m)
+                        out[0] = w * WORD + ctz(m & -m)
                         return
     for w in range(words):
         m = 0
         for f in range(per_node, g + 1):
             m |= exact[f * words + w]
         if m:
-            out[0] = w * WORD + _ctz(m & -m)
+            out[0] = w * WORD + ctz(m & -m)
             return
 
 
@@ -192,7 +163,7 @@ cdef inline void _start_on(Loop* s, int64_t j, int64_t now, int64_t count) noexc
         f = s.free[k]
         _move(s.exact, s.words, s.cnt, k, f, f - p)
         s.free[k] = f - p
-        gpus = _lowest_bits(s.gpu_free[k], p)
+        gpus = lowest_bits(s.gpu_free[k], p)
         s.gpu_free[k] ^= gpus
     s.gpu_set[j] = gpus
     for q in range(count):
@@ -388,7 +359,7 @@ def run_gpu_compiled(const int64_t[::1] submit, const int64_t[::1] runtime,
                 continue
 
             # 1. start from the head while it fits; drop a head that can never fit again
-            bound = _fit_bound(s.cnt, g)
+            bound = fit_bound(s.cnt, g)
             while waiting:
                 while not keys[head + leaves]:
                     head += 1
@@ -397,7 +368,7 @@ def run_gpu_compiled(const int64_t[::1] submit, const int64_t[::1] runtime,
                     _dequeue(head, leaves, keys, min_est)
                     waiting -= 1
                     _launch(&s, j, now)
-                    bound = _fit_bound(s.cnt, g)
+                    bound = fit_bound(s.cnt, g)
                 elif s.nodes_of[j] > reach:
                     _dequeue(head, leaves, keys, min_est)
                     waiting -= 1
@@ -411,7 +382,7 @@ def run_gpu_compiled(const int64_t[::1] submit, const int64_t[::1] runtime,
                 if not waiting:
                     if size[j] <= bound:
                         _launch(&s, j, now)
-                        bound = _fit_bound(s.cnt, g)
+                        bound = fit_bound(s.cnt, g)
                         continue
                     if s.nodes_of[j] > reach:
                         dropped[0, n_dropped] = j
@@ -451,7 +422,7 @@ def run_gpu_compiled(const int64_t[::1] submit, const int64_t[::1] runtime,
                 while present:
                     b = present & -present
                     present ^= b
-                    sh = _ctz(b)
+                    sh = ctz(b)
                     count = shape_nodes[sh]
                     _place(s.exact, words, s.cnt, g, best_fit, count, shape_per_node[sh],
                            s.chosen)
@@ -483,7 +454,7 @@ def run_gpu_compiled(const int64_t[::1] submit, const int64_t[::1] runtime,
                 _dequeue(pos, leaves, keys, min_est)
                 waiting -= 1
                 _start_on(&s, j, now, count)
-                bound = _fit_bound(s.cnt, g)
+                bound = fit_bound(s.cnt, g)
                 if not bound:
                     break
                 fit = fit_masks[search_right(&distinct[0], n_distinct, bound)]

@@ -1,5 +1,6 @@
-# The compiled engines' shared pieces (inline C, cimported by _engine_flat.pyx and
-# _engine_gpu.pyx): the heap of job ends and the sorted list of estimated ends, as arrays.
+# The compiled engines' shared pieces (inline C, cimported by _engine_flat.pyx, _engine_gpu.pyx
+# and _engine_general.pyx): the heap of job ends, the sorted list of estimated ends, searchsorted,
+# ``fit_bound`` and the EASY reservation of GPU nodes, as arrays (bit helpers: _bits.pxd).
 # Keys are ``time << shift | job`` in int64 (engine_flat.fits_int64_keys).
 from libc.stdint cimport int64_t
 from libc.string cimport memmove
@@ -11,12 +12,15 @@ cdef extern from *:
     const int64_t INFINITY "SWFTOOLS_INFINITY"  # engine_flat.INFINITY
 
 
-cdef inline int64_t bit_length(int64_t x) noexcept nogil:
-    cdef int64_t b = 0
-    while x:
-        x >>= 1
-        b += 1
-    return b
+cdef inline int64_t fit_bound(const int64_t* cnt, int64_t g) noexcept nogil:
+    """``GpuState.fit_bound``."""
+    cdef int64_t f
+    if cnt[g]:
+        return cnt[g] * g
+    for f in range(g - 1, 0, -1):
+        if cnt[f]:
+            return f
+    return 0
 
 
 cdef inline int64_t heap_push(int64_t* heap, int64_t n, int64_t key) noexcept nogil:

@@ -1,23 +1,9 @@
-# The general engine's structures on C arrays (inlined where cimported; the heap, sorted list and
-# searchsorted it shares with the fast paths are _loop.pxd's): the
-# waiting queue's segment tree (shape bits and minimum estimates per node), ``fit_bound`` and the
-# EASY reservation of GPU nodes (``model.gpu_reservation``, ``Reservation.allows``). Keys are
-# ``time << shift | job`` in int64.
+# The general engine's own structure on C arrays (inlined where cimported): the waiting queue's
+# segment tree (shape bits and minimum estimates per node). What it shares with the fast paths
+# is _loop.pxd's.
 from libc.stdint cimport int64_t
 
-# searchsorted, the heap of job ends, the sorted list of estimated ends: one copy, in _loop.pxd
 from swftools.replay._loop cimport INFINITY
-
-
-cdef inline int64_t fit_bound(const int64_t* cnt, int64_t g) noexcept nogil:
-    """``GpuState.fit_bound``."""
-    cdef int64_t f
-    if cnt[g]:
-        return cnt[g] * g
-    for f in range(g - 1, 0, -1):
-        if cnt[f]:
-            return f
-    return 0
 
 
 ctypedef struct Tree:
