@@ -47,14 +47,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-import jsonschema
 import numpy as np
 import pyarrow as pa
 
 from swftools.errors import InputError, UsageError
-from swftools.resources import load_json, schemas_dir
 from swftools.site import LINK_KINDS, Site, short_gpu_model
 from swftools.whatif.comm import ring_allreduce_array_s, ring_allreduce_s
+from swftools.whatif.jsonfile import line_of, load_checked
 
 if TYPE_CHECKING:
     from swftools.replay.factors import FactorKernel
@@ -106,17 +105,6 @@ class Sensitivity:
         return self.classes[cls].speed[model]
 
 
-def _line_of(text: str, *needles: str) -> int | None:
-    """The line of the last of ``needles`` found in order in ``text`` (a JSON error locator)."""
-    pos, found = 0, None
-    for needle in needles:
-        i = text.find(needle, pos)
-        if i < 0:
-            break
-        pos, found = i + len(needle), i
-    return None if found is None else text.count("\n", 0, found) + 1
-
-
 def _seconds(value: Any) -> float:
     if isinstance(value, str):
         h, m, s = (int(x) for x in value.split(":"))
@@ -128,27 +116,8 @@ def load_sensitivity(name_or_path: str | Path) -> Sensitivity:
     """Load a sensitivity model by preset name (``mlperf-p100-v100``) or JSON file, checked by
     ``schemas/sensitivity.schema.json`` and for consistency (InputError naming file, line,
     field, value and what was expected)."""
-    text_name = str(name_or_path)
-    path = (schemas_dir() / "whatif" / f"{text_name}.json" if text_name in PRESETS
-            else Path(text_name))
-    name = str(path)
-    if not path.is_file():
-        raise InputError(name, f"no such sensitivity file or preset (presets: {', '.join(PRESETS)})")
-    text = path.read_text(encoding="utf-8")
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(name, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
-    validator = jsonschema.Draft202012Validator(load_json("sensitivity.schema.json"))
-    errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
-    if errors:
-        err = errors[0]
-        parts = [str(p) for p in err.absolute_path]
-        value = err.instance if not isinstance(err.instance, (dict, list)) else None
-        raise InputError(name, err.message, field="/".join(parts) or "(top level)",
-                         line=_line_of(text, *(f'"{p}"' for p in parts if not p.isdigit())),
-                         value=None if value is None else str(value),
-                         expected="a sensitivity file as schemas/sensitivity.schema.json describes")
+    raw, name, text = load_checked("sensitivity", name_or_path, PRESETS, "",
+                                   "sensitivity.schema.json")
     models = tuple(short_gpu_model(m) for m in raw["gpu_models"])
     ref = models[0]
     classes = []
@@ -158,18 +127,18 @@ def load_sensitivity(name_or_path: str | Path) -> Sensitivity:
         for m_text in c[key]:
             if short_gpu_model(m_text) not in models:
                 raise InputError(name, f"unknown GPU model {m_text!r} in class {c['name']}",
-                                 line=_line_of(text, f'"{c["name"]}"', f'"{m_text}"'),
+                                 line=line_of(text, f'"{c["name"]}"', f'"{m_text}"'),
                                  field=f"classes/{i}/{key}", value=m_text,
                                  expected=f"one of gpu_models ({', '.join(models)})")
         for m in models:
             if m not in given:
                 raise InputError(name, f"class {c['name']} gives no {key.replace('_', ' ')} "
-                                 f"for GPU model {m}", line=_line_of(text, f'"{c["name"]}"'),
+                                 f"for GPU model {m}", line=line_of(text, f'"{c["name"]}"'),
                                  field=f"classes/{i}/{key}", value=m,
                                  expected=f"a value for every one of gpu_models ({', '.join(models)})")
         if any(c2["name"] == c["name"] for c2 in raw["classes"][:i]):
             raise InputError(name, f"duplicate class {c['name']!r}",
-                             line=_line_of(text, f'"{c["name"]}"', f'"{c["name"]}"'),
+                             line=line_of(text, f'"{c["name"]}"', f'"{c["name"]}"'),
                              field=f"classes/{i}/name", value=c["name"],
                              expected="one entry per class")
         if key == "run_time":
@@ -188,11 +157,11 @@ def load_sensitivity(name_or_path: str | Path) -> Sensitivity:
         for k in mix_raw:
             if k not in names:
                 raise InputError(name, f"unknown class {k!r} in the mix",
-                                 line=_line_of(text, '"mix"', f'"{k}"'), field="mix", value=k,
+                                 line=line_of(text, '"mix"', f'"{k}"'), field="mix", value=k,
                                  expected=f"one of the classes ({', '.join(names)})")
         weights = [float(mix_raw.get(n, 0.0)) for n in names]
         if sum(weights) <= 0:
-            raise InputError(name, "the mix weights add up to 0", line=_line_of(text, '"mix"'),
+            raise InputError(name, "the mix weights add up to 0", line=line_of(text, '"mix"'),
                              field="mix", value="0", expected="a positive weight for some class")
     total = sum(weights)
     return Sensitivity(raw["name"], name, models, tuple(classes),

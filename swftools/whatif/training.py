@@ -22,7 +22,6 @@ presets in ``schemas/whatif/platforms/``) hold every number.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from swftools.errors import InputError, UsageError
-from swftools.resources import load_json, schemas_dir
 from swftools.whatif.comm import ring_allreduce_s
+from swftools.whatif.jsonfile import line_of, load_checked
 
 MODEL_PRESETS = ("alexnet", "resnet50", "vgg16")
 PLATFORM_PRESETS = ("aaic", "abci")
@@ -108,41 +107,6 @@ class Estimate:
         return dict(self.__dict__)
 
 
-def _line_of(text: str, needle: str) -> int | None:
-    i = text.find(needle)
-    return None if i < 0 else text.count("\n", 0, i) + 1
-
-
-def _load(kind: str, name_or_path: str | Path, presets: Sequence[str], folder: str,
-          schema: str) -> tuple[dict[str, Any], str, str]:
-    """(the checked JSON object, its path, its text) of a preset name or file."""
-    import jsonschema
-
-    text_name = str(name_or_path)
-    path = (schemas_dir() / "whatif" / folder / f"{text_name}.json" if text_name in presets
-            else Path(text_name))
-    name = str(path)
-    if not path.is_file():
-        raise InputError(name, f"no such {kind} file or preset (presets: {', '.join(presets)})")
-    text = path.read_text(encoding="utf-8")
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(name, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
-    validator = jsonschema.Draft202012Validator(load_json(schema))
-    errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
-    if errors:
-        err = errors[0]
-        parts = [str(p) for p in err.absolute_path]
-        keys = [p for p in parts if not p.isdigit()]
-        value = err.instance if not isinstance(err.instance, (dict, list)) else None
-        raise InputError(name, err.message, field="/".join(parts) or "(top level)",
-                         line=_line_of(text, f'"{keys[-1]}"') if keys else None,
-                         value=None if value is None else str(value),
-                         expected=f"a {kind} file as schemas/{schema} describes")
-    return raw, name, text
-
-
 def _product(dims: Sequence[int]) -> int:
     out = 1
     for d in dims:
@@ -153,7 +117,7 @@ def _product(dims: Sequence[int]) -> int:
 def load_model(name_or_path: str | Path) -> TrainingModel:
     """A training model by preset name (``resnet50``) or JSON file; InputError naming the file,
     line, field and value when it does not follow its schema."""
-    raw, name, _ = _load("training model", name_or_path, MODEL_PRESETS, "models",
+    raw, name, _ = load_checked("training model", name_or_path, MODEL_PRESETS, "models",
                       "training-model.schema.json")
     if "layers" in raw:
         weights = sum(_product(layer["w"]) for layer in raw["layers"])
@@ -170,7 +134,7 @@ def load_model(name_or_path: str | Path) -> TrainingModel:
 def load_platform(name_or_path: str | Path) -> Platform:
     """A training platform by preset name (``abci``, ``aaic``) or JSON file; InputError as
     ``load_model``, also for levels out of order or a bounded last level."""
-    raw, name, text = _load("training platform", name_or_path, PLATFORM_PRESETS, "platforms",
+    raw, name, text = load_checked("training platform", name_or_path, PLATFORM_PRESETS, "platforms",
                       "training-platform.schema.json")
     levels = tuple(Level(lv["name"], lv.get("max_gpus"), float(lv["bandwidth_bytes_per_s"]),
                          float(lv["latency_s"])) for lv in raw["levels"])
@@ -179,14 +143,14 @@ def load_platform(name_or_path: str | Path) -> Platform:
         if b is None or (i and bounds[i - 1] is not None and b <= bounds[i - 1]):
             raise InputError(name, f"level {levels[i].name!r} must have a max_gpus above the "
                              "previous level's", field=f"levels/{i}/max_gpus", value=str(b),
-                             line=_line_of(text, f'"{levels[i].name}"'),
+                             line=line_of(text, f'"{levels[i].name}"'),
                              expected="levels innermost first, max_gpus increasing; only the "
                                       "last level without max_gpus")
     if levels[-1].max_gpus is not None:
         raise InputError(name, "the last level must have no max_gpus (it takes every larger "
                          "ring)", field=f"levels/{len(levels) - 1}/max_gpus",
                          value=str(levels[-1].max_gpus),
-                         line=_line_of(text, f'"{levels[-1].name}"'),
+                         line=line_of(text, f'"{levels[-1].name}"'),
                          expected="no max_gpus on the outermost level")
     return Platform(raw["name"], name, float(raw["gpu_memory_bytes"]), float(raw["gpu_flops"]),
                     int(raw["gpus_per_node"]), levels, raw.get("max_gpus"),
