@@ -171,6 +171,56 @@ def test_whatif_sensitivity_kernel_matches_python(case, scheduler, seed):
         assert python.results[name].skipped.equals(compiled.results[name].skipped), name
 
 
+@settings(max_examples=60, deadline=None)
+@given(whatif_replay_cases(), st.data(), st.sampled_from(["easy", "fcfs"]))
+def test_whatif_per_class_scores_match_python(case, data, scheduler):
+    """A profile with per-class scores (``score:<class>`` grids): the factor's lowest score is
+    read from the job's class's grid (``FactorKernel.score_grids``); every placement's replay is
+    the same with the compiled general path as in Python, where the factor is not keyed."""
+    from swftools.whatif.sensitivity import load_sensitivity
+
+    table, site, profile = case
+    names = load_sensitivity("mlperf-p100-v100").names
+    shape = profile.scores.shape
+    pool = data.draw(st.lists(st.floats(0.7, 1.3), min_size=1, max_size=4), label="pool")
+    chosen = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=len(names),
+                                unique=True), label="classes with a grid")
+    grids = tuple((name, np.array([[data.draw(st.sampled_from(pool)) for _ in range(shape[1])]
+                                   for _ in range(shape[0])], dtype=np.float64))
+                  for name in chosen)
+    profile = dataclasses.replace(profile, app_scores=grids)
+    python, compiled = _whatif_both(table, site, list(COMPILED_POLICIES), profile=profile,
+                                    scheduler=scheduler)
+    for name in COMPILED_POLICIES:
+        assert python.results[name].jobs.equals(compiled.results[name].jobs), name
+        assert python.results[name].skipped.equals(compiled.results[name].skipped), name
+
+
+def test_per_class_grids_decide_the_compiled_factor():
+    """The compiled factor reads the job's class's grid, not the site's scores: with every
+    class's grid at half the site's scores, a 1-GPU job runs twice as long, in both paths."""
+    from swftools.whatif.profile import Profile
+    from swftools.whatif.sensitivity import load_sensitivity
+
+    site = resolve_site("aaic")
+    table = synth.generate(60, seed=3, site=site)
+    n, g = len(site.gpu_model_of_node), site.gpus_per_node
+    names = load_sensitivity("mlperf-p100-v100").names
+    ones = np.ones((n, g))
+    base = Profile(scores=ones, classes=np.zeros((n, g), dtype=np.int64))
+    halved = dataclasses.replace(base, app_scores=tuple((c, ones * 0.5) for c in names))
+    plain = _whatif_both(table, site, ["packed"], profile=base)
+    slow = _whatif_both(table, site, ["packed"], profile=halved)
+    assert plain[1].results["packed"].jobs.equals(plain[0].results["packed"].jobs)
+    assert slow[1].results["packed"].jobs.equals(slow[0].results["packed"].jobs)
+    run_a = plain[1].results["packed"].jobs.column("run_s").to_numpy()
+    run_b = slow[1].results["packed"].jobs.column("run_s").to_numpy()
+    one_gpu = plain[1].results["packed"].jobs.column("size").to_numpy() == 1
+    assert one_gpu.any()
+    # one GPU: no communication term, so the factor is exactly the score's inverse
+    assert (run_b[one_gpu] == np.round(run_a[one_gpu] * 2.0)).all()
+
+
 @pytest.mark.slow
 def test_whatif_on_a_synthetic_aaic_trace_is_the_same_compiled():
     """A few thousand synthetic AAIC jobs on ``aaic-v100-half`` with a generated profile (as
@@ -285,6 +335,7 @@ def test_round_half_to_even_like_python():
 def test_inconsistent_arrays_are_refused_not_read_out_of_bounds():
     """The compiled loop reads without bounds checks: ``run_general`` refuses arrays of the
     wrong lengths (a ValueError, not a crash)."""
+    from swftools.replay import _factors
     from swftools.replay._engine_general import run_general
 
     i64 = lambda n: np.zeros(n, dtype=np.int64)  # noqa: E731
@@ -300,6 +351,12 @@ def test_inconsistent_arrays_are_refused_not_read_out_of_bounds():
     assert (status, start.tolist(), node_list.tolist()) == (0, [0, 0], [0, 1])
     for name, bad in [("runtime", i64(1)), ("keys", i64(3)), ("bit_lower", np.zeros(3)),
                       ("fit_masks", i64(1)), ("score", np.ones((1, 1))),
+                      ("score", np.ones((3, 1))),
                       ("mt", np.zeros(3, np.uint32)), ("nodes_t0", 3)]:
         with pytest.raises(ValueError, match="inconsistent"):
             run_general(**{**ok, name: bad})
+    # a grid per key (two keys, two nodes): a key without its grid is refused
+    assert run_general(**{**ok, "score": np.ones((4, 1)), "keys": np.array([0, 1]),
+                          "kernel": _factors.FactorCallback()})[0] == 0
+    with pytest.raises(ValueError, match="no score grid"):
+        run_general(**{**ok, "score": np.ones((4, 1)), "keys": np.array([0, 2])})

@@ -125,8 +125,9 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
     queue bit (its size's, or its combination's); per bit index ``bit_shape`` (its size index),
     ``bit_combo`` (a combination) and ``bit_lower`` (its factor bound); ``shape_index``: each
     job's size index; ``pol``, ``aux``, ``score``: the placement and its tables
-    (``placement/_choose.pyx``); the factor (None: none) ``kernel``'s of ``keys[j]`` and the
-    signature; ``mt``: ``random``'s generator state (``placement.mtrand``). Returns (status,
+    (``placement/_choose.pyx``; ``score``: ``n_nodes`` rows, or ``K x n_nodes`` rows, one
+    grid per factor key, when the factor's lowest score is read from its key's grid); the
+    factor (None: none) ``kernel``'s of ``keys[j]`` and the signature; ``mt``: ``random``'s generator state (``placement.mtrand``). Returns (status,
     start, node_off, node_list, gpu_set, runtime, estimate, dropped job, dropped reach,
     dropped instant, bad job, bad factor); status ``BAD_FACTOR``: job ``bad job``'s factor is
     not positive and finite; ``OVERFLOW``: a scaled time left the int64 keys."""
@@ -147,8 +148,14 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
             or shape_nodes.shape[0] != n_shapes or shape_per_node.shape[0] != n_shapes
             or cap_n.shape[0] != n_cap or not 1 <= g <= 62 or n_nodes < 1
             or not 0 <= nodes_t0 <= n_nodes or aux.shape[0] < HEADER
-            or score.shape[0] != n_nodes or score.shape[1] != g or mt.shape[0] != 625):
+            or score.shape[0] < n_nodes or score.shape[0] % n_nodes or score.shape[1] != g
+            or mt.shape[0] != 625):
         raise ValueError("run_general: inconsistent input arrays")
+    cdef int64_t grids = score.shape[0] // n_nodes
+    if grids > 1:
+        for j in range(n):
+            if not 0 <= keys[j] < grids:
+                raise ValueError("run_general: a factor key has no score grid")
 
     exact_a, cnt_a = _i64((g + 1) * words), _i64(g + 1)
     free_a = np.full(max(n_nodes, 1), g, dtype=np.int64)
@@ -164,6 +171,7 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
     st.pol = pol
     st.aux = &aux[0]
     st.score = &score[0, 0] if score.shape[0] and score.shape[1] else NULL
+    st.score_by_key = grids > 1
     cdef State* s = &st
     cdef int64_t managed = set_capacity(s, 0, nodes_t0)
     cdef int64_t gen = 0

@@ -2,8 +2,9 @@
 ``_engine_general.pyx``): when it applies, and its inputs as arrays.
 
 It applies to the built-in placements (``type(placement)`` one of ``POLICY_CLASSES``, not a
-subclass) with no run-time factor, or with a keyed one (``Machine.factor_by_key``) given in
-compiled form (``factors.FactorKernel``, its keys in queue order), on workloads that fit the
+subclass) with no run-time factor, or with a keyed one (``Machine.factor_by_key``, or a kernel
+with per-key score grids, ``FactorKernel.score_grids``) given in compiled form
+(``factors.FactorKernel``, its keys in queue order), on workloads that fit the
 twin's int64 words (``engine_gpu.compiled_fits``), finite factor bounds and GPU model indices
 below 63, when the extension is built (else a one-line notice, once). Otherwise ``run_gpu`` runs
 its Python general path, the reference (the same schedule job for job:
@@ -121,8 +122,9 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
     g, n_nodes = model.gpus_per_node, model.max_nodes
     machine = placement.machine or PlacementInputs().resolved(n_nodes, g)
     has_factor = runtime_factor is not None
-    if has_factor and (factor_kernel is None or not machine.factor_by_key
-                       or len(factor_kernel.keys) != n):
+    grids = None if not has_factor or factor_kernel is None else factor_kernel.score_grids
+    if has_factor and (factor_kernel is None or len(factor_kernel.keys) != n
+                       or not (machine.factor_by_key or grids is not None)):
         return None
     distinct = np.unique(work.size)
     if not compiled_fits(work, model, distinct):
@@ -154,6 +156,12 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
     first = np.full(len(distinct), n, dtype=np.int64)
     np.minimum.at(first, size_index, np.arange(n, dtype=np.int64))
     keys = (as64(factor_kernel.keys) if has_factor else np.zeros(n, dtype=np.int64))
+    if grids is not None:  # the factor's lowest score from its key's grid
+        grids = np.asarray(grids, dtype=np.float64)
+        if (grids.ndim != 3 or grids.shape[1:] != (n_nodes, g) or keys.min() < 0
+                or keys.max() >= grids.shape[0]):
+            return None
+        score = grids.reshape(-1, g)
     # a job's choice group (``Placement.choice_group``): its priority side, its factor key
     bit, bit_shape, bit_combo, bit_lower, fit_masks = _queue_bits(
         size_index, len(distinct), high, keys, lower)
@@ -167,7 +175,7 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
         fit_masks, nodes[first], per_node[first], g, n_nodes, policy == "easy",
         as64([t for t, _ in changes]), as64([c for _, c in changes]),
         model.nodes_at(int(submit[0])), POLICY_IDS[name], aux,
-        np.ascontiguousarray(score, dtype=np.float64).reshape(n_nodes, g),
+        np.ascontiguousarray(score, dtype=np.float64).reshape(-1, g),
         factor_kernel.callback() if has_factor else None, keys, mt)
     (status, start, node_off, node_list, gpu_mask, runtime, estimate, dropped_j, dropped_reach,
      dropped_at, bad_j, bad_f) = out

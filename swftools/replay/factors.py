@@ -15,6 +15,12 @@ for ``PlacementInputs.gpu_model`` value ``m``), ``s_min`` the lowest score held 
 ``params`` the kernel's own constants as one float64 array. It must return exactly the float the
 callback returns for that placement (the compiled and Python paths are tested job for job).
 
+With ``score_grids`` (``K x nodes x GPUs per node``, one score grid per key: a what-if model's
+per-class scores) ``s_min`` is the lowest score held in the grid of the job's key, not in the
+placement inputs' ``score``. Such a factor is not keyed in the Python sense (its signature's
+lowest score differs per key), so the Python engine calls the callback for every placement;
+the compiled engine reads the key's grid.
+
 The engine calls a factor through a C-level method (``_factors.pyx``: ``FactorCallback.call``,
 one signature for every factor). ``function`` is a plain Python function (the reference); when it
 has a compiled twin, a ``FactorCallback`` subclass taking ``params`` set as its ``compiled``
@@ -37,6 +43,7 @@ class FactorKernel:
     function: Callable[..., float]  # (key, models, s_min, nodes, racks, per_node, params)
     params: np.ndarray  # float64: the function's constants, its last argument
     keys: np.ndarray  # int64: the factor key of each row of the replayed table
+    score_grids: np.ndarray | None = None  # float64 K x nodes x g: s_min per key's grid
 
     def callback(self) -> Any:
         """The engine's ``_factors.FactorCallback`` for this kernel: its compiled twin when the

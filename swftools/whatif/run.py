@@ -220,7 +220,7 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
     inputs = PlacementInputs(rack=list(site_obj.rack_of_node), gpu_model=fm.node_model.tolist(),
                              score=fm.score.tolist(), gpu_class=klass, model_speed=model_speed,
                              gain=gain.tolist(), factor_by_key=keyed,
-                             factor_kernel=fm.kernel(classes) if keyed else None,
+                             factor_kernel=fm.kernel(classes),
                              class_score=class_score, job_class=classes.tolist(),
                              pal_penalty=locality_penalty, pal_k2=pal_k2)
     cls_list = classes.tolist()

@@ -294,8 +294,8 @@ class FactorModel:
     def with_class_scores(self, grids: Sequence[Any]) -> "FactorModel":
         """A copy of this model in which a job of class ``c`` runs at the scores ``grids[c]``
         (``[node][gpu]``, one grid per class of the sensitivity model), not the site's. Its
-        factors depend on the class's scores, so it has no ``kernel`` (the placements' keyed
-        signatures hold the site's lowest score)."""
+        factors depend on the class's scores, not only on the placements' keyed signatures
+        (which hold the site's lowest score); its ``kernel`` reads each class's grid."""
         scores = np.array(grids, dtype=np.float64)
         if scores.shape != (len(self.sens.classes),) + self.score.shape:
             raise ValueError(f"class scores of shape {scores.shape}: expected one "
@@ -373,12 +373,11 @@ class FactorModel:
         from swftools.replay.factors import FactorKernel
         from swftools.whatif.kernel import pack, sensitivity_factor
 
-        if self.class_score is not None:
-            raise ValueError("per-class scores have no compiled factor")
         params = pack(self.trace_speed, self.min_speed, self.iter_s, self.grad_bytes, self.bw,
                       self.lat, int(self.gpus_per_node), int(self.max_rack_nodes))
         return FactorKernel(sensitivity_factor, params,
-                            np.ascontiguousarray(classes, dtype=np.int64))
+                            np.ascontiguousarray(classes, dtype=np.int64),
+                            score_grids=self.class_score)
 
     def factors(self, cls: np.ndarray, mask: np.ndarray, s_min: np.ndarray, level: np.ndarray,
                 p: np.ndarray) -> np.ndarray:

@@ -51,7 +51,8 @@ ctypedef struct State:
     int64_t g
     int64_t pol
     int64_t* aux  # the policy's tables (placement.tables)
-    const double* score  # n x g
+    const double* score  # n x g, or (keys x n) x g when score_by_key
+    bint score_by_key  # a keyed factor's lowest score is over the grid of its key
 
 cdef int64_t set_capacity(State* s, int64_t managed, int64_t nodes) noexcept nogil
 cdef void take(State* s, const int64_t* chosen, int64_t count, int64_t per_node,

@@ -378,13 +378,17 @@ cdef double factor(State* s, int64_t j, const int64_t* chosen, int64_t count, in
                    FactorCallback kernel, const int64_t* keys) except? -1.0:
     """The run-time factor of job ``j`` on ``gpus`` of each of ``chosen[:count]`` (1.0 without
     a factor): ``kernel``'s of ``keys[j]`` and ``Placement.signature`` (models held, lowest
-    score held, nodes, racks spanned, GPUs per node)."""
+    score held, nodes, racks spanned, GPUs per node); with ``score_by_key`` the lowest score
+    is read from the key's grid (a what-if model's per-class scores)."""
     if kernel is None:
         return 1.0
     cdef int64_t* aux = s.aux
     cdef int64_t model = aux[O_MODEL], rack = aux[O_RACK], mark = aux[O_MARK]
     cdef int64_t stamp, models = 0, racks = 0, q, k, x, low, r
     cdef double s_min = INFINITY, v
+    cdef const double* score = s.score
+    if s.score_by_key:
+        score = score + keys[j] * aux[H_N] * s.g
     aux[aux[O_STAMP]] += 1
     stamp = aux[aux[O_STAMP]]
     for q in range(count):
@@ -394,7 +398,7 @@ cdef double factor(State* s, int64_t j, const int64_t* chosen, int64_t count, in
         while x:
             low = x & -x
             x ^= low
-            v = s.score[k * s.g + ctz(low)]
+            v = score[k * s.g + ctz(low)]
             if v < s_min:
                 s_min = v
         r = aux[rack + k]
