@@ -1557,3 +1557,32 @@ def string_columns(draw):
     start = draw(st.integers(0, len(values)))
     stop = draw(st.integers(start, len(values)))
     return arr.slice(start, stop - start), values[start:stop]
+
+
+# --- pm-first and pal on the compiled general path (issue 26): per-class scores, tied values ---
+
+@st.composite
+def pal_placement_cases(draw, max_jobs: int = 40, max_nodes: int = 70):
+    """``placement_wide_gpu_cases`` whose scores come from a few values (tied GPU values, tied
+    worst GPUs, tied best-match counts), and sometimes per-class score grids (``class_score``,
+    one to three) with each row's application class (``job_class``; sometimes none: class 0)."""
+    import dataclasses
+
+    table, site = draw(replay_gpu_jobs(max_jobs=max_jobs, max_nodes=max_nodes))
+    n, g = site.max_nodes, site.gpus_per_node
+    inputs = draw(placement_inputs(n, g, table.num_rows))
+    pool = draw(st.lists(st.sampled_from([0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0]), min_size=1,
+                         max_size=4))
+
+    def grid():
+        return [[draw(st.sampled_from(pool)) for _ in range(g)] for _ in range(n)]
+
+    score = grid() if draw(st.booleans()) else inputs.score
+    class_score = job_class = None
+    if draw(st.booleans()):
+        class_score = [grid() for _ in range(draw(st.integers(1, 3)))]
+        job_class = draw(st.none() | st.lists(st.integers(0, len(class_score) - 1),
+                                              min_size=table.num_rows,
+                                              max_size=table.num_rows))
+    return table, site, dataclasses.replace(inputs, score=score, class_score=class_score,
+                                            job_class=job_class)

@@ -25,8 +25,9 @@ from swftools.replay.workload import prepare
 from swftools.site import load_site, resolve_site
 
 from .test_replay_placement import KEYED_SCALE as SCALE, make_keyed_factor
-from .strategies import (placement_flat_cases, placement_gpu_cases, placement_wide_flat_cases,
-                         placement_wide_gpu_cases, whatif_replay_cases)
+from .strategies import (pal_placement_cases, placement_flat_cases, placement_gpu_cases,
+                         placement_wide_flat_cases, placement_wide_gpu_cases,
+                         whatif_replay_cases)
 
 
 
@@ -128,6 +129,55 @@ def test_compiled_general_path_matches_python_on_flat_pools(case, name, policy, 
     """Flat pools as one-GPU nodes (``FlatNodes``): a job of s processors is s whole nodes."""
     table, procs, inputs = case
     check_case(table, FlatPool(procs), name, inputs, policy, factors, seed, procs, 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pal_placement_cases(), st.sampled_from(["pm-first", "pal"]), POLICIES, FACTORS,
+       st.sampled_from([62, 62, 62, 4, 0]))
+def test_pm_first_and_pal_compiled_match_python(case, name, policy, factors, bits):
+    """``pm-first`` and ``pal`` with tied GPU values, per-class score grids (each job ranks by
+    its class's) or one, no factor or the keyed kernel, all or few combination bits: the
+    compiled choice (``placement/_pal.pyx``) is Python's, job for job."""
+    table, site, inputs = case
+    with mock.patch.object(engine_general, "COMPILED_MAX_BITS", bits):
+        check_case(table, GpuNodes(site), name, inputs, policy, factors, 0, site.max_nodes,
+                   site.gpus_per_node)
+
+
+def test_a_refused_class_does_not_hold_back_another_class():
+    """``pm-first``, two classes ranking two nodes oppositely: the head waits for node 0, a
+    one-GPU candidate of class 0 (best GPU on node 0) is refused, and the next one of class 1
+    (best GPU on node 1) still backfills -- the job's class is part of its queue bit."""
+    from swftools import table as jt
+    from swftools.site import site_from_settings
+
+    queue = {"name": "q", "number": 1, "nodes_min": 1, "nodes_max": 2, "gpus_per_node_min": 1,
+             "gpus_per_node_max": 2, "walltime_default_s": 60, "walltime_max_s": 10**5}
+    site = site_from_settings({"name": "two", "time_zone": "UTC", "gpus_per_node": 2,
+                               "capacity_timeline": [{"since": "1970-01-01T00:00:00+00:00",
+                                                      "nodes": 2}], "queues": [queue]})
+    # R0 (class 0) and R1 (class 1) hold a GPU of node 0 and node 1; H needs a whole node
+    table = jt.from_columns({"job_id": [1, 2, 3, 4, 5], "submit_time": [0, 0, 1, 2, 2],
+                             "walltime_s": [100, 1000, 10, 500, 500], "gpus": [1, 1, 2, 1, 1],
+                             "nodes": [1, 1, 1, 1, 1], "gpus_per_node": [1, 1, 2, 1, 1],
+                             "requested_walltime_s": [100, 1000, 10, 500, 500]})
+    near, far = [[1.0, 1.0], [2.0, 2.0]], [[2.0, 2.0], [1.0, 1.0]]
+    inputs = PlacementInputs(class_score=[near, far], job_class=[0, 1, 0, 0, 1])
+    (python, compiled), _ = both_runs(table, GpuNodes(site), "pm-first", inputs, "easy")
+    assert_same_run(python, compiled)
+    assert compiled.start.tolist() == [0, 0, 100, 110, 2]
+
+
+def test_pal_tables_decline_what_they_cannot_order():
+    """NaN values (no order to follow) or job classes not one per job: the Python path."""
+    from swftools.replay.placement.tables import pal_tables
+
+    nan = PlacementInputs(score=[[1.0, float("nan")]]).resolved(1, 2)
+    assert pal_tables("pm-first", nan, 1, 2, 3) is None
+    short = PlacementInputs(class_score=[[[1.0, 2.0]], [[2.0, 1.0]]],
+                            job_class=[0, 1]).resolved(1, 2)
+    assert pal_tables("pal", short, 1, 2, 3) is None
+    assert pal_tables("pal", short, 1, 2, 2)[2].tolist() == [0, 1]
 
 
 def _counting():
@@ -317,9 +367,10 @@ def test_the_combination_bits_change_no_start(case, name, policy, factors, bits)
 
 
 def test_the_tables_header_is_the_compiled_one():
-    from swftools.replay.placement import _choose, tables
+    from swftools.replay.placement import _choose, _pal, tables
 
     assert tables.HEADER == _choose.TABLES_HEADER
+    assert tables.PAL_HEADER == _pal.TABLES_HEADER
     assert set(_choose.POLICY_IDS) == set(COMPILED_POLICIES)
 
 
@@ -337,6 +388,8 @@ def test_inconsistent_arrays_are_refused_not_read_out_of_bounds():
     wrong lengths (a ValueError, not a crash)."""
     from swftools.replay import _factors
     from swftools.replay._engine_general import run_general
+    from swftools.replay.placement._choose import POLICY_IDS
+    from swftools.replay.placement.tables import pal_tables
 
     i64 = lambda n: np.zeros(n, dtype=np.int64)  # noqa: E731
     ok = dict(submit=i64(2), runtime=i64(2), size=i64(2) + 1, estimate=i64(2),
@@ -360,3 +413,12 @@ def test_inconsistent_arrays_are_refused_not_read_out_of_bounds():
                           "kernel": _factors.FactorCallback()})[0] == 0
     with pytest.raises(ValueError, match="no score grid"):
         run_general(**{**ok, "score": np.ones((4, 1)), "keys": np.array([0, 2])})
+    # pm-first's tables (placement/_pal.pyx): checked, and a job class past the classes refused
+    paux, pval, _ = pal_tables("pm-first", PlacementInputs().resolved(2, 1), 2, 1, 2)
+    pm = {**ok, "pol": POLICY_IDS["pm-first"], "paux": paux, "pval": pval}
+    assert run_general(**pm)[1].tolist() == [0, 0]
+    bad_class = paux.copy()
+    bad_class[-1] = 1
+    for bad in [{"paux": None}, {"paux": bad_class}, {"pval": pval[:1]}]:
+        with pytest.raises(ValueError, match="inconsistent"):
+            run_general(**{**pm, **bad})

@@ -234,12 +234,22 @@ def test_pm_first_gpus_takes_the_best_ranked(state_args, count):
 
 # --- wiring ------------------------------------------------------------------------------------
 
-def test_registered_and_python_only():
+def test_per_class_scores_without_job_classes_are_one_choice_group():
+    """``class_score`` without ``job_class``: every job ranks by class 0 and is in one choice
+    group (it was the empty class list, indexed per waiting job: IndexError)."""
+    for cls in (PmFirst, Pal):
+        p, _ = _placement(cls, [[1.0, 2.0]], [0b11], 2,
+                          class_score=[[[1.0, 2.0]], [[2.0, 1.0]]])
+        group = p.choice_group()
+        assert (p.app_class(5), group(0), group(5)) == (0, 0, 0)
+
+
+def test_registered_and_compiled():
     for name in ("pm-first", "pal"):
         assert name in PLACEMENTS and name in POLICY_CLASSES
-        assert name not in COMPILED_POLICIES  # the compiled engine falls back to Python
+        assert name in COMPILED_POLICIES  # placement/_pal.pyx (test_replay_engine_general_jit)
         machine = PlacementInputs().resolved(2, 2)
-        assert placement_tables(name, machine, 2, 2, None, 1) is None
+        assert placement_tables(name, machine, 2, 2, None, 1) is not None
     from swftools.replay.placement._choose import POLICY_IDS
 
     assert set(COMPILED_POLICIES) == set(POLICY_IDS)

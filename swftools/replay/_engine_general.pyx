@@ -30,8 +30,11 @@ from swftools.replay._loop cimport (INFINITY, allows, fit_bound, heap_pop, heap_
                                     search_right as upper, sorted_insert, sorted_remove)
 from swftools.replay._loop_general cimport Tree, dequeue, enqueue, search
 from swftools.replay._factors cimport FactorCallback
-from swftools.replay.placement._choose cimport (HEADER, RANDOM, WORD, State, cands_word,
-                                                choose, factor, give_back, set_capacity, take)
+from swftools.replay.placement._choose cimport (HEADER, PAL, PM_FIRST, RANDOM, WORD, State,
+                                                cands_word, choose, factor, give_back,
+                                                set_capacity, take)
+from swftools.replay.placement._pal cimport P_HEADER
+from swftools.replay.placement._pal import check_tables
 from swftools.replay.placement._mtrand cimport GPU_OUT, mt_draw
 
 import numpy as np
@@ -119,7 +122,8 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
                 const int64_t[::1] shape_per_node, int64_t g, int64_t n_nodes, bint easy,
                 const int64_t[::1] cap_t, const int64_t[::1] cap_n, int64_t nodes_t0,
                 int64_t pol, int64_t[::1] aux, const double[:, ::1] score,
-                FactorCallback kernel, const int64_t[::1] keys, uint32_t[::1] mt):
+                FactorCallback kernel, const int64_t[::1] keys, uint32_t[::1] mt,
+                paux=None, pval=None):
     """``engine_gpu.run_gpu``'s general path; int64 arrays in queue order (see the module
     docstring). ``tree_est``: the estimates' lower bounds the queue holds; ``bit``: each job's
     queue bit (its size's, or its combination's); per bit index ``bit_shape`` (its size index),
@@ -127,7 +131,8 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
     job's size index; ``pol``, ``aux``, ``score``: the placement and its tables
     (``placement/_choose.pyx``; ``score``: ``n_nodes`` rows, or ``K x n_nodes`` rows, one
     grid per factor key, when the factor's lowest score is read from its key's grid); the
-    factor (None: none) ``kernel``'s of ``keys[j]`` and the signature; ``mt``: ``random``'s generator state (``placement.mtrand``). Returns (status,
+    factor (None: none) ``kernel``'s of ``keys[j]`` and the signature; ``mt``: ``random``'s generator state (``placement.mtrand``); ``paux``, ``pval``:
+    ``pm-first``'s and ``pal``'s tables (``placement/_pal.pyx``). Returns (status,
     start, node_off, node_list, gpu_set, runtime, estimate, dropped job, dropped reach,
     dropped instant, bad job, bad factor); status ``BAD_FACTOR``: job ``bad job``'s factor is
     not positive and finite; ``OVERFLOW``: a scaled time left the int64 keys."""
@@ -156,6 +161,12 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
         for j in range(n):
             if not 0 <= keys[j] < grids:
                 raise ValueError("run_general: a factor key has no score grid")
+    if paux is None:
+        paux, pval = np.zeros(P_HEADER, dtype=np.int64), np.zeros(1)
+    cdef const int64_t[::1] paux_v = paux
+    cdef const double[::1] pval_v = pval
+    if (pol == PM_FIRST or pol == PAL) and not check_tables(paux_v, pval_v, n_nodes, g, n):
+        raise ValueError("run_general: inconsistent input arrays")
 
     exact_a, cnt_a = _i64((g + 1) * words), _i64(g + 1)
     free_a = np.full(max(n_nodes, 1), g, dtype=np.int64)
@@ -172,6 +183,8 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
     st.aux = &aux[0]
     st.score = &score[0, 0] if score.shape[0] and score.shape[1] else NULL
     st.score_by_key = grids > 1
+    st.paux = &paux_v[0] if paux_v.shape[0] else NULL
+    st.pval = &pval_v[0] if pval_v.shape[0] else NULL
     cdef State* s = &st
     cdef int64_t managed = set_capacity(s, 0, nodes_t0)
     cdef int64_t gen = 0

@@ -77,11 +77,15 @@ def _queue_bits(size_index: np.ndarray, n_sizes: int, side: np.ndarray, key: np.
     used = n_sizes
     room = COMPILED_MAX_BITS - n_sizes
     if room > 0 and n:
-        # one int64 code per combination, numbered in order of first occurrence
+        # one int64 code per combination, numbered in order of first occurrence (each step's
+        # codes stay below n^2)
+        side_index, n_sides = _encode(np.asarray(side, dtype=np.int64))
         key_index, n_keys = _encode(key)
         bound_index, n_bounds = _encode(lower)
-        inverse, n_combos = _encode(((size_index * 2 + side) * n_keys + key_index) * n_bounds
-                                    + bound_index)
+        code = size_index * n_sides + side_index
+        code, _ = _encode(code)
+        code, _ = _encode(code * n_keys + key_index)
+        inverse, n_combos = _encode(code * n_bounds + bound_index)
         counts = np.bincount(inverse, minlength=n_combos)
         # (ids come in order of first occurrence: where the running maximum grows)
         first = np.flatnonzero(np.diff(np.maximum.accumulate(inverse), prepend=-1) > 0)
@@ -133,12 +137,18 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
     if bounds is None:
         return None
     lower, tree_est = bounds
-    from swftools.replay.placement.tables import placement_tables
+    from swftools.replay.placement.tables import PAL_HEADER, pal_tables, placement_tables
 
     tables = placement_tables(name, machine, n_nodes, g, placement.gains, n)
     if tables is None:
         return None
-    aux, score, high = tables
+    aux, score, side = tables
+    paux, pval = np.zeros(PAL_HEADER, dtype=np.int64), np.zeros(1)
+    if name in ("pm-first", "pal"):
+        pal = pal_tables(name, machine, n_nodes, g, n)
+        if pal is None:
+            return None
+        paux, pval, side = pal
 
     from swftools import extensions
 
@@ -162,9 +172,10 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
                 or keys.max() >= grids.shape[0]):
             return None
         score = grids.reshape(-1, g)
-    # a job's choice group (``Placement.choice_group``): its priority side, its factor key
+    # a job's choice group (``Placement.choice_group``): its priority side or application
+    # class, its factor key
     bit, bit_shape, bit_combo, bit_lower, fit_masks = _queue_bits(
-        size_index, len(distinct), high, keys, lower)
+        size_index, len(distinct), side, keys, lower)
     nodes, per_node = as64(work.nodes), as64(work.gpus_per_node)
     changes = model.capacity_changes()
     submit = as64(work.submit)
@@ -176,7 +187,7 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
         as64([t for t, _ in changes]), as64([c for _, c in changes]),
         model.nodes_at(int(submit[0])), POLICY_IDS[name], aux,
         np.ascontiguousarray(score, dtype=np.float64).reshape(-1, g),
-        factor_kernel.callback() if has_factor else None, keys, mt)
+        factor_kernel.callback() if has_factor else None, keys, mt, paux, pval)
     (status, start, node_off, node_list, gpu_mask, runtime, estimate, dropped_j, dropped_reach,
      dropped_at, bad_j, bad_f) = out
     if status == engine.STATUS_BAD_FACTOR:

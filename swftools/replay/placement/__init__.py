@@ -77,8 +77,9 @@ Policies (``PLACEMENTS``):
 ``pm-first``, ``pal``
     PAL's placements as published (``pal.py``, ``pal_classes.py``): GPUs ranked by the job's
     application-class variability; PAL's class formation, cell order with its locality penalty
-    and first fit. Python only (no compiled twin: the engine's compiled path falls back; so
-    for ``priority-wc``: ``tables.COMPILED_POLICIES`` lists the policies with one).
+    and first fit. Compiled on recorded node shapes (``_pal.pyx``); ``priority-wc`` has no
+    compiled twin (the engine's compiled path falls back: ``tables.COMPILED_POLICIES`` lists the
+    policies with one).
 
 Placement by GPU count (``replay(..., shape="gpus")``, ``engine_count``): ``counts.py``'s
 ``choose_by_count`` gives a job any free GPUs, partial nodes allowed: ``pm-first`` and ``pal``
@@ -98,10 +99,10 @@ nodes. ``swftools.whatif`` answers the key query with the job's class. Without t
 candidate is evaluated through the callback, as before; the schedules are the same either way.
 
 Compiled twins (Cython, built at install): ``_choose.pyx`` has each built-in policy's ``choose``
-(and ``_mtrand.pyx`` CPython's ``random.Random`` for ``random``, its state from ``mtrand.py``)
-on the compiled engine's state, with their tables from ``tables.py``; the engine's compiled
-general path (``replay/_engine_general.pyx``) uses them for the classes of ``POLICY_CLASSES``
-exactly (a subclass runs in Python).
+(and ``_mtrand.pyx`` CPython's ``random.Random`` for ``random``, its state from ``mtrand.py``;
+``_pal.pyx`` ``pm-first``'s and ``pal``'s) on the compiled engine's state, with their tables
+from ``tables.py``; the engine's compiled general path (``replay/_engine_general.pyx``) uses
+them for the classes of ``POLICY_CLASSES`` exactly (a subclass runs in Python).
 """
 
 from __future__ import annotations

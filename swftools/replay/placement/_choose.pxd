@@ -13,6 +13,8 @@ cdef enum:
     VARIABILITY_FIRST = 5
     LOCALITY_FIRST = 6
     LXV = 7
+    PM_FIRST = 8
+    PAL = 9
 
 cdef enum:
     H_N = 0
@@ -53,6 +55,8 @@ ctypedef struct State:
     int64_t* aux  # the policy's tables (placement.tables)
     const double* score  # n x g, or (keys x n) x g when score_by_key
     bint score_by_key  # a keyed factor's lowest score is over the grid of its key
+    const int64_t* paux  # pm-first and pal: their tables (placement/_pal.pyx)
+    const double* pval
 
 cdef int64_t set_capacity(State* s, int64_t managed, int64_t nodes) noexcept nogil
 cdef void take(State* s, const int64_t* chosen, int64_t count, int64_t per_node,

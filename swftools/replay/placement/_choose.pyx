@@ -12,7 +12,8 @@ nodes by usable free GPUs and the whole free nodes per rack -- what the Python p
 from bit sets or keep in ``Lxv.refresh``. A ``choose`` writes the chosen nodes ascending into
 ``out[:nodes]`` and returns the GPU set (the same on each node); it gives the Python policy's
 choice from the same state (``tests/test_replay_engine_general_jit.py``). ``random`` is in the
-engine (its draw cache) and ``_mtrand.pyx`` (CPython's Mersenne Twister).
+engine (its draw cache) and ``_mtrand.pyx`` (CPython's Mersenne Twister); ``pm-first`` and
+``pal`` in ``_pal.pyx`` (their tables ``State.paux`` and ``State.pval``).
 
 The placement's tables (built by ``placement.tables``) are one int64 array ``aux`` and the
 float scores ``score[k * g + i]``. ``aux[H_*]`` hold sizes, ``aux[O_*]`` the offsets of the
@@ -31,10 +32,11 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 
 from swftools.replay._bits cimport ctz, lowest_bits, popcount
+from swftools.replay.placement._pal cimport choose_pal
 
 POLICY_IDS = {"packed": PACKED, "best-fit": BEST_FIT, "random": RANDOM, "even": EVEN,
               "priority": PRIORITY, "variability-first": VARIABILITY_FIRST,
-              "locality-first": LOCALITY_FIRST, "lxv": LXV}
+              "locality-first": LOCALITY_FIRST, "lxv": LXV, "pm-first": PM_FIRST, "pal": PAL}
 TABLES_HEADER = HEADER  # placement.tables.HEADER must equal it (tested)
 
 
@@ -505,4 +507,7 @@ cdef int64_t choose(State* s, int64_t j, int64_t nodes, int64_t per_node,
     if pol == LOCALITY_FIRST:
         _fewest_racks(s, s.aux[O_GC] + s.g, s.g + 1, -1, nodes, out)
         return ((<int64_t>1) << s.g) - 1
+    if pol == PM_FIRST or pol == PAL:
+        return choose_pal(s.exact, s.words, s.g, s.gpu_free, s.paux, s.pval, j, nodes, per_node,
+                          out)
     return _choose_lxv(s, j, nodes, per_node, kernel, keys, out)

@@ -27,7 +27,9 @@ With recorded node shapes (the default) a one-node job never spans nodes, so ``p
 cross-node cells are skipped for it, and a multi-node job takes whole nodes (PM-First ranks
 whole free nodes by their worst class value, then node). ``pm_first_gpus`` and ``pal_gpus`` are
 the rules on a GPU count (any GPUs, partial nodes allowed), as PAL places jobs: the replay's
-``shape="gpus"`` uses them (``counts.choose_by_count``, ``engine_count``).
+``shape="gpus"`` uses them (``counts.choose_by_count``, ``engine_count``). With recorded
+shapes the engine's compiled general path runs both (``_pal.pyx``, its tables from
+``class_grids``, ``_rank`` and ``cell_order``: ``tables.pal_tables``).
 """
 
 from __future__ import annotations
@@ -112,17 +114,24 @@ class PmFirst(Placement):
     def choice_group(self) -> Callable[[int], object] | None:
         if type(self) not in (PmFirst, Pal):
             return None
-        return self._factor_group(self.job_class if len(self.values) > 1 else None)
+        return self._factor_group(self.job_class if len(self.values) > 1 and self.job_class
+                                  else None)
 
     def start(self, state: GpuState, runtime_factor: RuntimeFactor | None) -> None:
         super().start(state, runtime_factor)
         m = self.machine
-        grids = m.class_score if m.class_score else [m.score]
-        self.values = [self.class_values(np.array(grid, dtype=np.float64)) for grid in grids]
+        self.values = self.class_grids()
         self.job_class = list(m.job_class) if m.job_class is not None else None
         if len(self.values) > 1 and self.job_class is None:
             self.job_class = []
         self.rank = [self._rank(v) for v in self.values]
+
+    def class_grids(self) -> list[list[list[float]]]:
+        """Per application class the value grid GPUs are ranked by (``class_values`` of the
+        class's scores, or of the machine's scores without per-class scores)."""
+        m = self.machine
+        grids = m.class_score if m.class_score else [m.score]
+        return [self.class_values(np.array(grid, dtype=np.float64)) for grid in grids]
 
     def class_values(self, score: np.ndarray) -> list[list[float]]:
         """Per node and GPU the value ranked by (lower first): variability ``1 / score``."""

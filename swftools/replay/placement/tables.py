@@ -12,10 +12,11 @@ from swftools.replay.placement.base import Machine
 WORD = 32  # nodes per word (engine_gpu_jit.WORD)
 HEADER = 25  # _choose.pxd's HEADER: the sizes and block offsets at the start of ``aux``
 MAX_WORDS = 1 << 23  # group and threshold word masks beyond this (64 MiB): the Python path
-# the policies with a compiled ``choose`` (``_choose.POLICY_IDS``); the others (``priority-wc``,
-# ``pm-first``, ``pal``) run in Python: the engine's compiled path falls back for them
+# the policies with a compiled ``choose`` (``_choose.POLICY_IDS``); the other (``priority-wc``)
+# runs in Python: the engine's compiled path falls back for it
 COMPILED_POLICIES = ("packed", "best-fit", "random", "even", "priority", "variability-first",
-                     "locality-first", "lxv")
+                     "locality-first", "lxv", "pm-first", "pal")
+PAL_HEADER = 9  # _pal.pxd's P_HEADER: the sizes and block offsets at the start of ``paux``
 
 
 def _ranks(keys: list) -> np.ndarray:
@@ -122,3 +123,45 @@ def placement_tables(name: str, machine: Machine, n_nodes: int, g: int,
     assert len(header) == HEADER
     aux = np.concatenate([np.array(header, dtype=np.int64)] + parts)
     return aux, score, high
+
+
+def pal_tables(name: str, machine: Machine, n_nodes: int, g: int,
+               n_jobs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``_pal.pyx``'s tables for ``pm-first`` or ``pal`` (see its docstring): (``paux``,
+    ``pval``, each job's application class), from the Python policy's own value grids, GPU
+    ranks and cells; None when a value is NaN (no order to follow) or the job classes are not
+    one per job."""
+    from swftools.replay.placement.pal import Pal, PmFirst
+    from swftools.replay.placement.pal_classes import cell_order
+
+    policy = Pal(machine) if name == "pal" else PmFirst(machine)
+    grids = policy.class_grids()
+    value = np.array(grids, dtype=np.float64).reshape(len(grids), n_nodes, g)
+    if np.isnan(value).any():
+        return None
+    n_c = len(grids)
+    job_class = np.zeros(n_jobs, dtype=np.int64)
+    if n_c > 1 and machine.job_class:
+        if len(machine.job_class) != n_jobs:
+            return None
+        job_class = np.asarray(machine.job_class, dtype=np.int64)
+    rank = np.array([policy._rank(grid) for grid in grids], dtype=np.int64).reshape(-1)
+    worst = np.array([sorted(range(n_nodes), key=lambda k: (max(grid[k]), k)) for grid in grids],
+                     dtype=np.int64).reshape(n_c, n_nodes)
+    pos = np.zeros_like(worst)
+    for c in range(n_c):
+        pos[c, worst[c]] = np.arange(n_nodes, dtype=np.int64)
+    penalty = machine.pal_penalty
+    cells = [[v for v, within in cell_order(value[c], penalty) if within] for c in range(n_c)]
+    cell_start = np.cumsum([value.size] + [len(row) for row in cells]).astype(np.int64)
+    blocks = [rank, worst.reshape(-1), pos.reshape(-1), cell_start, job_class]  # _pal.pxd's order
+    header = [n_nodes, n_c, int(name == "pal"), n_jobs]
+    at = PAL_HEADER
+    for block in blocks:
+        header.append(at)
+        at += len(block)
+    assert len(header) == PAL_HEADER
+    paux = np.concatenate([np.array(header, dtype=np.int64)] + blocks)
+    pval = np.concatenate([value.reshape(-1)] + [np.array(row, dtype=np.float64)
+                                                  for row in cells])
+    return paux, pval, job_class
