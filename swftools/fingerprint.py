@@ -27,20 +27,26 @@ import weakref
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from swftools import table as jt
 
 PREFIX = "sha256:"
 
 
-def _normalised(column: pa.ChunkedArray) -> pa.Array:
+# (through the buffers: pyarrow.compute's casts and fill_null cost ~40 ms to import, and
+# pyarrow's to_numpy of an array with nulls imports pandas)
+
+def _normalised(column: pa.ChunkedArray) -> tuple[pa.Array, str]:
+    """The column as one array and the name of its normalised type (strings hashed as
+    ``large_string``, binaries as ``large_binary``: the same bytes whatever the offset width)."""
     arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
-        return arr.cast(pa.large_string())
+        return arr, str(pa.large_string())
     if pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
-        return arr.cast(pa.large_binary())
-    return arr
+        return arr, str(pa.large_binary())
+    return arr, str(arr.type)
 
 
 def _length_prefixed(items: list[bytes]) -> bytes:
@@ -48,48 +54,52 @@ def _length_prefixed(items: list[bytes]) -> bytes:
     return b"".join(l.tobytes() + b for l, b in zip(lengths, items))
 
 
-def _length_prefixed_buffers(arr: pa.Array, valid: np.ndarray) -> bytes | None:
-    """``_length_prefixed`` of a large string or binary array (nulls as empty) from its
-    buffers, without a Python object per row; None when a null slot holds bytes."""
+def _length_prefixed_buffers(arr: pa.Array, valid: np.ndarray | None) -> np.ndarray | None:
+    """``_length_prefixed`` of a string or binary array (nulls as empty) from its buffers,
+    without a Python object per row; None when a null slot holds bytes."""
     n = len(arr)
     if not n:
-        return b""
+        return np.empty(0, dtype=np.uint8)
     _, offsets_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(offsets_buf, "<i8", count=n + 1, offset=arr.offset * 8)
+    width = "<i8" if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type) \
+        else "<i4"
+    offsets = np.frombuffer(offsets_buf, width, count=n + 1,
+                            offset=arr.offset * np.dtype(width).itemsize).astype(np.int64)
     lengths = np.diff(offsets)
-    if not valid.all() and lengths[~valid].any():
+    if valid is not None and lengths[~valid].any():
         return None
     total = int(offsets[-1] - offsets[0])
     out = np.empty(8 * n + total, dtype=np.uint8)
-    heads = ((offsets[:-1] - offsets[0] + 8 * np.arange(n, dtype=np.int64))[:, None]
-             + np.arange(8, dtype=np.int64)).ravel()
-    out[heads] = lengths.astype("<i8").view(np.uint8)
+    starts = offsets[:-1] - offsets[0] + 8 * np.arange(n, dtype=np.int64)  # each row's head
+    out[(starts[:, None] + np.arange(8, dtype=np.int64)).ravel()] = \
+        lengths.astype("<i8").view(np.uint8)
     if total:
-        body = np.ones(len(out), dtype=bool)
-        body[heads] = False
+        body = np.arange(total, dtype=np.int64) + np.repeat(8 * np.arange(1, n + 1), lengths)
         out[body] = np.frombuffer(data_buf, np.uint8, count=total, offset=int(offsets[0]))
-    return out.tobytes()
+    return out
 
 
-def _values(arr: pa.Array, valid: np.ndarray) -> bytes:
+def _values(arr: pa.Array, valid: np.ndarray | None) -> bytes | np.ndarray:
     t = arr.type
-    if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t)):
         fast = _length_prefixed_buffers(arr, valid)
         if fast is not None:
             return fast
         raw = arr.to_pylist()
         return _length_prefixed([b"" if v is None else v.encode("utf-8") if isinstance(v, str)
                                  else bytes(v) for v in raw])
-    if pa.types.is_boolean(t):
-        return pc.fill_null(arr, False).to_numpy(zero_copy_only=False).astype("<i8").tobytes()
+    if pa.types.is_boolean(t) and len(arr):
+        bits = jt.to_numpy(pa.Array.from_buffers(t, len(arr), [None, arr.buffers()[1]],
+                                                 offset=arr.offset))
+        return (bits if valid is None else bits & valid).astype("<i8")
     if pa.types.is_floating(t):
-        out = arr.to_numpy(zero_copy_only=False).astype("<f8")
-        return np.where(valid, out, 0.0).tobytes()
+        return np.ascontiguousarray(jt.filled(arr, 0.0), dtype="<f8")
     if pa.types.is_integer(t) or pa.types.is_temporal(t):
         if pa.types.is_temporal(t):  # its physical integers (32 or 64 bits)
             arr = arr.view(pa.int32() if t.bit_width == 32 else pa.int64())
-        out = pc.fill_null(arr, 0).to_numpy(zero_copy_only=False)
-        return out.astype("<u8" if pa.types.is_uint64(t) else "<i8").tobytes()
+        return np.ascontiguousarray(jt.filled(arr, 0),
+                                    dtype="<u8" if pa.types.is_uint64(t) else "<i8")
     return _length_prefixed([json.dumps(v, sort_keys=True, separators=(",", ":"),
                                         default=str).encode("utf-8") for v in arr.to_pylist()])
 
@@ -113,12 +123,11 @@ def table_fingerprint(table: pa.Table) -> str:
 def _fingerprint(table: pa.Table) -> str:
     h = hashlib.sha256()
     for name in sorted(table.column_names, key=lambda n: n.encode("utf-8")):
-        arr = _normalised(table.column(name))
-        valid = (np.ones(len(arr), dtype=bool) if arr.null_count == 0
-                 else arr.is_valid().to_numpy(zero_copy_only=False))
-        h.update(name.encode("utf-8") + b"\0" + str(arr.type).encode("utf-8") + b"\0")
+        arr, type_name = _normalised(table.column(name))
+        valid = jt.validity(arr)
+        h.update(name.encode("utf-8") + b"\0" + type_name.encode("utf-8") + b"\0")
         h.update(np.array([len(arr)], dtype="<i8").tobytes())
-        h.update(valid.astype(np.uint8).tobytes())
+        h.update(np.ones(len(arr), dtype=np.uint8) if valid is None else valid.view(np.uint8))
         h.update(_values(arr, valid))
     return PREFIX + h.hexdigest()
 

@@ -194,28 +194,27 @@ def _parse_instant(text: str, path: str) -> int:
 
 
 def load_site(name_or_path: str | Path) -> Site:
-    """Load a site preset by name (``aaic``) or a site settings JSON file, validated by its schema."""
+    """Load a site preset by name (``aaic``) or a site settings JSON file, validated by its
+    schema (a preset by the test suite, ``tests/test_site.py``, not at every load: jsonschema
+    costs ~0.1 s a process)."""
     text = str(name_or_path)
-    path = schemas_dir() / "sites" / f"{text}.json" if text in PRESETS else Path(text)
+    is_preset = text in PRESETS
+    path = schemas_dir() / "sites" / f"{text}.json" if is_preset else Path(text)
     if not path.is_file():
         raise InputError(str(path), f"no such site file or preset (presets: {', '.join(PRESETS)})")
     try:
         settings = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(str(path), f"not valid JSON: {exc.msg}", line=exc.lineno) from None
-    return site_from_settings(settings, str(path))
+    return site_from_settings(settings, str(path), validate=not is_preset)
 
 
-def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
-    """Build a Site from a settings dict (as found in a site file)."""
-    import jsonschema  # on first use: keeps CLI start-up light
-
-    validator = jsonschema.Draft202012Validator(load_json("site.schema.json"))
-    errors = sorted(validator.iter_errors(settings), key=lambda e: list(e.absolute_path))
-    if errors:
-        err = errors[0]
-        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise InputError(path, f"{where}: {err.message}", field=None)
+def site_from_settings(settings: dict[str, Any], path: str = "<site>", *,
+                       validate: bool = True) -> Site:
+    """Build a Site from a settings dict (as found in a site file), validated by
+    ``schemas/site.schema.json`` unless ``validate`` is false (a preset's settings)."""
+    if validate:
+        _check_schema(settings, path)
     timeline = sorted(
         (_parse_instant(e["since"], path), e["nodes"]) for e in settings["capacity_timeline"]
     )
@@ -262,6 +261,18 @@ def site_from_settings(settings: dict[str, Any], path: str = "<site>") -> Site:
         gpu_class=classes,
         gpu_app_score=app_scores,
     )
+
+
+def _check_schema(settings: dict[str, Any], path: str) -> None:
+    """InputError naming the first schema error (by path) of site settings."""
+    import jsonschema  # on first use: keeps CLI start-up light
+
+    validator = jsonschema.Draft202012Validator(load_json("site.schema.json"))
+    errors = sorted(validator.iter_errors(settings), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise InputError(path, f"{where}: {err.message}", field=None)
 
 
 _MODEL_RE = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{1,3}[0-9]{1,4}[A-Za-z]?)(?![A-Za-z0-9])")

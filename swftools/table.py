@@ -130,10 +130,10 @@ def validity(array: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     parts = []
     for chunk in chunks(array):
         bitmap = chunk.buffers()[0]
-        if bitmap is None:
-            parts.append(np.ones(len(chunk), dtype=bool))
-        elif chunk.null_count == len(chunk):
+        if chunk.null_count == len(chunk):  # (a null-type array has no bitmap)
             parts.append(np.zeros(len(chunk), dtype=bool))
+        elif bitmap is None:
+            parts.append(np.ones(len(chunk), dtype=bool))
         else:
             parts.append(_bits(bitmap, chunk.offset, len(chunk)))
     return parts[0] if len(parts) == 1 else np.concatenate(parts)

@@ -62,3 +62,23 @@ def test_one_vocabulary():
         # sacct's own --format=LIST may be quoted (convert --columns); no option of ours
         assert "--output" not in text and not re.search(r"--format(?!=)", text), path
         assert "--raw-format" not in text, path
+
+
+def _run(application, args: list[str]) -> tuple[int, str]:
+    result = CliRunner().invoke(application, args, env=ENV, prog_name="swftools",
+                                terminal_width=100)
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "swftools")
+def test_the_entry_point_builds_the_one_command_with_the_same_help_and_errors(path):
+    """``main`` gives click only the command that runs (``app_for``, ~10 ms a process): its
+    help, and a usage error, are the whole app's."""
+    from swftools.cli import app_for
+
+    only = app_for(list(path))
+    if path:
+        assert only is not app
+        assert len(only.registered_commands) + len(only.registered_groups) == 1
+    assert _run(only, [*path, "--help"]) == _run(app, [*path, "--help"])
+    assert _run(only, [*path, "--no-such-option"]) == _run(app, [*path, "--no-such-option"])

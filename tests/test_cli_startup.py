@@ -142,3 +142,35 @@ def test_swf_convert_and_flat_replay_load_no_pandas_or_scipy(tmp_path, command):
     # SWF to SWF, and a replay of a trace in submit order, go through numpy and the buffers:
     # pyarrow.compute costs ~0.1 s to import
     assert "pyarrow.compute" not in modules
+
+
+def _gpu_swf(path, jobs: int) -> None:
+    """An SWF of ``jobs`` GPU jobs (1 to 16 GPUs) for the AAIC presets."""
+    path.write_text("; Version: 2.2\n; MaxProcs: 320\n; UnixStartTime: 1500000000\n" + "".join(
+        f"{j} {60 * j} -1 {300 + j % 997} {1 << j % 5} -1 -1 {1 << j % 5} 3600 -1 1 "
+        f"{1 + j % 7} 1 -1 1 1 -1 -1\n" for j in range(1, jobs + 1)), encoding="ascii")
+
+
+# Issue 26: a what-if run and a replay on a site preset pay for neither pandas (pyarrow's
+# to_numpy, ~0.25 s), jsonschema (the presets are checked by the tests, ~0.1 s), pyarrow.compute
+# (~40 ms), pyarrow.parquet (nothing written) nor numpy.ma (np.unique and a float np.median
+# load it, ~10 ms).
+NOT_ON_THE_REPLAY_PATH = ("pandas", "jsonschema", "pyarrow.compute", "pyarrow.parquet",
+                          "numpy.ma", "scipy", "matplotlib", "importlib.metadata")
+
+
+@pytest.mark.parametrize("jobs", [40, 20_000], ids=["python", "compiled"])
+@pytest.mark.parametrize("command", ["whatif", "replay"])
+def test_whatif_and_site_replay_load_none_of_the_heavy_modules(tmp_path, command, jobs):
+    src = tmp_path / "in.swf"
+    _gpu_swf(src, jobs)
+    argv = (["whatif", "run", str(src), "--site", "aaic-v100-half", "--policies", "packed,lxv",
+             "--no-progress"] if command == "whatif"
+            else ["replay", str(src), "--site", "aaic", "--scheduler", "easy"])
+    modules = json.loads(_fresh(_SWF_RUN_SCRIPT, json.dumps([argv])).splitlines()[-1])
+    assert "swftools.replay.engine_gpu" in modules  # it did replay
+    if jobs >= 20_000:  # on the compiled engines
+        assert ("swftools.replay._engine_general" if command == "whatif"
+                else "swftools.replay._engine_gpu") in modules
+    assert [m for m in modules if m in NOT_ON_THE_REPLAY_PATH
+            or m.startswith(tuple(f"{p}." for p in NOT_ON_THE_REPLAY_PATH))] == []

@@ -8,7 +8,7 @@ from swftools import table as jt
 from swftools.errors import InputError
 from swftools.formats.datapackage import package
 from swftools.formats.nqsii import schema
-from swftools.site import Site, load_site, preset, resolve_site
+from swftools.site import PRESETS, Site, load_site, preset, resolve_site
 
 
 def _table(site=None):
@@ -61,3 +61,32 @@ def test_abci_preset_is_schema_valid_and_abci_sized():
     assert all(q.walltime_max_s == 72 * 3600 for q in site.queues)
     assert "docs.abci.ai" in settings["description"] and "168 h" in settings["description"]
     assert resolve_site("abci") is site
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_every_preset_is_schema_valid(name):
+    """``load_site`` does not validate a preset (jsonschema costs ~0.1 s a process): this
+    does, for every file in ``schemas/sites``."""
+    import json
+
+    import jsonschema
+
+    from swftools.resources import load_json, schemas_dir
+
+    assert sorted(PRESETS) == sorted(p.stem for p in (schemas_dir() / "sites").glob("*.json"))
+    settings = json.loads((schemas_dir() / "sites" / f"{name}.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(load_json("site.schema.json")).validate(settings)
+
+
+def test_a_site_file_is_still_validated(tmp_path):
+    """A user's site file (not a preset) gets the schema check and its located error."""
+    import json
+
+    from swftools.resources import schemas_dir
+
+    settings = json.loads((schemas_dir() / "sites" / "aaic.json").read_text(encoding="utf-8"))
+    settings["queues"][0]["nodes_min"] = "one"
+    path = tmp_path / "site.json"
+    path.write_text(json.dumps(settings), encoding="utf-8")
+    with pytest.raises(InputError, match=r"queues/0/nodes_min: 'one' is not of type 'integer'"):
+        load_site(path)

@@ -151,3 +151,10 @@ def test_strings_at_picks_the_words(case):
     array = jt.strings_at(words, np.array(index, dtype=np.int64))
     assert array.type == pa.string() and array.null_count == 0
     assert array.to_pylist() == [words[i] for i in index]
+
+
+def test_validity_of_a_null_type_column():
+    """A null-type array has no bitmap and every value null (the fingerprint hashes it so)."""
+    chunked = pa.chunked_array([pa.nulls(2), pa.nulls(3)])
+    assert jt.validity(chunked).tolist() == [False] * 5
+    assert jt.validity(pa.array([1, None, 3])).tolist() == [True, False, True]

@@ -108,3 +108,19 @@ def test_cli_warns_on_stderr_and_records_it(tmp_path):
     quiet = CliRunner().invoke(app, ["whatif", str(SAMPLE), "--site", "aaic-v100-half",
                                      "--policies", "even,priority"])
     assert quiet.exit_code == 0 and "warning" not in quiet.stderr
+
+
+def test_same_schedule_compares_by_job_whatever_the_row_order():
+    import pyarrow as pa
+
+    from swftools.whatif.noop import same_schedule
+
+    def jobs(ids, start, end):
+        return pa.table({name: pa.array(values, pa.int64()) for name, values in
+                         (("job_id", ids), ("start_time", start), ("end_time", end))})
+
+    base = jobs([1, 2, 3], [0, 5, 9], [4, 8, 12])
+    assert same_schedule(base, jobs([3, 1, 2], [9, 0, 5], [12, 4, 8]))
+    assert not same_schedule(base, jobs([3, 1, 2], [9, 0, 5], [12, 4, 9]))  # one end differs
+    assert not same_schedule(base, jobs([1, 2, 4], [0, 5, 9], [4, 8, 12]))  # another job
+    assert not same_schedule(base, jobs([1, 2], [0, 5], [4, 8]))

@@ -10,6 +10,7 @@ error (click's own too, as ``swftools: error: ...``: ``swftools.cli.group``). ``
 
 from __future__ import annotations
 
+import copy
 import importlib
 import sys
 import warnings
@@ -73,11 +74,26 @@ def command_paths() -> list[tuple[str, ...]]:
     return list(walk(typer.main.get_command(app), ()))
 
 
+def app_for(argv: list[str]) -> typer.Typer:
+    """``app``, or, when ``argv`` starts with a command's name, a copy holding that command
+    alone: click then builds the one command that runs (building them all costs ~10 ms a
+    process); its help, errors and run are the same."""
+    name = argv[0] if argv else None
+    commands = [c for c in app.registered_commands if c.name == name]
+    groups = [g for g in app.registered_groups
+              if typer.main.solve_typer_info_defaults(g).name == name]
+    if not commands and not groups:
+        return app
+    only = copy.copy(app)
+    only.registered_commands, only.registered_groups = commands, groups
+    return only
+
+
 def main() -> None:
     """Console-script entry point; usage errors exit 2, bad input 1."""
     warnings.showwarning = _show_warning
     try:
-        app(standalone_mode=True)
+        app_for(sys.argv[1:])(standalone_mode=True)
     except SystemExit:
         raise
     except KeyboardInterrupt:  # pragma: no cover

@@ -73,6 +73,7 @@ from swftools.replay.factors import FactorKernel
 from swftools.replay.model import (FlatNodes, GpuNodes, GpuState, TrackedGpuState, bits,
                                    gpu_reservation)
 from swftools.replay.gpurun import GpuRun
+from swftools.replay.result import sorted_distinct
 from swftools.replay.placement import BestFit, Placement, RuntimeFactor
 from swftools.replay.workload import Workload
 
@@ -92,7 +93,7 @@ def compiled_fits(work: Workload, model: GpuNodes | FlatNodes,
     int64 words), and every ``time << shift | job`` key within int64."""
     if not len(work) or model.gpus_per_node > COMPILED_MAX_BITS:
         return False
-    if len(np.unique(work.size) if distinct is None else distinct) > COMPILED_MAX_BITS:
+    if len(sorted_distinct(work.size) if distinct is None else distinct) > COMPILED_MAX_BITS:
         return False
     return fits_int64_keys(work, max(t for t, _ in model.capacity_changes()))
 
@@ -182,7 +183,7 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
             if run is not None:
                 return run
         else:
-            distinct = np.unique(work.size)
+            distinct = sorted_distinct(work.size)
             twin = load("swftools.replay._engine_gpu", "the GPU replay")
             if twin is not None and compiled_fits(work, model, distinct):
                 return _run_gpu_compiled(work, model, policy, distinct, twin)

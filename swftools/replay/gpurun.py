@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from swftools import table as jt
 from swftools.replay.model import bits
+from swftools.replay.result import sorted_distinct
 
 
 @dataclass
@@ -94,7 +95,7 @@ class GpuRun:
             return jt.strings(out)
         if self.gpu_sets is not None:
             return jt.strings(_format_sets(self.gpu_sets))
-        masks = np.unique(self.gpu_mask)  # (return_inverse would sort every job)
+        masks = sorted_distinct(self.gpu_mask)  # (return_inverse would sort every job)
         index = np.searchsorted(masks, self.gpu_mask)
         words = [",".join(map(str, bits(m))) for m in masks.tolist()]
         return jt.strings_at(words, index)

@@ -115,8 +115,14 @@ def busy_steps(start: np.ndarray, end: np.ndarray, units: np.ndarray) -> tuple[n
 
 
 def sorted_distinct(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` by sorting: numpy 2's hashing ``unique`` takes 15x longer on the
-    near-sorted event instants of a large replay (0.9 s vs 0.06 s for 920,000 of them)."""
+    """``np.unique(values)`` without its hash table, which takes 15x longer on the near-sorted
+    event instants of a large replay (0.9 s vs 0.06 s for 920,000 of them) and imports
+    ``numpy.ma`` (~10 ms a process): signed integers spanning at most a few times their count
+    (job sizes, GPU sets) by counting, others by sorting."""
+    if values.size and values.dtype.kind == "i":
+        low, high = int(values.min()), int(values.max())
+        if high - low <= 4 * values.size + 1024:
+            return (np.flatnonzero(np.bincount(values - low)) + low).astype(values.dtype)
     ordered = np.sort(values)
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if ordered.size else ordered
 

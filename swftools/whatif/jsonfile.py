@@ -26,11 +26,12 @@ def line_of(text: str, *needles: str) -> int | None:
 def load_checked(kind: str, name_or_path: str | Path, presets: Sequence[str], folder: str,
                  schema: str) -> tuple[dict[str, Any], str, str]:
     """(the JSON object, its path, its text) of preset ``schemas/whatif/<folder>/<name>.json``
-    or a file, checked against ``schemas/<schema>`` (InputError on the first problem)."""
-    import jsonschema
-
+    or a file, checked against ``schemas/<schema>`` (InputError on the first problem; a
+    preset is checked by the test suite, ``tests/test_whatif_jsonfile.py``, not at every load:
+    jsonschema costs ~0.1 s a process)."""
     text_name = str(name_or_path)
-    path = (schemas_dir() / "whatif" / folder / f"{text_name}.json" if text_name in presets
+    is_preset = text_name in presets
+    path = (schemas_dir() / "whatif" / folder / f"{text_name}.json" if is_preset
             else Path(text_name))
     name = str(path)
     if not path.is_file():
@@ -40,6 +41,10 @@ def load_checked(kind: str, name_or_path: str | Path, presets: Sequence[str], fo
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(name, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    if is_preset:
+        return raw, name, text
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(load_json(schema))
     errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
     if errors:

@@ -92,7 +92,7 @@ def assign_dl_classes(table: pa.Table, labels: Sequence[str], *, column: str | N
                       rule: str = "hash") -> tuple[np.ndarray, str]:
     """Per row the index of its class label in ``labels``, -1 for a value of ``column`` that no
     label names (a job that is not DL), and how classes were chosen."""
-    from swftools.whatif.sensitivity import hash_classes
+    from swftools.whatif.sensitivity import hash_classes, job_id_values
 
     if column is not None:
         if column not in table.column_names:
@@ -105,8 +105,7 @@ def assign_dl_classes(table: pa.Table, labels: Sequence[str], *, column: str | N
     if rule == "hash":
         if "job_id" not in table.column_names:
             raise UsageError("the hash rule needs a job_id column")
-        ids = table.column("job_id").to_numpy(zero_copy_only=False)
-        return (hash_classes(ids, [1.0] * len(labels)),
+        return (hash_classes(job_id_values(table), [1.0] * len(labels)),
                 f"hash: splitmix64(job_id) into {', '.join(labels)} (equal weights)")
     if rule.startswith("single:"):
         label = rule.partition(":")[2]

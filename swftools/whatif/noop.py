@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from swftools import table as jt
 from swftools.site import Site
 
 # placements that act on GPU models, scores or performance classes, and the policy each places
@@ -95,10 +96,16 @@ def same_schedule(a: pa.Table, b: pa.Table) -> bool:
     """Whether two replays of one trace start and end every job at the same second."""
     if a.num_rows != b.num_rows:
         return False
-    key = ("job_id", "start_time", "end_time")
-    left = a.select(key).sort_by([("job_id", "ascending")])
-    right = b.select(key).sort_by([("job_id", "ascending")])
-    return left.equals(right)
+    return all(np.array_equal(x, y) for x, y in zip(_by_job(a), _by_job(b)))
+
+
+def _by_job(jobs: pa.Table) -> list[np.ndarray]:
+    """Job ids, start and end times in job id order (through the buffers: pyarrow's sort
+    imports pyarrow.compute, ~40 ms)."""
+    ids, start, end = (jt.to_numpy(jobs.column(name))
+                       for name in ("job_id", "start_time", "end_time"))
+    order = np.argsort(ids, kind="stable")
+    return [ids[order], start[order], end[order]]
 
 
 def no_ops(static: dict[str, str], schedules: dict[str, pa.Table],

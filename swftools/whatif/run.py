@@ -21,14 +21,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from swftools.atomic import atomic_dir
 from swftools.errors import InputError, UsageError
 from swftools.fingerprint import PREFIX, table_fingerprint
 from swftools.replay import replay
 from swftools.replay.placement import PLACEMENTS, PlacementInputs
-from swftools.replay.result import ReplayResult
+from swftools.replay.result import ReplayResult, sorted_distinct
 from swftools.site import Site, resolve_site
 from swftools.whatif.cluster import flat_site, with_scores
 from swftools.whatif.compare import PolicyFigures, compare, jct_cdf_figure, table_text
@@ -90,6 +89,8 @@ class WhatIf:
         """Per-policy job tables (``<policy>.parquet``), ``comparison.json``, ``comparison.txt``
         and the JCT figure, written into ``out_dir`` at once (atomic)."""
         import json
+
+        import pyarrow.parquet as pq  # on use: ~15 ms to import, and a run may write nothing
 
         with atomic_dir(out_dir, force=force) as tmp:
             for name in self.policies:
@@ -209,7 +210,7 @@ def whatif(table: pa.Table, site: Site | str | Path | None, *,
     class_score = _class_scores(prof, sens)
     if class_score is not None:
         fm = fm.with_class_scores(class_score)
-    speeds = fm.speed[:, np.unique(fm.node_model)]  # per class, on the site's GPU models
+    speeds = fm.speed[:, sorted_distinct(fm.node_model)]  # per class, on the site's GPU models
     gain = (speeds.max(axis=1) / speeds.min(axis=1))[classes]
     min_factor = _factor_lower_bounds(table, fm, speeds, classes)
     klass = prof.classes.tolist() if prof is not None else None

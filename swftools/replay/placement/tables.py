@@ -8,6 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from swftools.replay.placement.base import Machine
+from swftools.replay.result import sorted_distinct
 
 WORD = 32  # nodes per word (engine_gpu_jit.WORD)
 HEADER = 25  # _choose.pxd's HEADER: the sizes and block offsets at the start of ``aux``
@@ -88,7 +89,7 @@ def placement_tables(name: str, machine: Machine, n_nodes: int, g: int,
     gw = _group_words(grp, n_groups, words) if masks else np.zeros((0, words), np.int64)
 
     # lxv: per class threshold (the distinct classes ascending) the qualifying GPUs and nodes
-    classes = np.unique(cls) if name == "lxv" else np.zeros(1, dtype=np.int64)
+    classes = sorted_distinct(cls.ravel()) if name == "lxv" else np.zeros(1, dtype=np.int64)
     n_t = len(classes)
     if n_t * words * (g + 2) > MAX_WORDS:
         return None
