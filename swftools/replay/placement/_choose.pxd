@@ -2,6 +2,7 @@
 from libc.stdint cimport int64_t
 
 from swftools.replay._factors cimport FactorCallback
+from swftools.replay.placement._waiting cimport Waiting
 
 cdef enum:
     WORD = 32  # nodes per word of a node set
@@ -13,6 +14,7 @@ cdef enum:
     VARIABILITY_FIRST = 5
     LOCALITY_FIRST = 6
     LXV = 7
+    PRIORITY_WC = 8
 
 cdef enum:
     H_N = 0
@@ -52,6 +54,7 @@ ctypedef struct State:
     int64_t pol
     int64_t* aux  # the policy's tables (placement.tables)
     const double* score  # n x g
+    Waiting* wc  # priority-wc's waiting jobs (NULL for the other policies)
 
 cdef int64_t set_capacity(State* s, int64_t managed, int64_t nodes) noexcept nogil
 cdef void take(State* s, const int64_t* chosen, int64_t count, int64_t per_node,
