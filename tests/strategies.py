@@ -1586,3 +1586,32 @@ def pal_placement_cases(draw, max_jobs: int = 40, max_nodes: int = 70):
                                               max_size=table.num_rows))
     return table, site, dataclasses.replace(inputs, score=score, class_score=class_score,
                                             job_class=job_class)
+
+
+# --- priority-wc's compiled twin (issue 26): gains on every job -------------------------------
+
+@st.composite
+def priority_wc_cases(draw):
+    """(table, site or processor count, inputs) for ``priority-wc``: a GPU-node replay (small
+    sites, sites wider than a 32-node word, times on a grid for EASY's boundaries, or up to 70
+    jobs of distinct gains: ranks over several 32-rank words) or a flat pool, with a gain on
+    every job (else from a few distinct values, zeros of both signs among them), so that
+    waiting jobs of higher gain claim nodes before the job placed."""
+    import dataclasses
+
+    kind = draw(st.sampled_from(["gpu", "grid", "wide", "flat", "distinct"]))
+    if kind == "flat":
+        table, where, inputs = draw(st.one_of(placement_flat_cases(), placement_wide_flat_cases()))
+    else:
+        table, where = draw(replay_gpu_jobs(max_jobs=70 if kind == "distinct" else 40,
+                                            max_nodes=70 if kind == "wide" else 5,
+                                            tie_grid=10 if kind == "grid" else None))
+        inputs = draw(placement_inputs(where.max_nodes, where.gpus_per_node, table.num_rows))
+    n = table.num_rows
+    if kind == "distinct":
+        gain = [x / 4 for x in draw(st.permutations(range(n)))]
+    else:
+        values = draw(st.lists(st.sampled_from([-0.0, 0.0, 0.5, 1.0, 1.5, 2.0, 4.0]),
+                               min_size=1, max_size=4))
+        gain = draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))
+    return table, where, dataclasses.replace(inputs, gain=gain)

@@ -26,7 +26,7 @@ from swftools.site import load_site, resolve_site
 
 from .test_replay_placement import KEYED_SCALE as SCALE, make_keyed_factor
 from .strategies import (pal_placement_cases, placement_flat_cases, placement_gpu_cases,
-                         placement_wide_flat_cases, placement_wide_gpu_cases,
+                         placement_wide_flat_cases, placement_wide_gpu_cases, priority_wc_cases,
                          whatif_replay_cases)
 
 
@@ -383,6 +383,19 @@ def test_round_half_to_even_like_python():
         assert scaled(t, f) == round(t * f), (t, f)
 
 
+def _two_jobs() -> dict:
+    """``run_general``'s arguments for two 1-GPU jobs at 0 on two 1-GPU nodes, ``packed``."""
+    i64 = lambda n: np.zeros(n, dtype=np.int64)  # noqa: E731
+    return dict(submit=i64(2), runtime=i64(2), size=i64(2) + 1, estimate=i64(2),
+              tree_est=i64(2), nodes_of=i64(2) + 1, per_node=i64(2) + 1, bit=i64(2) + 1,
+              bit_shape=i64(64), bit_combo=np.zeros(64, np.uint8),
+              bit_lower=np.zeros(64), shape_index=i64(2), distinct=i64(1) + 1,
+              fit_masks=np.array([0, 1], np.int64), shape_nodes=i64(1) + 1,
+              shape_per_node=i64(1) + 1, g=1, n_nodes=2, easy=True, cap_t=i64(0),
+              cap_n=i64(0), nodes_t0=2, pol=0, aux=i64(100), score=np.ones((2, 1)),
+              kernel=None, keys=i64(2), mt=np.zeros(625, np.uint32))
+
+
 def test_inconsistent_arrays_are_refused_not_read_out_of_bounds():
     """The compiled loop reads without bounds checks: ``run_general`` refuses arrays of the
     wrong lengths (a ValueError, not a crash)."""
@@ -392,14 +405,7 @@ def test_inconsistent_arrays_are_refused_not_read_out_of_bounds():
     from swftools.replay.placement.tables import pal_tables
 
     i64 = lambda n: np.zeros(n, dtype=np.int64)  # noqa: E731
-    ok = dict(submit=i64(2), runtime=i64(2), size=i64(2) + 1, estimate=i64(2),
-              tree_est=i64(2), nodes_of=i64(2) + 1, per_node=i64(2) + 1, bit=i64(2) + 1,
-              bit_shape=i64(64), bit_combo=np.zeros(64, np.uint8),
-              bit_lower=np.zeros(64), shape_index=i64(2), distinct=i64(1) + 1,
-              fit_masks=np.array([0, 1], np.int64), shape_nodes=i64(1) + 1,
-              shape_per_node=i64(1) + 1, g=1, n_nodes=2, easy=True, cap_t=i64(0),
-              cap_n=i64(0), nodes_t0=2, pol=0, aux=i64(100), score=np.ones((2, 1)),
-              kernel=None, keys=i64(2), mt=np.zeros(625, np.uint32))
+    ok = _two_jobs()
     status, start, _, node_list = run_general(**ok)[:4]  # two 1-GPU jobs on two nodes
     assert (status, start.tolist(), node_list.tolist()) == (0, [0, 0], [0, 1])
     for name, bad in [("runtime", i64(1)), ("keys", i64(3)), ("bit_lower", np.zeros(3)),
@@ -422,3 +428,99 @@ def test_inconsistent_arrays_are_refused_not_read_out_of_bounds():
     for bad in [{"paux": None}, {"paux": bad_class}, {"pval": pval[:1]}]:
         with pytest.raises(ValueError, match="inconsistent"):
             run_general(**{**pm, **bad})
+
+
+@settings(max_examples=250, deadline=None)
+@given(priority_wc_cases(), POLICIES, st.sampled_from(["none", "factor", "bound", "per-job"]))
+def test_priority_wc_compiled_matches_python(case, policy, factors):
+    """``priority-wc`` with a gain on every job: the waiting jobs of higher gain (highest first,
+    then queue order) claim the fastest nodes that fit them, and the job placed takes the
+    fastest unclaimed ones (else the slowest it fits on). The compiled twin keeps the waiting
+    jobs by gain in C: Python's schedule job for job, FCFS and EASY, with and without a keyed
+    factor kernel, on GPU nodes and flat pools."""
+    table, where, inputs = case
+    if isinstance(where, int):
+        check_case(table, FlatPool(where), "priority-wc", inputs, policy, factors, 0, where, 1)
+    else:
+        check_case(table, GpuNodes(where), "priority-wc", inputs, policy, factors, 0,
+                   where.max_nodes, where.gpus_per_node)
+
+
+def _priority_wc_nodes(rows, gains, nodes, policy="easy", gpu_model=(0, 1)):
+    """Each job's node ids under ``priority-wc`` on the compiled engine, and in Python; the
+    site: ``nodes`` nodes of ``gpus`` (rows: (job id, submit, run, nodes, GPUs per node,
+    request)), the last GPU model (speed 1.5) faster than the first (1.0)."""
+    from .test_replay import gpu_site, gpu_table
+
+    site = gpu_site(nodes=len(gpu_model), gpus=nodes)
+    inputs = PlacementInputs(gpu_model=list(gpu_model), model_speed=[1.0, 1.5], gain=gains)
+    out = []
+    for threshold in (1, 1 << 62):
+        calls, spy = _counting()
+        with spy, mock.patch.object(engine_gpu, "COMPILED_MIN_JOBS", threshold):
+            run = replay(gpu_table(rows), site=site, policy=policy, placement="priority-wc",
+                         placement_inputs=inputs)
+        assert calls == ([True] if threshold == 1 else [])
+        out.append(run.jobs.column("node_ids").to_pylist())
+    return out
+
+
+@pytest.mark.parametrize("policy", ["easy", "fcfs"])
+def test_priority_wc_compiled_counts_the_instants_arrivals_as_waiting(policy):
+    """A P100 node (0) and a V100 node (1) of one GPU, two one-GPU jobs submitted together, the
+    lower gain first in the queue: when it is placed the other is waiting and claims the V100
+    (``test_replay_placement_priority``'s case), compiled too; one arriving later is not
+    waiting yet."""
+    for later, nodes in ((0, ["0", "1"]), (10, ["1", "0"])):
+        rows = [(1, 0, 150, 1, 1, 150), (2, later, 150, 1, 1, 150)]
+        assert _priority_wc_nodes(rows, [1.24, 1.51], 1, policy) == [nodes, nodes]
+
+
+def test_priority_wc_shares_no_choice_between_jobs_of_one_size():
+    """``priority-wc``'s choice follows the queue (its ``choice_group`` is None), so its queue
+    bits are its sizes' only: two one-GPU jobs of different gains are not one combination.
+    Nodes 0-1 P100, node 2 V100, 2 GPUs each. At 60 the head (job 5, a whole node) waits for
+    the V100 node, free at 100; job 6 (gain 3, long) is chosen the V100's free GPU, which the
+    reservation refuses; job 7 (gain 1, short) sees job 6 waiting, claiming that GPU, and
+    backfills on node 1 (sharing job 6's refused choice, it would take the V100)."""
+    rows = [(1, 0, 100, 1, 1, 100), (2, 0, 50, 1, 1, 50), (3, 0, 10**4, 1, 2, 10**4),
+            (4, 0, 10**4, 1, 1, 10**4), (5, 60, 100, 1, 2, 100), (6, 60, 10**4, 1, 1, 10**4),
+            (7, 60, 10, 1, 1, 10)]
+    nodes = ["2", "2", "0", "1", "2", "1", "1"]
+    assert _priority_wc_nodes(rows, [1, 1, 1, 1, 1, 3, 1], 2,
+                              gpu_model=(0, 0, 1)) == [nodes, nodes]
+
+
+def test_priority_wc_arrays_are_checked():
+    """``priority-wc``'s own arrays (gain ranks per job, the nodes fastest first) are checked
+    like the others; two jobs of one GPU on two equal nodes: job 1, of higher gain, waits when
+    job 0 is placed and claims node 0, so job 0 takes node 1."""
+    from swftools.replay._engine_general import run_general
+    from swftools.replay.placement._choose import POLICY_IDS
+    from swftools.replay.placement.tables import placement_tables, waiting_tables
+
+    machine = PlacementInputs().resolved(2, 1)
+    aux, score, _ = placement_tables("priority-wc", machine, 2, 1, [1.0, 2.0], 2)
+    rank, order = waiting_tables(machine, 2, [1.0, 2.0], 2)
+    assert (rank.tolist(), order.tolist()) == ([1, 0], [0, 1])
+    ok = {**_two_jobs(), "pol": POLICY_IDS["priority-wc"], "aux": aux, "score": score,
+          "gain_rank": rank, "node_order": order}
+    status, start, _, node_list = run_general(**ok)[:4]
+    assert (status, start.tolist(), node_list.tolist()) == (0, [0, 0], [1, 0])
+    for name, bad in [("gain_rank", None), ("node_order", None), ("gain_rank", [0]),
+                      ("gain_rank", [0, -1]), ("gain_rank", [0, 2]), ("node_order", [1, 1]),
+                      ("node_order", [0, 2]), ("node_order", [0])]:
+        with pytest.raises(ValueError, match="inconsistent"):
+            run_general(**{**ok, name: None if bad is None else np.array(bad, np.int64)})
+    assert waiting_tables(machine, 2, [1.0, float("nan")], 2) is None  # Python's own order
+
+
+def test_priority_wc_compiled_ranks_past_one_word():
+    """42 distinct gains (ranks over two 32-rank words): job 1 (the lowest gain, rank 41) is
+    placed while job 2 (the highest, rank 0) waits and claims the V100; the 40 later jobs run
+    one at a time, each on the V100."""
+    rows = [(1, 0, 150, 1, 1, 150), (2, 0, 150, 1, 1, 150)]
+    rows += [(3 + i, 1000 + 10 * i, 5, 1, 1, 5) for i in range(40)]
+    gains = [1.0, 100.0] + [2.0 + i for i in range(40)]
+    nodes = ["0", "1"] + ["1"] * 40
+    assert _priority_wc_nodes(rows, gains, 1) == [nodes, nodes]

@@ -15,7 +15,11 @@ bits, 62 in all: the most frequent combinations get one, the rest keep their siz
 changes no start); it also keeps each combination's last choice and factor while the state is
 unchanged (what Python's placement caches do); ``random`` draws once per shape while the state
 is unchanged (``gen`` grows at each capacity change, start and end, as
-``model.TrackedGpuState.gen``), so its stream of draws is Python's.
+``model.TrackedGpuState.gen``), so its stream of draws is Python's. For ``priority-wc`` it
+keeps the waiting jobs by gain (``placement/_waiting.pxd``): every arrival from its instant
+on, before any job of that instant is placed, until it starts or is dropped, as ``run_gpu``
+tells ``PriorityWc``; its choice follows the queue, so it has no combination bits (its jobs
+keep their size's bit: ``engine_general._queue_bits``).
 
 The queue (a segment tree of shape bits and minimum estimates), the heap of ends, the sorted
 list of estimated ends and the reservation are the structures of the fast path's twin, on
@@ -30,11 +34,12 @@ from swftools.replay._loop cimport (INFINITY, allows, fit_bound, heap_pop, heap_
                                     search_right as upper, sorted_insert, sorted_remove)
 from swftools.replay._loop_general cimport Tree, dequeue, enqueue, search
 from swftools.replay._factors cimport FactorCallback
-from swftools.replay.placement._choose cimport (HEADER, PAL, PM_FIRST, RANDOM, WORD, State,
-                                                cands_word, choose, factor, give_back,
+from swftools.replay.placement._choose cimport (HEADER, PAL, PM_FIRST, PRIORITY_WC, RANDOM, WORD,
+                                                State, cands_word, choose, factor, give_back,
                                                 set_capacity, take)
 from swftools.replay.placement._pal cimport P_HEADER
 from swftools.replay.placement._pal import check_tables
+from swftools.replay.placement._waiting cimport RANK_WORD, Waiting, wc_add, wc_remove
 from swftools.replay.placement._mtrand cimport GPU_OUT, mt_draw
 
 import numpy as np
@@ -100,6 +105,40 @@ cdef bint _may_allow(const State* s, int64_t nodes, int64_t per_node, int64_t he
     return inside and projected[flag_hi] - per_node >= head_per_node
 
 
+cdef _waiting(Waiting* w, int64_t n, int64_t n_nodes, int64_t g, int64_t words,
+              const int64_t[::1] nodes_of, const int64_t[::1] per_node,
+              const int64_t[::1] gain_rank, const int64_t[::1] node_order):
+    """Point ``w`` at ``priority-wc``'s arrays (returned: the caller keeps them alive), after
+    checking ``gain_rank`` and ``node_order`` (the loop reads them without bounds checks)."""
+    if (gain_rank is None or node_order is None or gain_rank.shape[0] != n
+            or node_order.shape[0] != n_nodes
+            or not np.array_equal(np.sort(node_order), np.arange(n_nodes))
+            or np.min(gain_rank) < 0 or np.max(gain_rank) >= n):
+        raise ValueError("run_general: inconsistent input arrays")
+    n_ranks = int(np.max(gain_rank)) + 1
+    first, last = np.full(n_ranks, -1, dtype=np.int64), np.full(n_ranks, -1, dtype=np.int64)
+    nxt, prev = np.full(n, -1, dtype=np.int64), np.full(n, -2, dtype=np.int64)
+    left, cnt, ptr, mask = _i64(n_nodes), _i64(g + 1), _i64(g + 1), _i64(words)
+    ranks_on = _i64((n_ranks + RANK_WORD - 1) // RANK_WORD)
+    cdef int64_t[::1] first_v = first, last_v = last, next_v = nxt, prev_v = prev
+    cdef int64_t[::1] left_v = left, cnt_v = cnt, ptr_v = ptr, mask_v = mask
+    cdef int64_t[::1] ranks_on_v = ranks_on
+    w.rank = &gain_rank[0]
+    w.nodes_of = &nodes_of[0]
+    w.per_node = &per_node[0]
+    w.order = &node_order[0]
+    w.first = &first_v[0]
+    w.last = &last_v[0]
+    w.next = &next_v[0]
+    w.prev = &prev_v[0]
+    w.left = &left_v[0]
+    w.cnt = &cnt_v[0]
+    w.ptr = &ptr_v[0]
+    w.mask = &mask_v[0]
+    w.ranks_on = &ranks_on_v[0]
+    return first, last, nxt, prev, left, cnt, ptr, mask, ranks_on
+
+
 def _i64(n):
     return np.zeros(max(n, 1), dtype=np.int64)
 
@@ -123,7 +162,8 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
                 const int64_t[::1] cap_t, const int64_t[::1] cap_n, int64_t nodes_t0,
                 int64_t pol, int64_t[::1] aux, const double[:, ::1] score,
                 FactorCallback kernel, const int64_t[::1] keys, uint32_t[::1] mt,
-                paux=None, pval=None):
+                paux=None, pval=None, const int64_t[::1] gain_rank=None,
+                const int64_t[::1] node_order=None):
     """``engine_gpu.run_gpu``'s general path; int64 arrays in queue order (see the module
     docstring). ``tree_est``: the estimates' lower bounds the queue holds; ``bit``: each job's
     queue bit (its size's, or its combination's); per bit index ``bit_shape`` (its size index),
@@ -134,7 +174,9 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
     factor (None: none) ``kernel``'s of ``keys[j]`` and the signature; ``mt``: ``random``'s generator state (``placement.mtrand``); ``paux``, ``pval``:
     ``pm-first``'s and ``pal``'s tables (``placement/_pal.pyx``). Returns (status,
     start, node_off, node_list, gpu_set, runtime, estimate, dropped job, dropped reach,
-    dropped instant, bad job, bad factor); status ``BAD_FACTOR``: job ``bad job``'s factor is
+    dropped instant, bad job, bad factor); ``priority-wc`` also takes each job's
+    ``gain_rank`` (0: the highest gain) and the ``node_order`` (fastest first); status
+    ``BAD_FACTOR``: job ``bad job``'s factor is
     not positive and finite; ``OVERFLOW``: a scaled time left the int64 keys."""
     cdef int64_t n = submit.shape[0]
     cdef int64_t words = (n_nodes + WORD - 1) // WORD
@@ -185,6 +227,12 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
     st.score_by_key = grids > 1
     st.paux = &paux_v[0] if paux_v.shape[0] else NULL
     st.pval = &pval_v[0] if pval_v.shape[0] else NULL
+    st.wc = NULL
+    cdef Waiting wc
+    if pol == PRIORITY_WC:
+        wc_arrays = _waiting(&wc, n, n_nodes, g, words, nodes_of, per_node, gain_rank,
+                             node_order)
+        st.wc = &wc
     cdef State* s = &st
     cdef int64_t managed = set_capacity(s, 0, nodes_t0)
     cdef int64_t gen = 0
@@ -309,6 +357,9 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
         first_arrival = i_sub
         while i_sub < n and submit[i_sub] == now:
             i_sub += 1
+        if st.wc != NULL:  # priority-wc sees every arrival as waiting from now on
+            for q in range(first_arrival, i_sub):
+                wc_add(st.wc, q)
         if not waiting and first_arrival == i_sub:
             continue
 
@@ -362,6 +413,8 @@ def run_general(const int64_t[::1] submit, const int64_t[::1] runtime, const int
                 dropped_reach[n_dropped] = reach
                 dropped_at[n_dropped] = now
                 n_dropped += 1
+                if st.wc != NULL:
+                    wc_remove(st.wc, j)
             elif queued:
                 break
             else:  # it waits (and is the queue's head next time round)
@@ -523,6 +576,8 @@ cdef int64_t _start(State* s, int64_t j, int64_t now, double f, int64_t gpus,
         return OVERFLOW
     count = nodes_of[j]
     take(s, chosen, count, per_node[j], gpus)
+    if s.wc != NULL:
+        wc_remove(s.wc, j)
     gpu_set[j] = gpus
     for q in range(count):
         node_list[node_off[j] + q] = chosen[q]

@@ -13,7 +13,9 @@ its Python general path, the reference (the same schedule job for job:
 The queue bit of a waiting job: its (size, group, factor bound) combination's (the engine's
 ``choice_group`` logic) for the most frequent combinations, as many as the int64 holds beside
 the size bits (62 in all); the others keep their size's bit. Which combinations get a bit
-changes how many candidates are looked at, never a start.
+changes how many candidates are looked at, never a start. A placement that watches the queue
+(``priority-wc``) has no choice group (``PriorityWc.choice_group``): its jobs keep their size's
+bit, and its own arrays (``tables.waiting_tables``) go with its tables.
 """
 
 from __future__ import annotations
@@ -64,17 +66,18 @@ def _encode(values: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _queue_bits(size_index: np.ndarray, n_sizes: int, side: np.ndarray, key: np.ndarray,
-                lower: np.ndarray):
+                lower: np.ndarray, grouped: bool = True):
     """Each job's queue bit (of its (size, ``side``, ``key``, ``lower``) combination, or of its
-    size) and per bit index its size index, whether it is a combination's and its factor
-    bound; the fit masks (``fit_masks[i]``: the bits of the ``i`` smallest sizes)."""
+    size; only its size's when not ``grouped``) and per bit index its size index, whether it is
+    a combination's and its factor bound; the fit masks (``fit_masks[i]``: the bits of the
+    ``i`` smallest sizes)."""
     n = len(size_index)
     bit_shape = np.arange(64, dtype=np.int64)  # (per bit index of an int64)
     bit_combo = np.zeros(64, dtype=np.bool_)
     bit_lower = np.zeros(64, dtype=np.float64)
     index = size_index
     used = n_sizes
-    room = COMPILED_MAX_BITS - n_sizes
+    room = COMPILED_MAX_BITS - n_sizes if grouped else 0
     if room > 0 and n:
         # one int64 code per combination, numbered in order of first occurrence (each step's
         # codes stay below n^2)
@@ -148,6 +151,14 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
         if pal is None:
             return None
         paux, pval, side = pal
+    waiting = {}
+    if name == "priority-wc":
+        from swftools.replay.placement.tables import waiting_tables
+
+        arrays = waiting_tables(machine, n_nodes, placement.gains, n)
+        if arrays is None:
+            return None
+        waiting = dict(zip(("gain_rank", "node_order"), arrays))
 
     from swftools import extensions
 
@@ -172,9 +183,11 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
             return None
         score = grids.reshape(-1, g)
     # a job's choice group (``Placement.choice_group``): its priority side or application
-    # class, its factor key
+    # class, its factor key; a placement that watches the queue (``priority-wc``) has none: its
+    # choice follows the queue
     bit, bit_shape, bit_combo, bit_lower, fit_masks = _queue_bits(
-        size_index, len(distinct), side, keys, lower)
+        size_index, len(distinct), side, keys, lower,
+        grouped=not getattr(placement, "watches_queue", False))
     nodes, per_node = as64(work.nodes), as64(work.gpus_per_node)
     changes = model.capacity_changes()
     submit = as64(work.submit)
@@ -186,7 +199,7 @@ def run_general_compiled(work: Workload, model: GpuNodes | FlatNodes, policy: st
         as64([t for t, _ in changes]), as64([c for _, c in changes]),
         model.nodes_at(int(submit[0])), POLICY_IDS[name], aux,
         np.ascontiguousarray(score, dtype=np.float64).reshape(-1, g),
-        factor_kernel.callback() if has_factor else None, keys, mt, paux, pval)
+        factor_kernel.callback() if has_factor else None, keys, mt, paux, pval, **waiting)
     (status, start, node_off, node_list, gpu_mask, runtime, estimate, dropped_j, dropped_reach,
      dropped_at, bad_j, bad_f) = out
     if status == engine.STATUS_BAD_FACTOR:

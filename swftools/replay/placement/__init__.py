@@ -57,7 +57,10 @@ Policies (``PLACEMENTS``):
     fastest unclaimed nodes that fit it and the fastest free GPUs on them; when everything it
     fits on is claimed it still starts (placements never hold a job back), on the slowest nodes
     and GPUs. With equal gains every job takes the fastest GPUs that fit. The engine tells it
-    the queue (``PriorityWc.watches_queue``).
+    the queue (``PriorityWc.watches_queue``): every job submitted and not yet started or
+    dropped is waiting, those of the instant's arrivals not yet looked at too. Its choice
+    follows the queue, so it has no choice group; the compiled engine keeps the waiting jobs
+    by gain rank, in queue order, in C (``_waiting.pxd``).
 ``variability-first``
     best performance class first: nodes ranked by the class of their slowest GPU (0 first),
     lowest number on ties; on a node the best-class (then highest-score) free GPUs.
@@ -77,9 +80,8 @@ Policies (``PLACEMENTS``):
 ``pm-first``, ``pal``
     PAL's placements as published (``pal.py``, ``pal_classes.py``): GPUs ranked by the job's
     application-class variability; PAL's class formation, cell order with its locality penalty
-    and first fit. Compiled on recorded node shapes (``_pal.pyx``); ``priority-wc`` has no
-    compiled twin (the engine's compiled path falls back: ``tables.COMPILED_POLICIES`` lists the
-    policies with one).
+    and first fit. Compiled on recorded node shapes (``_pal.pyx``); ``tables.COMPILED_POLICIES``
+    lists the policies with a compiled twin.
 
 Placement by GPU count (``replay(..., shape="gpus")``, ``engine_count``): ``counts.py``'s
 ``choose_by_count`` gives a job any free GPUs, partial nodes allowed: ``pm-first`` and ``pal``

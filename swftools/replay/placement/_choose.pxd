@@ -2,6 +2,7 @@
 from libc.stdint cimport int64_t
 
 from swftools.replay._factors cimport FactorCallback
+from swftools.replay.placement._waiting cimport Waiting
 
 cdef enum:
     WORD = 32  # nodes per word of a node set
@@ -15,6 +16,7 @@ cdef enum:
     LXV = 7
     PM_FIRST = 8
     PAL = 9
+    PRIORITY_WC = 10
 
 cdef enum:
     H_N = 0
@@ -57,6 +59,7 @@ ctypedef struct State:
     bint score_by_key  # a keyed factor's lowest score is over the grid of its key
     const int64_t* paux  # pm-first and pal: their tables (placement/_pal.pyx)
     const double* pval
+    Waiting* wc  # priority-wc's waiting jobs (NULL for the other policies)
 
 cdef int64_t set_capacity(State* s, int64_t managed, int64_t nodes) noexcept nogil
 cdef void take(State* s, const int64_t* chosen, int64_t count, int64_t per_node,

@@ -13,7 +13,11 @@ from bit sets or keep in ``Lxv.refresh``. A ``choose`` writes the chosen nodes a
 ``out[:nodes]`` and returns the GPU set (the same on each node); it gives the Python policy's
 choice from the same state (``tests/test_replay_engine_general_jit.py``). ``random`` is in the
 engine (its draw cache) and ``_mtrand.pyx`` (CPython's Mersenne Twister); ``pm-first`` and
-``pal`` in ``_pal.pyx`` (their tables ``State.paux`` and ``State.pval``).
+``pal`` in ``_pal.pyx`` (their tables ``State.paux`` and ``State.pval``). ``priority-wc`` also
+reads the waiting jobs, which the engine keeps in ``State.wc`` (``_waiting.pxd``: per gain
+rank a list in queue order, as ``PriorityWc.queue_add`` and ``queue_remove``), so
+``PriorityWc.claimed``'s order (highest gain first, then queue order) is a walk over the ranks
+above the job's; the claims go on a copy of the free GPU counts.
 
 The placement's tables (built by ``placement.tables``) are one int64 array ``aux`` and the
 float scores ``score[k * g + i]``. ``aux[H_*]`` hold sizes, ``aux[O_*]`` the offsets of the
@@ -33,10 +37,12 @@ from libc.stdint cimport int64_t
 
 from swftools.replay._bits cimport ctz, lowest_bits, popcount
 from swftools.replay.placement._pal cimport choose_pal
+from swftools.replay.placement._waiting cimport Waiting, wc_claim, wc_fitting, wc_higher, wc_take
 
 POLICY_IDS = {"packed": PACKED, "best-fit": BEST_FIT, "random": RANDOM, "even": EVEN,
               "priority": PRIORITY, "variability-first": VARIABILITY_FIRST,
-              "locality-first": LOCALITY_FIRST, "lxv": LXV, "pm-first": PM_FIRST, "pal": PAL}
+              "locality-first": LOCALITY_FIRST, "lxv": LXV, "pm-first": PM_FIRST, "pal": PAL,
+              "priority-wc": PRIORITY_WC}
 TABLES_HEADER = HEADER  # placement.tables.HEADER must equal it (tested)
 
 
@@ -75,7 +81,8 @@ cdef inline void index_node(State* s, int64_t k, int64_t sign) noexcept nogil:
     else:
         s.exact[f * s.words + w] &= ~b
     s.cnt[f] += sign
-    if pol == EVEN or pol == PRIORITY or pol == VARIABILITY_FIRST or pol == LOCALITY_FIRST:
+    if (pol == EVEN or pol == PRIORITY or pol == VARIABILITY_FIRST or pol == LOCALITY_FIRST
+            or pol == PRIORITY_WC):
         s.aux[s.aux[O_GC] + s.aux[s.aux[O_GRP] + k] * (g + 1) + f] += sign
     elif pol == LXV:
         _lxv_index(k, sign, f, s.gpu_free[k], g, w, b, s.aux)
@@ -491,6 +498,51 @@ cdef int64_t _choose_lxv(State* s, int64_t j, int64_t nodes, int64_t per_node,
     return best_gpus
 
 
+cdef int64_t _choose_wc(State* s, int64_t j, int64_t nodes, int64_t per_node,
+                        int64_t* out) noexcept nogil:
+    """``PriorityWc.scan``: the waiting jobs of higher gain than ``j`` (highest first, then
+    queue order) claim, on a copy of the free GPUs, the fastest nodes that fit them; ``j``
+    takes the fastest unclaimed nodes that fit it and the fastest free GPUs on them, else (all
+    claimed) the slowest nodes and GPUs it fits on."""
+    cdef Waiting* w = s.wc
+    cdef int64_t g = s.g, words = s.words, mine = w.rank[j], total = 0, f, c, k, m, low, need
+    if not wc_higher(w, mine):  # nothing claimed: the fastest nodes that fit
+        return _choose_tiered(s, nodes, per_node, False, out)
+    for k in range(s.aux[H_N]):
+        w.left[k] = 0  # unmanaged nodes have nothing to give
+    for f in range(g + 1):
+        w.cnt[f] = s.cnt[f]
+        w.ptr[f] = 0
+        total += f * s.cnt[f]
+        if f:
+            for c in range(words):
+                m = s.exact[f * words + c]
+                while m:
+                    low = m & -m
+                    m ^= low
+                    w.left[c * WORD + ctz(low)] = f
+    wc_claim(w, mine, g, total)
+    need = g if nodes > 1 else per_node
+    if wc_fitting(w, need, g) < nodes:  # everything it fits on is claimed: the slowest
+        return _choose_tiered(s, nodes, per_node, True, out)
+    wc_take(w, need, nodes, out)
+    if nodes == 1:
+        return _pick_gpus(s.gpu_free[out[0]], s.aux, out[0], g, per_node, False)
+    for c in range(words):
+        w.mask[c] = 0
+    for c in range(nodes):
+        w.mask[out[c] // WORD] |= (<int64_t>1) << (out[c] % WORD)
+    c = 0
+    for f in range(words):  # ascending
+        m = w.mask[f]
+        while m:
+            low = m & -m
+            m ^= low
+            out[c] = f * WORD + ctz(low)
+            c += 1
+    return ((<int64_t>1) << g) - 1
+
+
 cdef int64_t choose(State* s, int64_t j, int64_t nodes, int64_t per_node,
                     FactorCallback kernel, const int64_t* keys, int64_t* out) except -1:
     """The placement ``s.pol`` (not ``random``) of job ``j`` (``nodes`` x ``per_node``, fits
@@ -504,6 +556,8 @@ cdef int64_t choose(State* s, int64_t j, int64_t nodes, int64_t per_node,
         return _choose_tiered(s, nodes, per_node, not s.aux[s.aux[O_HIGH] + j], out)
     if pol == VARIABILITY_FIRST:
         return _choose_tiered(s, nodes, per_node, False, out)
+    if pol == PRIORITY_WC:
+        return _choose_wc(s, j, nodes, per_node, out)
     if pol == LOCALITY_FIRST:
         _fewest_racks(s, s.aux[O_GC] + s.g, s.g + 1, -1, nodes, out)
         return ((<int64_t>1) << s.g) - 1

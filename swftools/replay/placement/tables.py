@@ -13,10 +13,9 @@ from swftools.replay.result import sorted_distinct
 WORD = 32  # nodes per word (engine_gpu_jit.WORD)
 HEADER = 25  # _choose.pxd's HEADER: the sizes and block offsets at the start of ``aux``
 MAX_WORDS = 1 << 23  # group and threshold word masks beyond this (64 MiB): the Python path
-# the policies with a compiled ``choose`` (``_choose.POLICY_IDS``); the other (``priority-wc``)
-# runs in Python: the engine's compiled path falls back for it
+# the policies with a compiled ``choose`` (``_choose.POLICY_IDS``): every built-in one
 COMPILED_POLICIES = ("packed", "best-fit", "random", "even", "priority", "variability-first",
-                     "locality-first", "lxv", "pm-first", "pal")
+                     "locality-first", "lxv", "pm-first", "pal", "priority-wc")
 PAL_HEADER = 9  # _pal.pxd's P_HEADER: the sizes and block offsets at the start of ``paux``
 
 
@@ -24,6 +23,12 @@ def _ranks(keys: list) -> np.ndarray:
     """Each key's rank among the distinct keys sorted (``Machine.group_masks``' order)."""
     rank = {key: i for i, key in enumerate(sorted(set(keys)))}
     return np.fromiter((rank[key] for key in keys), dtype=np.int64, count=len(keys))
+
+
+def _speed_tiers(m: Machine, n_nodes: int) -> np.ndarray:
+    """Each node's tier of ``priority`` and ``priority-wc`` (0 fastest): by (GPU model speed,
+    best performance class of the node), as ``Priority.start`` ranks them."""
+    return _ranks([(-m.model_speed[m.model[k]], min(m.cls[k])) for k in range(n_nodes)])
 
 
 def _group_words(grp: np.ndarray, n_groups: int, words: int) -> np.ndarray:
@@ -69,10 +74,10 @@ def placement_tables(name: str, machine: Machine, n_nodes: int, g: int,
     if name == "even":
         grp = _ranks(m.model)
         masks = True
-    elif name == "priority":
-        grp = _ranks([(-m.model_speed[m.model[k]], min(m.cls[k])) for k in range(n_nodes)])
+    elif name in ("priority", "priority-wc"):
+        grp = _speed_tiers(m, n_nodes)
         masks = True
-        if gains is not None and len(gains):
+        if name == "priority" and gains is not None and len(gains):
             if len(gains) != n_jobs:
                 return None
             values = np.asarray(gains, dtype=float)
@@ -166,3 +171,19 @@ def pal_tables(name: str, machine: Machine, n_nodes: int, g: int,
     pval = np.concatenate([value.reshape(-1)] + [np.array(row, dtype=np.float64)
                                                   for row in cells])
     return paux, pval, job_class
+
+
+def waiting_tables(machine: Machine, n_nodes: int, gains: Sequence[float] | None,
+                   n_jobs: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """``priority-wc``'s arrays beside its tables: each job's gain rank (0: the highest gain;
+    ``PriorityWc.gain``, 1.0 for every job without gains) and the nodes fastest first
+    (``PriorityWc.order``); None when a gain is NaN (Python's order of it is the reference's
+    own) or the gains are not one per job."""
+    rank = np.zeros(n_jobs, dtype=np.int64)
+    if gains is not None and len(gains):
+        values = np.asarray(gains, dtype=np.float64)
+        if values.shape != (n_jobs,) or np.isnan(values).any():
+            return None
+        rank = np.unique(-values, return_inverse=True)[1].astype(np.int64).reshape(-1)
+    order = np.argsort(_speed_tiers(machine, n_nodes), kind="stable").astype(np.int64)
+    return rank, order
