@@ -55,10 +55,11 @@ bench: $(BIN)/swftools
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 # Mutation score of the core modules (tools/mutate.py, DEVELOPING.md): hours on 2 cores, so not
-# in CI's default run; .github/workflows/mutation.yml runs it weekly. MODULES=... for a subset.
+# in CI's default run; .github/workflows/mutation.yml runs it weekly. MODULES=... for a subset,
+# JOBS=1 to test one mutant at a time on a shared machine (default: one per CPU).
 mutate: $(BIN)/swftools
 	$(BIN)/python -m pip install --quiet 'mutmut>=3.3,<4'
-	$(BIN)/python tools/mutate.py $(MODULES) --report mutation-report.md
+	$(BIN)/python tools/mutate.py $(MODULES) $(if $(JOBS),--jobs $(JOBS)) --report mutation-report.md
 
 clean:
 	rm -rf $(VENV) out site .pytest_cache .hypothesis build

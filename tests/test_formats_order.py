@@ -55,9 +55,10 @@ def sample() -> pa.Table:
 # -- the order --------------------------------------------------------------------------------
 
 def test_a_table_in_order_is_returned_as_it_is():
-    table = jt.from_columns({"job_id": [1, 2, 3], "submit_time": [5, 5, None]})
-    assert submit_order(table) is None
-    assert in_submit_order(table) is table
+    for times in ([5, 5, None], [5, 5, 7], [-1, 0, 0, 3]):  # ties are in order
+        table = jt.from_columns({"job_id": list(range(len(times))), "submit_time": times})
+        assert submit_order(table) is None
+        assert in_submit_order(table) is table
 
 
 def test_ties_keep_row_order_and_unknown_submit_times_go_last():
@@ -66,6 +67,53 @@ def test_ties_keep_row_order_and_unknown_submit_times_go_last():
     ordered = in_submit_order(table)
     assert ordered.column("job_id").to_pylist() == [3, 5, 1, 4, 2]
     assert ordered.schema.metadata == table.schema.metadata
+
+
+def test_a_table_without_submit_times_keeps_its_order():
+    table = jt.from_columns({"job_id": [3, 1, 2]}).drop_columns(["submit_time"])
+    assert submit_order(table) is None
+    assert in_submit_order(table) is table
+
+
+@pytest.mark.parametrize("times,expected", [
+    ([1, 2, 3, None, None], None),            # known times first, in order, unknown last
+    ([5, 3, None], [1, 0, 2]),
+    ([1, 3, 2, None], [0, 2, 1, 3]),          # out of order after the first time only
+    ([1, 2, 4, 3, None, None], [0, 1, 3, 2, 4, 5]),
+])
+def test_known_times_before_unknown_ones_are_still_sorted(times, expected):
+    table = jt.from_columns({"job_id": list(range(len(times))), "submit_time": times})
+    order = submit_order(table)
+    assert (None if order is None else order.tolist()) == expected
+
+
+def test_many_ties_keep_row_order():
+    """A stable sort on a large table (numpy's default sort is not stable past 16 rows)."""
+    rng = random.Random(5)
+    times = [rng.choice([30, 10, 20]) for _ in range(3000)]
+    for nulls in (False, True):
+        values = [None if nulls and i % 7 == 0 else t for i, t in enumerate(times)]
+        table = jt.from_columns({"job_id": list(range(len(values))), "submit_time": values})
+        expected = sorted(range(len(values)),
+                          key=lambda i: (values[i] is None, values[i] or 0, i))
+        assert submit_order(table).tolist() == expected
+
+
+def test_submit_times_are_compared_as_integers():
+    """Times a float64 cannot tell apart (2**62 and 2**62 + 1) are still ordered."""
+    table = jt.from_columns({"job_id": [1, 2, 3], "submit_time": [2**62 + 1, 2**62, None]})
+    assert submit_order(table).tolist() == [1, 0, 2]
+    assert in_submit_order(table).column("job_id").to_pylist() == [2, 1, 3]
+
+
+def test_a_table_in_several_chunks_with_unknown_times():
+    """Streamed readers give chunked columns: an all-unknown chunk, a chunk with gaps."""
+    parts = [jt.from_columns({"job_id": [1, 2], "submit_time": [None, None]}),
+             jt.from_columns({"job_id": [3, 4, 5], "submit_time": [9, None, 4]}),
+             jt.from_columns({"job_id": [6], "submit_time": [1]})]
+    table = pa.concat_tables(parts)
+    assert table.column("submit_time").num_chunks == 3
+    assert in_submit_order(table).column("job_id").to_pylist() == [6, 5, 3, 1, 2, 4]
 
 
 @given(st.lists(st.one_of(st.none(), st.integers(-3, 3)), max_size=25))

@@ -79,8 +79,16 @@ def test_namespaces_are_separate(name):
 
 
 def test_unknown_namespace_is_refused():
-    with pytest.raises(ValueError, match="namespace"):
+    with pytest.raises(ValueError) as info:
         an.pseudonym("x", KEY, "queue")
+    assert str(info.value) == "unknown namespace 'queue' (expected one of user, group, host)"
+
+
+def test_a_name_with_an_undecodable_byte_has_a_pseudonym():
+    """A raw byte kept as a lone surrogate (surrogateescape) is hashed as its UTF-8 form."""
+    name = b"al\xe9x".decode("utf-8", "surrogateescape")
+    digest = hmac.new(KEY, b"user\x00" + name.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    assert an.pseudonym(name, KEY, "user") == "u" + digest.hexdigest()[:16]
 
 
 # --- key loading ---------------------------------------------------------------------------
@@ -451,3 +459,4 @@ def test_dense_numbering_follows_submit_order_not_file_order(data):
     assert got == want
     first = table.column("user")[0].as_py()  # the earliest job's user is number 1
     assert want["user"][first] == 1
+

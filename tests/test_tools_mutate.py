@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("mutate", ROOT / "tools" / "mutate.py")
 mutate = importlib.util.module_from_spec(_spec)
@@ -35,3 +37,24 @@ def test_score_counts_listed_equivalents_and_leaves_out_timeouts(monkeypatch):
 def test_no_mutant_is_not_a_perfect_score():
     text = mutate.report({"m": {"m.x__mutmut_1": "timeout"}}, {"m": ["t"]})
     assert "no mutant ran" in text and "| n/a |" in text
+
+
+def test_rule_modules_are_tested_by_their_concept_files():
+    chosen = mutate.tests_for(Path("swftools/validate/rules_time.py"))
+    assert "tests/test_validate_time.py" in chosen
+
+
+def test_the_report_has_the_command_and_the_lines_for_developing(monkeypatch):
+    monkeypatch.setattr(mutate, "equivalent", lambda: {"m.x__mutmut_3": "same dtype"})
+    statuses = {"m.x__mutmut_1": "killed", "m.x__mutmut_2": "killed", "m.x__mutmut_3": "survived",
+                "m.x__mutmut_4": "survived", "m.x__mutmut_5": "timeout"}
+    text = mutate.report({"m": statuses}, {"m": ["t"]}, "python tools/mutate.py m.py --jobs 1")
+    assert "Command: `python tools/mutate.py m.py --jobs 1`" in text
+    measured = text.split("## Measured scores (for DEVELOPING.md)")[1].split("##")[0]
+    assert "- `m` 75.0% (2 of 4 killed, 1 listed equivalent, 1 surviving, 1 left out)" in measured
+
+
+def test_jobs_must_be_positive(capsys):
+    with pytest.raises(SystemExit) as info:
+        mutate.main(["swftools/formats/order.py", "--jobs", "0"])
+    assert info.value.code == 2 and "--jobs must be at least 1" in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -184,3 +185,33 @@ def test_header_dates_without_a_zone():
     assert parse_date("Fri Jul 14 11:40:00 JST 2017", tz_offset_s=9 * 3600) == 1_500_000_000
     assert parse_date("Fri Jul 14 11:40:00 JST 2017") is None
     assert parse_date("July 14") is None
+
+
+# 2017-11-05 01:30 happened twice in Chicago: 06:30 UTC (CDT) and 07:30 UTC (CST)
+CDT_0130, CST_0130 = 1_509_863_400, 1_509_867_000
+
+
+def test_a_header_date_in_the_hour_a_clock_goes_back_is_read_by_its_abbreviation():
+    assert parse_date("Sun Nov  5 01:30:00 CDT 2017", "America/Chicago") == CDT_0130
+    assert parse_date("Sun Nov  5 01:30:00 cst 2017", "America/Chicago") == CST_0130
+    # an abbreviation the zone does not use: the first of the two readings
+    assert parse_date("Sun Nov  5 01:30:00 XYZ 2017", "America/Chicago") == CDT_0130
+
+
+@pytest.mark.parametrize("abbr", ["UTC", "GMT"])
+def test_utc_and_gmt_header_dates_are_utc_whatever_the_zone(abbr):
+    for zone_name in (None, "Asia/Tokyo"):
+        assert parse_date(f"Fri Jul 14 02:40:00 {abbr} 2017", zone_name) == 1_500_000_000
+
+
+def test_header_dates_do_not_depend_on_the_machine_time_zone(monkeypatch):
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    try:
+        assert parse_date("Fri Jul 14 02:40:00 UTC 2017") == 1_500_000_000
+        assert parse_date("Fri Jul 14 11:40:00 JST 2017", tz_offset_s=9 * 3600) == 1_500_000_000
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from .strategies import aaic_jobs
@@ -186,3 +187,58 @@ def test_clock_hour_shift_negative_durations_at_the_tolerance_boundaries():
     expected |= {(len(values) + i + 1, "walltime_s") for i, v in enumerate(values)
                  if v in _HOUR_HITS}
     assert found == expected
+
+
+# -- the arithmetic and order rules: what they need, what they say ------------------------------
+
+@pytest.mark.parametrize("rule_name, columns", [
+    ("wait-arithmetic", ("wait_s", "submit_time", "start_time")),
+    ("walltime-arithmetic", ("walltime_s", "start_time", "finish_time")),
+    ("start-before-submit", ("submit_time", "start_time")),
+    ("finish-before-start", ("start_time", "finish_time"))])
+def test_a_time_rule_without_one_of_its_columns_is_not_applicable(rule_name, columns):
+    for column in columns:
+        table = aaic_table([{}, {}])
+        table = table.set_column(table.column_names.index(column), column,
+                                 pa.nulls(2, pa.int64()))
+        report = run(table, rule_name)
+        assert report.skipped.get(rule_name) == f"no known values in {column}", column
+
+
+def test_a_row_with_one_time_unknown_is_not_checked():
+    """Row 1: start unknown, row 2: wait unknown; neither breaks an arithmetic or order rule."""
+    table = aaic_table([{"start_time": None, "finish_time": None},
+                        {"wait_s": None, "start_time": T0 + 60 + 500}, {}], derive=False)
+    report = run(table, "wait-arithmetic", "start-before-submit", "finish-before-start")
+    for name in ("wait-arithmetic", "start-before-submit", "finish-before-start"):
+        assert_silent(report, name)
+
+
+def test_what_the_order_and_arithmetic_findings_say():
+    table = aaic_table([{}, {"start_time": T0 + 60 - 30, "finish_time": T0 + 60 + 600}])
+    found = assert_fires(run(table, "start-before-submit"), "start-before-submit", 1)
+    assert (found[0].field, found[0].message, found[0].value, found[0].expected) == (
+        "start_time", "starts 30 s before its submission", T0 + 30, f">= {T0 + 60} (submit_time)")
+    table = aaic_table([{}, {"start_time": T0 + 60 + 99}])
+    found = assert_fires(run(table, "wait-arithmetic"), "wait-arithmetic", 1)
+    assert found[0].message == "wait_s is 10 s but start_time - submit_time = 99 s"
+
+
+def test_submit_order_names_the_previous_known_job():
+    table = aaic_table([{}, {"submit_time": None}, {"submit_time": T0 + 500},
+                        {"submit_time": T0 + 400}])
+    found = assert_fires(run(table, "submit-order"), "submit-order", 1)
+    assert found[0].job_id == 4
+    assert found[0].message.endswith("submitted 100 s before the previous job (row 3)")
+
+
+@pytest.mark.parametrize("status, partial", [(0, False), (1, False), (2, True), (3, True),
+                                             (4, True), (5, False)])
+def test_only_swf_partial_execution_lines_may_repeat_a_job_id(status, partial):
+    rows = [{"job_id": 1, "swf_status": status}, {"job_id": 1, "swf_status": status,
+                                                 "submit_time": T0 + 1}]
+    swf = aaic_table(rows, {"source_format": "swf"})
+    report = run(swf, "job-id-unique")
+    assert bool([f for f in report.findings if f.rule == "job-id-unique"]) == (not partial)
+    # outside SWF the status column gives no licence to repeat an id
+    assert_fires(run(aaic_table(rows), "job-id-unique"), "job-id-unique", 1)

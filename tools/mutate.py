@@ -39,7 +39,9 @@ def tests_for(path: Path) -> list[str]:
     """The test files that exercise ``path``: mirrored names, then importers."""
     name = module_name(path)
     stem = "_".join(name.split(".")[1:])
-    found = {p for p in (ROOT / "tests").rglob(f"test_{stem}*.py")}
+    # validate/rules_time.py is tested in test_validate_time*.py
+    stems = {stem, stem.replace("_rules_", "_")}
+    found = {p for s in stems for p in (ROOT / "tests").rglob(f"test_{s}*.py")}
     short = name.rsplit(".", 1)
     pattern = re.compile(rf"(from {re.escape(short[0])} import [^\n]*\b{re.escape(short[-1])}\b"
                          rf"|import {re.escape(name)}\b|from {re.escape(name)} import)")
@@ -72,7 +74,7 @@ def scratch_copy(dest: Path) -> None:
             shutil.copy2(src, dest / rel)
 
 
-def run_module(path: Path, tests: list[str], work: Path) -> dict[str, str]:
+def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str, str]:
     """mutmut on one module in a scratch copy; returns ``mutant -> status``."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -87,7 +89,7 @@ def run_module(path: Path, tests: list[str], work: Path) -> dict[str, str]:
     (work / "pyproject.toml").write_text(text, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": ""}
     mutmut = [sys.executable, "-m", "mutmut"]
-    subprocess.run([*mutmut, "run", "--max-children", str(os.cpu_count() or 1)], cwd=work,
+    subprocess.run([*mutmut, "run", "--max-children", str(jobs)], cwd=work,
                    env=env, check=False)
     done = subprocess.run([*mutmut, "results", "--all", "true"], cwd=work, env=env,
                           capture_output=True, text=True, check=False)
@@ -99,14 +101,16 @@ def run_module(path: Path, tests: list[str], work: Path) -> dict[str, str]:
     return statuses
 
 
-def report(results: dict[str, dict[str, str]], tests: dict[str, list[str]]) -> str:
-    """The Markdown report: score per module and overall, then every survivor."""
+def report(results: dict[str, dict[str, str]], tests: dict[str, list[str]],
+           command: str = "python tools/mutate.py") -> str:
+    """The Markdown report: score per module and overall, the lines for DEVELOPING.md's
+    measured scores, then every survivor."""
     known = equivalent()
-    lines = ["# Mutation score (mutmut, fast tier)", "",
+    lines = ["# Mutation score (mutmut, fast tier)", "", f"Command: `{command}`", "",
              "| module | mutants | killed | equivalent | survived | other | score |",
              "|---|---|---|---|---|---|---|"]
     total = {"n": 0, "killed": 0, "equivalent": 0, "survived": 0}
-    survivors = []
+    survivors, measured = [], []
     for module, statuses in results.items():
         n = len(statuses)
         killed = sum(s == "killed" for s in statuses.values())
@@ -117,6 +121,10 @@ def report(results: dict[str, dict[str, str]], tests: dict[str, list[str]]) -> s
         score = f"{(killed + len(equiv)) / (n - other):.1%}" if n - other else "n/a"
         lines.append(f"| `{module}` | {n} | {killed} | {len(equiv)} | {len(left)} | {other} | "
                      f"{score} |")
+        if n - other:
+            measured.append(f"- `{module}` {score} ({killed} of {n - other} killed, "
+                            f"{len(equiv)} listed equivalent, {len(left)} surviving"
+                            + (f", {other} left out" if other else "") + ")")
         total["n"] += n - other
         total["killed"] += killed
         total["equivalent"] += len(equiv)
@@ -126,7 +134,9 @@ def report(results: dict[str, dict[str, str]], tests: dict[str, list[str]]) -> s
                    "(timeouts and other outcomes left out)." if overall is not None else
                    "Overall: **no mutant ran**: see the mutmut output."), "",
               "Score = (killed + listed equivalent) / (mutants - timeouts/suspicious/skipped).",
-              "", "## Surviving mutants", ""]
+              "", "## Measured scores (for DEVELOPING.md)", ""]
+    lines += measured or ["none"]
+    lines += ["", "## Surviving mutants", ""]
     lines += [f"- `{m}` (module `{mod}`): `mutmut show {m}`" for mod, m in survivors] or ["none"]
     lines += ["", "## Tests used", ""]
     lines += [f"- `{mod}`: {', '.join(t)}" for mod, t in tests.items()]
@@ -141,7 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", default="mutation-report.md")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temporary one, "
                         "named in the report)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="mutants tested at once (default: the number of CPUs)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     modules = [Path(m) for m in args.modules] or sorted(
         p.relative_to(ROOT) for d in CORE for p in (ROOT / d).rglob("*.py"))
     results, used = {}, {}
@@ -152,9 +166,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{path}: no test file exercises it; skipped", file=sys.stderr)
             continue
         name = module_name(path)
-        results[name] = run_module(path, tests, base / name)
+        results[name] = run_module(path, tests, base / name, args.jobs)
         used[name] = tests
-    text = report(results, used) + f"\nScratch folder (for `mutmut show`): `{base}`\n"
+    command = " ".join(["python tools/mutate.py", *map(str, modules),
+                        *(["--tests", *args.tests] if args.tests else []), "--jobs",
+                        str(args.jobs)])
+    text = report(results, used, command) + f"\nScratch folder (for `mutmut show`): `{base}`\n"
     Path(args.report).write_text(text, encoding="utf-8")
     print(f"wrote {args.report}")
     return 1 if "no mutant ran" in text else 0

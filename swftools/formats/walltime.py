@@ -10,7 +10,7 @@ same kind (Arrow if any input is Arrow, else numpy masked arrays if any is numpy
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -96,13 +96,14 @@ def _offset_text(seconds: int) -> str:
 
 
 def _zone_hint(zone: str | None, at: int, shift: int) -> str:
-    """Which --tz reads the stamps right: the zone whose offset is the used one + ``shift``."""
+    """Which --tz reads the stamps right: the zone whose offset is the used one + ``shift``;
+    ``at`` is the stamp as read (its UTC offset in ``zone`` is the one the reading used)."""
     used = 0
     if zone:
         try:
-            delta = ZoneInfo(zone).utcoffset(datetime.fromtimestamp(at, timezone.utc))
+            delta = datetime.fromtimestamp(at, ZoneInfo(zone)).utcoffset()
             used = int(delta.total_seconds()) if delta is not None else 0
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OverflowError, OSError):
             used = 0
     wanted = used + shift
     text = f"the stamps are local times of a zone at UTC{_offset_text(wanted)}"
@@ -139,6 +140,6 @@ def check_stamps(path: str, lines: Sequence[int], record_epochs: Any, field_epoc
         return InputError(
             path, f"the record's time stamp{used} is {abs(d)} s ({_offset_text(k)[1:]} h) "
             f"{when} its {field}= epoch {int(epo[i])}: a time-zone error", line=int(lines[i]),
-            field=field, value=str(int(epo[i])), expected=_zone_hint(zone, int(epo[i]), k))
+            field=field, value=str(int(epo[i])), expected=_zone_hint(zone, int(rec[i]), k))
 
     reject_rows(bad, error)

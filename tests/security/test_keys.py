@@ -192,6 +192,87 @@ def test_new_key_does_not_follow_a_symlink(tmp_path):
     assert stat.S_IMODE(link.stat().st_mode) == 0o600
 
 
+@pytest.mark.parametrize("key, period", [
+    (b"aaacdefghiaaaacdefghiaaaacdefghiaaaacd", 11),    # "aaacdefghia" repeated
+    (b"aaaacdefghijaaaaacdefghijaaaaacdefg", 13)])      # "aaaacdefghija" repeated
+def test_a_pattern_that_starts_with_a_repeated_byte_is_found(key, period):
+    """The period search falls back through the pattern's own repeats (aaa, then aaaa)."""
+    with pytest.raises(InputError, match=f"a {period}-byte pattern repeated"):
+        keys.check_key(key, "test")
+
+
+def _refusal(path) -> InputError:
+    with pytest.raises(InputError) as info:
+        load_key(path, warn=lambda message: None)
+    return info.value
+
+
+def test_every_refused_key_file_is_named_with_the_hint(tmp_path):
+    cases = {_key_file(tmp_path, b"  \n", name="blank.key"): "the anonymization key is empty",
+             tmp_path / "missing.key": "key file does not exist",
+             _key_file(tmp_path, GOOD_KEY) / "x": "cannot open the key file: Not a directory",
+             tmp_path: "key file is not a regular file"}
+    for path, message in cases.items():
+        error = _refusal(path)
+        assert (error.path, error.message, error.expected) == (str(path), message,
+                                                               keys.KEY_HINT), path
+
+
+def test_a_key_file_of_64_kib_is_read_whole_and_one_byte_more_is_refused(tmp_path):
+    import secrets
+
+    body = secrets.token_hex(32768).encode()  # 65,536 bytes, a random key
+    assert load_key(_key_file(tmp_path, body, name="big.key")) == body
+    path = _key_file(tmp_path, body + b"0", name="bigger.key")
+    error = _refusal(path)
+    assert (error.path, error.message, error.expected) == (
+        str(path), "key file is 65,537 bytes, not a key", "a key file of at most 65,536 bytes")
+
+
+def test_a_failed_write_leaves_no_key_file(tmp_path, monkeypatch):
+    """A full disk while the key is written: a clear error and no partial key file."""
+    import errno
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(keys.os, "write", full)
+    for force in (False, True):
+        path = tmp_path / "new.key"
+        with pytest.raises(UsageError) as info:
+            keys.new_key(path, force=force)
+        assert str(info.value) == (f"--new-key {path}: cannot write the key file: "
+                                   "No space left on device")
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_new_key_refuses_a_folder_an_existing_file_and_a_missing_folder(tmp_path):
+    """Each refusal says what is wrong with the path (a folder, a file there, no folder)."""
+    with pytest.raises(UsageError) as info:
+        keys.new_key(tmp_path)
+    assert str(info.value) == f"--new-key {tmp_path}: is a directory; give a file name"
+    path = _key_file(tmp_path, GOOD_KEY)
+    with pytest.raises(UsageError) as info:
+        keys.new_key(path)
+    assert str(info.value) == (f"--new-key {path}: the file exists; give --force to replace it "
+                               "(pseudonyms made with the old key will no longer line up)")
+    missing = tmp_path / "no-such-folder" / "k"
+    with pytest.raises(UsageError) as info:
+        keys.new_key(missing)
+    assert str(info.value) == (f"--new-key {missing}: cannot create the key file: "
+                               "No such file or directory")
+
+
+def test_warnings_go_to_stderr_with_the_program_name(tmp_path, capsys):
+    load_key(ephemeral=True)
+    path = _key_file(tmp_path, GOOD_KEY, mode=0o644)
+    load_key(path)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"swftools: {keys.EPHEMERAL_WARNING}\n"
+                            f"swftools: {keys.READABLE_WARNING.format(path=path, mode=0o644)}\n")
+
+
 def test_new_key_is_alone_on_the_command_line(tmp_path):
     result = _cli("anonymize", "in.sacct", "--new-key", tmp_path / "k")
     assert result.exit_code == 2 and "drop SOURCE" in result.stderr
@@ -233,3 +314,30 @@ def test_the_example_key_is_a_valid_key():
     assert keys.weakness(key) is None
     package = json.loads((root / "archive" / "example" / "datapackage.json").read_text())
     assert "key_id" not in json.dumps(package)
+
+
+def test_eight_distinct_byte_values_are_enough_and_seven_are_not():
+    eight = b"dcfhbaheddhhgcdcgabcaeaehggghcfb"  # 32 irregular bytes of 8 values
+    assert keys.check_key(eight, "test") == eight
+    with pytest.raises(InputError, match="only 7 distinct byte values"):
+        keys.check_key(eight.replace(b"h", b"a"), "test")
+
+
+def test_a_key_in_the_environment_may_hold_any_byte(monkeypatch):
+    """A non-UTF-8 byte reaches os.environ as a surrogate and the key as the same byte."""
+    key = GOOD_KEY + b"\xff"
+    monkeypatch.setenv("SWFTOOLS_ANON_KEY", key.decode("utf-8", "surrogateescape"))
+    assert load_key() == key
+
+
+def test_the_refusals_of_load_key_say_what_to_give(tmp_path, monkeypatch):
+    with pytest.raises(UsageError) as info:
+        load_key(tmp_path / "k", ephemeral=True)
+    assert str(info.value) == "--key-file and --ephemeral-key contradict each other; give one"
+    monkeypatch.delenv("SWFTOOLS_ANON_KEY", raising=False)
+    with pytest.raises(UsageError) as info:
+        load_key()
+    assert str(info.value) == (
+        "no anonymization key: give --key-file FILE or set SWFTOOLS_ANON_KEY (or --ephemeral-key "
+        "for a throw-away run whose pseudonyms are not stable; make a key with `swftools "
+        "anonymize --new-key FILE`)")
