@@ -45,3 +45,18 @@ cdef inline int64_t lowest_bits(int64_t mask, int64_t count) noexcept nogil:
         chosen |= low
         mask ^= low
     return chosen
+
+
+cdef inline int64_t first_in_order(int64_t free, const int64_t* order, int64_t g, int64_t count,
+                                   bint reverse) noexcept nogil:
+    """The first ``count`` set bits of ``free`` taken in ``order[0:g]`` (from its end when
+    ``reverse``): a node's free GPUs picked best first (or worst first)."""
+    cdef int64_t chosen = 0, q, i
+    for q in range(g):
+        i = order[g - 1 - q] if reverse else order[q]
+        if free >> i & 1:
+            chosen |= (<int64_t>1) << i
+            count -= 1
+            if not count:
+                break
+    return chosen

@@ -35,7 +35,7 @@ GPUs, ``HIGH`` (jobs) the ``priority`` side of each job.
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 
-from swftools.replay._bits cimport ctz, lowest_bits, popcount
+from swftools.replay._bits cimport ctz, first_in_order, lowest_bits, popcount
 from swftools.replay.placement._pal cimport choose_pal
 from swftools.replay.placement._waiting cimport Waiting, wc_claim, wc_fitting, wc_higher, wc_take
 
@@ -167,16 +167,7 @@ cdef int64_t _pick_gpus(int64_t free, const int64_t* aux, int64_t k, int64_t g, 
                         bint reverse) noexcept nogil:
     """``placement.pick_gpus``: the first ``count`` free GPUs of node ``k`` in its order (best
     first, or the reverse)."""
-    cdef int64_t chosen = 0, q, i
-    cdef int64_t base = aux[O_ORDER] + k * g
-    for q in range(g):
-        i = aux[base + g - 1 - q] if reverse else aux[base + q]
-        if free >> i & 1:
-            chosen |= (<int64_t>1) << i
-            count -= 1
-            if not count:
-                break
-    return chosen
+    return first_in_order(free, aux + aux[O_ORDER] + k * g, g, count, reverse)
 
 
 cdef int64_t _lowest_of(const State* s, int64_t per_node, int64_t base) noexcept nogil:

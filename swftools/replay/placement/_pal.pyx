@@ -21,7 +21,7 @@ the node - 1|``, node, GPU).
 
 from libc.stdint cimport int64_t
 
-from swftools.replay._bits cimport ctz
+from swftools.replay._bits cimport ctz, first_in_order
 
 cdef enum:
     WORD = 32
@@ -82,20 +82,6 @@ cdef inline int64_t _nth_free(int64_t free, const int64_t* rank, int64_t g,
             if not count:
                 return i
     return -1
-
-
-cdef inline int64_t _first_free(int64_t free, const int64_t* rank, int64_t g,
-                                int64_t count) noexcept nogil:
-    """The first ``count`` free GPUs of ``free`` in ``rank``, as a bit set."""
-    cdef int64_t chosen = 0, q, i
-    for q in range(g):
-        i = rank[q]
-        if free >> i & 1:
-            chosen |= (<int64_t>1) << i
-            count -= 1
-            if not count:
-                break
-    return chosen
 
 
 cdef int64_t _whole_nodes(const int64_t* exact, int64_t words, int64_t g, int64_t n,
@@ -196,7 +182,7 @@ cdef int64_t _pal_node(const int64_t* exact, int64_t words, int64_t g, const int
                     best_k, best_cnt = k, cnt
         break
     out[0] = best_k
-    return _first_free(gpu_free[best_k], rank + best_k * g, g, per_node)
+    return first_in_order(gpu_free[best_k], rank + best_k * g, g, per_node, False)
 
 
 cdef int64_t _pm_first_node(const int64_t* exact, int64_t words, int64_t g,
@@ -216,7 +202,7 @@ cdef int64_t _pm_first_node(const int64_t* exact, int64_t words, int64_t g,
             if best_k < 0 or v < best_v:
                 best_k, best_v = k, v
     out[0] = best_k
-    return _first_free(gpu_free[best_k], rank + best_k * g, g, per_node)
+    return first_in_order(gpu_free[best_k], rank + best_k * g, g, per_node, False)
 
 
 cdef int64_t choose_pal(const int64_t* exact, int64_t words, int64_t g,
