@@ -64,6 +64,65 @@ def write_behind(chunks: Iterable[Any], write: Callable[[Any], Any]) -> None:
         raise failed[0]
 
 
+_prefetched: dict[str, tuple[threading.Thread, list[Any]]] = {}
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def prefetch(path: str | os.PathLike) -> None:
+    """Start reading the plain (not gzip) regular file ``path`` in a second thread, so that the
+    read overlaps the libraries a command imports before it reads (the read releases the GIL);
+    :func:`take_prefetched` hands the bytes over. Anything unusual (not a file, gzip content, an
+    error) just leaves nothing prefetched: the reader then reads as it always does."""
+    key = os.fspath(path)
+    if key in _prefetched:
+        return
+    box: list[Any] = []
+
+    def read() -> None:
+        try:
+            with open(key, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if fh.read(len(GZIP_MAGIC)) == GZIP_MAGIC:
+                    return
+                fh.seek(0)
+                data = fh.read(st.st_size)
+            if len(data) == st.st_size:
+                box.append((_identity(st), data))
+        except (OSError, ValueError, MemoryError):
+            pass
+
+    try:
+        if not Path(key).is_file():
+            return
+    except OSError:
+        return
+    thread = threading.Thread(target=read, name="swftools-prefetch", daemon=True)
+    _prefetched[key] = (thread, box)
+    thread.start()
+
+
+def take_prefetched(path: str | os.PathLike) -> bytes | None:
+    """The bytes :func:`prefetch` read of ``path`` (once), or None: none started, gzip content,
+    a failed read, or a file that changed since (another size, inode or modification time)."""
+    entry = _prefetched.pop(os.fspath(path), None)
+    if entry is None:
+        return None
+    thread, box = entry
+    thread.join()
+    if not box:
+        return None
+    identity, data = box[0]
+    try:
+        if _identity(os.stat(path)) != identity:
+            return None
+    except OSError:
+        return None
+    return data
+
+
 def is_gzip(path: str | os.PathLike) -> bool:
     """Whether the file's content starts with the gzip magic bytes (1f 8b), whatever its name."""
     with open(path, "rb") as fh:

@@ -59,6 +59,10 @@ def register(app: typer.Typer) -> None:
 
         Formats: SWF, NQSII, data package, Batsim, Tiresias, Slurm, PBS, ... (--list-formats).
         """
+        if src is not None and not list_formats and _reads_whole(src, from_format):
+            from swftools.fileio import prefetch
+
+            prefetch(src)  # the read overlaps the imports below
         from swftools import formats, progress  # on use: keeps start-up light (issue 15)
         from swftools.site import resolve_site
 
@@ -149,3 +153,12 @@ def _list_formats(as_json: bool) -> None:
         print_json({"formats": [info.as_dict() for info in infos]})
     else:
         typer.echo(format_table(infos, column_names()), nl=False)
+
+
+def _reads_whole(src: Path, from_format: str | None) -> bool:
+    """Whether the input's reader reads the whole file into memory (``inputs.read_bytes``:
+    SWF, Slurm, PBS), by ``--from`` or the name: only then is it worth prefetching."""
+    if from_format is not None:
+        return from_format in ("swf", "slurm", "pbs")
+    name = src.name.lower().removesuffix(".gz")
+    return name.endswith((".swf", ".sacct"))

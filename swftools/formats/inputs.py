@@ -25,7 +25,7 @@ from typing import BinaryIO, TextIO
 import numpy as np
 
 from swftools.errors import InputError, count
-from swftools.fileio import GZIP_MAGIC, is_gzip
+from swftools.fileio import GZIP_MAGIC, is_gzip, take_prefetched
 from swftools.limits import BoundedReader, Limits, current
 
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
@@ -86,7 +86,12 @@ def gzip_error(path: str | os.PathLike, exc: BaseException, data: bytes) -> Inpu
 def read_bytes(path: str | os.PathLike, *, declared: bool = False,
                limits: Limits | None = None) -> bytes:
     """The whole content of ``path``, decompressed when it is gzip (by content), within
-    ``limits`` (default: :meth:`Limits.from_env`)."""
+    ``limits`` (default: :meth:`Limits.from_env`); a plain file a command prefetched
+    (``fileio.prefetch``) is handed over, not read again."""
+    data = take_prefetched(path)
+    if data is not None:
+        _warn_plain(path, declared)
+        return data
     with open(path, "rb") as fh:
         head = fh.read(len(GZIP_MAGIC))
         if head == GZIP_MAGIC:
