@@ -143,3 +143,55 @@ def test_strategy_tables_respect_the_aaic_queue_shapes(table):
 def test_any_multi_node_job_outside_normal_is_flagged(queue, nodes):
     table = aaic_table([{"queue": queue, "nodes": nodes, "gpus_per_node": 8}])
     assert_fires(run(table, "queue-nodes"), "queue-nodes", 1)
+
+
+def test_a_queue_finding_names_the_field_the_value_and_the_range():
+    table = aaic_table([{"queue": "Normal", "nodes": 39, "gpus_per_node": 8},
+                        {"queue": "Normal", "nodes": 38, "gpus_per_node": 8}])
+    found = assert_fires(run(table, "queue-nodes"), "queue-nodes", 1)
+    assert (found[0].job_id, found[0].field, found[0].value, found[0].expected) == \
+        (1, "nodes", 39, "1..38")
+    assert found[0].message == "39 nodes outside queue Normal's range 1..38"
+    table = aaic_table([{"queue": "Short", "gpus_per_node": 2}])
+    found = assert_fires(run(table, "queue-gpus-per-node"), "queue-gpus-per-node", 1)
+    assert (found[0].field, found[0].value, found[0].message) == \
+        ("gpus_per_node", 2, "2 GPUs per node outside queue Short's range 1..1")
+
+
+def test_queue_names_that_only_look_like_numbers_are_unknown():
+    table = aaic_table([{"queue": q} for q in ("2-", "X2", "-2", " 2 ", "02")])
+    found = assert_fires(run(table, "queue-unknown"), "queue-unknown", 3)
+    assert [f.value for f in found] == ["2-", "X2", "-2"]
+
+
+def test_jobs_without_a_queue_meet_no_queue_limit():
+    table = aaic_table([{"queue": None, "nodes": 3, "gpus_per_node": 8,
+                         "requested_walltime_s": 10**6}, {"queue": "Short"}])
+    report = run(table, "queue-unknown", "queue-nodes", "queue-gpus-per-node", "queue-walltime")
+    assert not report.findings, [f.render() for f in report.findings]
+
+
+def test_an_unknown_gpus_per_node_is_not_out_of_range():
+    table = aaic_table([{"queue": "Short", "nodes": 1, "gpus_per_node": None, "gpus": 1},
+                        {"queue": "Short", "nodes": None, "gpus_per_node": 1, "gpus": 1}])
+    report = run(table, "queue-nodes", "queue-gpus-per-node")
+    assert not report.findings, [f.render() for f in report.findings]
+
+
+def test_nodes_derive_from_gpus_when_the_table_lacks_gpus_per_node():
+    """Known nodes alone are not a shape: both node columns, or the GPU count and the site."""
+    table = aaic_table([{"queue": "Middle", "nodes": 1, "gpus_per_node": None, "gpus": 16}])
+    found = assert_fires(run(table, "queue-nodes"), "queue-nodes", 1)
+    assert found[0].value == 2 and found[0].message.startswith("2 nodes outside queue Middle's")
+
+
+def test_swf_node_shapes_from_processor_counts(tmp_path):
+    """AAIC (8 GPUs per node): 4 or 1 processors are one node using that many GPUs, 12 are
+    two whole nodes, 0 one node using none (below Middle's 1 GPU per node)."""
+    lines = [swf_line(1, procs=4, req_procs=4, queue=3), swf_line(2, procs=1, req_procs=1, queue=2),
+             swf_line(3, procs=12, req_procs=12, queue=1), swf_line(4, procs=4, req_procs=4, queue=2),
+             swf_line(5, procs=12, req_procs=12, queue=3), swf_line(6, procs=0, req_procs=0, queue=3)]
+    report = run(write_swf(tmp_path / "t.swf", lines), "queue-nodes", "queue-gpus-per-node",
+                 "multi-node-whole-nodes", site="aaic")
+    assert [(f.rule, f.job_id, f.value) for f in report.findings] == [
+        ("queue-nodes", 5, 2), ("queue-gpus-per-node", 4, 4), ("queue-gpus-per-node", 6, 0)]

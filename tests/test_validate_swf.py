@@ -215,3 +215,88 @@ def test_header_dates_do_not_depend_on_the_machine_time_zone(monkeypatch):
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_header_rules_say_why_they_do_not_apply(tmp_path):
+    report = run(aaic_table([{}]), "swf-notes", "swf-queue-ids")
+    assert report.skipped["swf-notes"] == "input is not SWF"
+    report = run(write_swf(tmp_path / "h.swf", swf_jobs(2), header=""), "swf-notes")
+    assert report.skipped["swf-notes"] == "the SWF file has no header"
+    header = "; UnixStartTime: 0\n; MaxNodes: 4\n"
+    report = run(write_swf(tmp_path / "n.swf", swf_jobs(2), header=header), "swf-queue-ids",
+                 "swf-partition-ids")
+    assert report.skipped == {"swf-queue-ids": "the header declares no queues",
+                              "swf-partition-ids": "the header declares no partitions"}
+
+
+def test_declared_ids_without_a_maximum(tmp_path):
+    """'Queue:' lines alone declare the numbers; a job's null queue (-1) is not counted."""
+    lines = [swf_line(1, queue=-1), swf_line(2, submit=10, queue=7), swf_line(3, submit=20, queue=1)]
+    header = "; UnixStartTime: 0\n; Queue: 1 batch\n; Queue: 2 express\n"
+    found = assert_fires(run(write_swf(tmp_path / "q.swf", lines, header=header), "swf-queue-ids"),
+                         "swf-queue-ids", 1)
+    assert (found[0].line, found[0].field, found[0].value, found[0].expected) == \
+        (5, "queue", 7, "one of [1, 2]")
+    assert found[0].message == "queue 7 is used by 1 jobs but no 'Queue:' line declares it"
+
+
+def test_numbers_beyond_a_maximum_without_lines(tmp_path):
+    """MaxPartitions alone bounds the numbers: 0..MaxPartitions is inside."""
+    lines = [swf_line(1, partition=-1), swf_line(2, submit=1, partition=0),
+             swf_line(3, submit=2, partition=3), swf_line(4, submit=3, partition=4)]
+    header = "; UnixStartTime: 0\n; MaxPartitions: 3\n"
+    found = assert_fires(run(write_swf(tmp_path / "p.swf", lines, header=header),
+                             "swf-partition-ids"), "swf-partition-ids", 1)
+    assert (found[0].job_id, found[0].field, found[0].value, found[0].expected) == \
+        (4, "partition", 4, "0..3")
+    assert found[0].message == "partition 4 is outside 0..MaxPartitions 3"
+
+
+def test_a_maximum_that_miscounts_its_lines_points_at_its_header_line(tmp_path):
+    header = HEADER.format(n=2).replace("MaxQueues: 2", "maxqueues: 3")
+    found = assert_fires(run(write_swf(tmp_path / "m.swf", swf_jobs(2), header=header),
+                             "swf-queue-ids"), "swf-queue-ids", 1)
+    assert (found[0].line, found[0].field, found[0].value, found[0].expected) == \
+        (16, "MaxQueues", 3, "2")
+    table = aaic_table([{}], metadata={"source_format": "swf-table", "swf_header": [
+        ["MaxQueues", "3"], ["Queue", "1 a"]], "swf_header_lines": ["; MaxQueues: 3", "; Queue: 1 a"]})
+    found = assert_fires(run(table, "swf-queue-ids"), "swf-queue-ids")
+    assert found[0].line is None  # no file line for a table
+
+
+def test_the_time_origin_of_the_table_wins_over_the_header():
+    meta = {"source_format": "swf", "swf_header": [["UnixStartTime", "0"]]}
+    table = aaic_table([{"submit_time": 999}], metadata={**meta, "swf_time_origin": 1000})
+    assert assert_fires(run(table, "swf-negative-value"), "swf-negative-value", 1)[0].value == -1
+    table = aaic_table([{"submit_time": 999}],
+                       metadata={**meta, "swf_header": [["UnixStartTime", "1000"]]})
+    assert assert_fires(run(table, "swf-negative-value"), "swf-negative-value", 1)[0].value == -1
+
+
+@pytest.mark.parametrize("zone_lines", ["; TimeZoneString: Asia/Tokyo\n", "; TimeZone: 32400\n"])
+def test_header_times_without_an_abbreviation_read_in_the_header_zone(tmp_path, zone_lines):
+    """StartTime 10:46:40 in Tokyo (UTC+9) is UnixStartTime 1000000000 (01:46:40 UTC)."""
+    header = ("; UnixStartTime: 1000000000\n" + zone_lines
+              + "; StartTime: Sun Sep 09 10:46:40 XYZ 2001\n")
+    report = run(write_swf(tmp_path / "z.swf", swf_jobs(2), header=header),
+                 "swf-start-time")
+    assert report.rules_run == ["swf-start-time"] and not report.findings
+
+
+def test_memory_overuse_finding_and_its_boundary(tmp_path):
+    lines = [swf_line(1, mem=101, req_mem=100), swf_line(2, submit=5, mem=100, req_mem=100)]
+    header = "; UnixStartTime: 0\n; AllowOveruse: No\n"
+    found = assert_fires(run(write_swf(tmp_path / "m.swf", lines, header=header),
+                             "swf-memory-overuse"), "swf-memory-overuse", 1)
+    assert (found[0].job_id, found[0].field, found[0].value, found[0].expected) == \
+        (1, "used_memory_kb", 101, "<= 100")
+    assert found[0].message == "uses 101 KB of a 100 KB request"
+
+
+@pytest.mark.parametrize("mem, req_mem, missing", [(-1, 100, "used_memory_kb"),
+                                                   (100, -1, "requested_memory_kb")])
+def test_memory_overuse_needs_both_columns(tmp_path, mem, req_mem, missing):
+    lines = [swf_line(1, mem=mem, req_mem=req_mem)]
+    header = "; UnixStartTime: 0\n; AllowOveruse: No\n"
+    report = run(write_swf(tmp_path / "m.swf", lines, header=header), "swf-memory-overuse")
+    assert report.skipped["swf-memory-overuse"] == f"no known values in {missing}"

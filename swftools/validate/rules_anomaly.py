@@ -15,10 +15,8 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 def _codes(ctx: Context, column: str) -> tuple[np.ndarray, np.ndarray]:
     """(integer codes, known) of any column: dictionary codes for strings, values for numbers."""
-    col = ctx.table.column(column)
-    if pa.types.is_string(col.type):
-        enc = pc.dictionary_encode(col).combine_chunks() if isinstance(col, pa.ChunkedArray) \
-            else pc.dictionary_encode(col)
+    if pa.types.is_string(ctx.table.column(column).type):
+        enc = pc.dictionary_encode(ctx.column(column))
         known = np.asarray(pc.is_valid(enc.indices), bool)
         return pc.fill_null(enc.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64), known
     values, known = ctx.values(column)
@@ -80,6 +78,15 @@ def flurry(ctx: Context) -> None:
         ctx.note(f"{len(found) - cap} more flurries", field="user", value=len(found) - cap)
 
 
+def _neighbours(order: np.ndarray, coded: list, same: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(earlier, later, identical) of the rows next to each other in ``order`` where ``same``."""
+    first, later = order[:-1][same], order[1:][same]
+    exact = np.ones(len(first), bool)
+    for values, known in coded:
+        exact &= (known[first] == known[later]) & (~known[first] | (values[first] == values[later]))
+    return first, later, exact
+
+
 def exact_duplicates(ctx: Context) -> dict[int, int]:
     """{row: earlier identical row} for records equal to an earlier one in every column."""
     if "duplicates" in ctx.memo:
@@ -93,11 +100,11 @@ def exact_duplicates(ctx: Context) -> dict[int, int]:
             h = (h ^ v) * _MIX
             h ^= h >> np.uint64(29)
     order = np.argsort(h, kind="stable")
-    same = h[order][1:] == h[order][:-1]
-    first, later = order[:-1][same], order[1:][same]
-    exact = np.ones(len(first), bool)
-    for values, known in coded:  # confirm hash matches column by column
-        exact &= (known[first] == known[later]) & (~known[first] | (values[first] == values[later]))
+    first, later, exact = _neighbours(order, coded, h[order][1:] == h[order][:-1])
+    if not exact.all():
+        # a hash collision, which may also part two identical rows: sort by the fields themselves
+        order = np.lexsort([x for values, known in coded for x in (np.where(known, values, 0), known)])
+        first, later, exact = _neighbours(order, coded, np.ones(ctx.n - 1, bool))
     found = dict(zip(later[exact].tolist(), first[exact].tolist()))
     ctx.memo["duplicates"] = found
     return found

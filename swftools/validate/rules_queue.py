@@ -41,7 +41,7 @@ def queue_index(ctx: Context, site: Site) -> tuple[np.ndarray, list[Queue]]:
     mapping = {}
     for text in distinct:
         q = site.queue(text)
-        if q is None and text.strip().lstrip("-").isdigit():
+        if q is None and text.strip().isdigit():  # site numbers are >= 0
             q = site.queue_by_number(int(text))
         mapping[text] = queues.index(q) if q is not None else -1
     keys = pa.array(list(mapping), pa.string())
