@@ -195,3 +195,10 @@ def test_swf_node_shapes_from_processor_counts(tmp_path):
                  "multi-node-whole-nodes", site="aaic")
     assert [(f.rule, f.job_id, f.value) for f in report.findings] == [
         ("queue-nodes", 5, 2), ("queue-gpus-per-node", 4, 4), ("queue-gpus-per-node", 6, 0)]
+
+
+def test_a_negative_termcode_maps_to_no_swf_status():
+    """Termcode -1 is not termcode 0: no termcode-swf-status finding claims it maps to 1."""
+    table = aaic_table([{"termcode": -1, "swf_status": 0}, {"termcode": 0, "swf_status": 0}])
+    found = assert_fires(run(table, "termcode-swf-status"), "termcode-swf-status", 1)
+    assert found[0].job_id == 2

@@ -203,7 +203,8 @@ def termcode_swf_status(ctx: Context) -> None:
     lookup = np.full(max(int(term.max()), max(site.termcode_to_swf_status)) + 2, -9, np.int64)
     for code, swf in site.termcode_to_swf_status.items():
         lookup[code] = swf
-    want = lookup[np.clip(term, 0, len(lookup) - 1)]
+    # a termcode outside the mapping (negative: another rule's finding) maps to nothing
+    want = np.where(term >= 0, lookup[np.clip(term, 0, len(lookup) - 1)], -9)
     bad = tk & sk & (want != -9) & (status != want)
     ctx.flag(bad, "swf_status", lambda i: f"status {status[i]} but termcode {term[i]} maps to {want[i]}",
              value=status, expected=lambda i: str(want[i]))
