@@ -52,11 +52,9 @@ def flurry(ctx: Context) -> None:
     window_end = key[hot_idx] + opts.flurry_window_s
     reach = np.maximum.accumulate(window_end)
     new_burst = np.r_[True, key[hot_idx[1:]] >= reach[:-1]]
-    burst_of = np.cumsum(new_burst) - 1
     first_hot = hot_idx[new_burst]
     burst_end_key = np.maximum.reduceat(window_end, np.flatnonzero(new_burst))
     ends = np.searchsorted(key, burst_end_key, side="left")
-    del burst_of
     found = []
     for start, end in zip(first_hot.tolist(), ends.tolist()):
         first, last = int(submit[rows[start]]), int(submit[rows[end - 1]])
