@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import copy
+import gzip
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -14,11 +18,12 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from swftools.atomic import MARKER
 from swftools.errors import InputError, UsageError
 from swftools.release import citation
-from swftools.release.settings import check_version, license_of, load_settings
-from swftools.release.tarball import (parse_checksums, sha256_file, write_checksums,
-                                      write_tarball)
+from swftools.release.settings import License, check_version, license_of, load_settings
+from swftools.release.tarball import (CHECKSUMS, archive_files, parse_checksums, sha256_file,
+                                      write_checksums, write_tarball)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "archive" / "release-settings.example.json"
@@ -126,3 +131,129 @@ def test_checksums_cover_every_file(tmp_path):
     sums = parse_checksums(text)
     assert sorted(sums) == [".zenodo.json", "a.txt", "data/b.txt"]
     assert sums["a.txt"] == sha256_file(tmp_path / "a.txt")
+
+
+def test_archive_files_skips_the_top_marker_and_excluded_files_only(tmp_path):
+    _tree(tmp_path)
+    (tmp_path / MARKER).write_text("")
+    (tmp_path / "data" / MARKER).write_text("")  # only the top folder's marker is bookkeeping
+    (tmp_path / "data" / "empty").mkdir()
+    (tmp_path / "notes.md").write_text("n\n")
+    assert archive_files(tmp_path, ("notes.md",)) == [
+        ".zenodo.json", "a.txt", f"data/{MARKER}", "data/b.txt"]
+
+
+def test_checksums_exclude_themselves_and_reuse_known_digests(tmp_path):
+    _tree(tmp_path)
+    (tmp_path / MARKER).write_text("")
+    write_checksums(tmp_path)
+    known = {"a.txt": "f" * 64}
+    text = write_checksums(tmp_path, exclude=(".zenodo.json",), known=known)
+    assert text == (f"{'f' * 64}  a.txt\n"
+                    f"{sha256_file(tmp_path / 'data' / 'b.txt')}  data/b.txt\n")
+    assert (tmp_path / CHECKSUMS).read_bytes() == text.encode("utf-8")
+
+
+def test_parse_checksums_reads_sha256sum_output():
+    # `*` is sha256sum's binary-mode mark, not part of the name
+    text = "aa  a.txt\n\n   \nbb *bin/x.dat\ncc  name with spaces.txt\ndd *X*\n"
+    assert parse_checksums(text) == {"a.txt": "aa", "bin/x.dat": "bb",
+                                     "name with spaces.txt": "cc", "X*": "dd"}
+
+
+def test_tarball_modes_owners_and_folders_are_normalized(tmp_path):
+    root = tmp_path / "r"
+    (root / "data" / "sub").mkdir(parents=True)
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    (root / "run.sh").chmod(0o700)
+    (root / "data" / "sub" / "c.txt").write_text("see\n")
+    (root / "data" / "sub" / "c.txt").chmod(0o600)
+    long_name = "x" * 120 + ".txt"  # past ustar's 100 bytes: GNU long-name records, no pax headers
+    (root / long_name).write_text("long\n")
+    write_tarball(root, tmp_path / "t.tar.gz", "pkg", ["run.sh", "data/sub/c.txt", long_name])
+    with tarfile.open(tmp_path / "t.tar.gz") as tar:
+        members = {m.name: m for m in tar.getmembers()}
+        assert list(members) == ["pkg", "pkg/data/sub", "pkg/data/sub/c.txt", "pkg/run.sh",
+                                 f"pkg/{long_name}"]
+        assert [m.isdir() for m in members.values()] == [True, True, False, False, False]
+        assert {n: m.mode for n, m in members.items()} == {
+            "pkg": 0o755, "pkg/data/sub": 0o755, "pkg/data/sub/c.txt": 0o644,
+            f"pkg/{long_name}": 0o644, "pkg/run.sh": 0o644}
+        assert all(m.gname == "" and m.uname == "" for m in members.values())
+        assert tar.extractfile("pkg/data/sub/c.txt").read() == b"see\n"
+    raw = gzip.decompress((tmp_path / "t.tar.gz").read_bytes())
+    assert b"././@LongLink" in raw and b"PaxHeader" not in raw
+
+
+def _write_settings(tmp_path: Path, settings: dict) -> Path:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(settings))
+    return path
+
+
+def test_a_missing_settings_file_is_named(tmp_path):
+    path = tmp_path / "nope.json"
+    with pytest.raises(InputError) as err:
+        load_settings(path)
+    assert str(err.value) == f"{path}: no such release settings file"
+
+
+def test_settings_that_are_not_json_report_the_line(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text('{"title": "x",\n  oops}\n')
+    with pytest.raises(InputError) as err:
+        load_settings(path)
+    assert (err.value.path, err.value.line) == (str(path), 2)
+    assert str(err.value).startswith(f"{path}:2: not valid JSON: Expecting property name")
+
+
+def test_settings_problems_are_joined_and_located(tmp_path):
+    bad = {k: v for k, v in example_settings().items() if k not in ("title", "contact")}
+    bad["name"] = "Not A Name"
+    path = _write_settings(tmp_path, bad)
+    with pytest.raises(InputError) as err:
+        load_settings(path)
+    text = str(err.value)
+    assert text.startswith(f"{path}: invalid release settings: (top level): ")
+    assert "required property; (top level): " in text
+    # a pattern other than the web-URL one keeps jsonschema's own message
+    assert "name: 'Not A Name' does not match" in text and "http://" not in text
+    assert text.endswith(" (expected see schemas/release-settings.schema.json)")
+
+
+def test_custom_license_error_names_the_file_and_field(tmp_path):
+    settings = example_settings()
+    settings["license"] = {"id": "LicenseRef-AIST-AAIC", "name": "AIST AAIC workload terms"}
+    path = _write_settings(tmp_path, settings)
+    with pytest.raises(InputError) as err:
+        load_settings(path)
+    assert str(err.value) == (f"{path}: license/text: a LicenseRef- license needs its terms "
+                              "in 'text'")
+
+
+def test_settings_are_read_as_utf8_whatever_the_locale(tmp_path):
+    settings = example_settings()
+    settings["title"] = "Données GPU — 東京"
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(settings, ensure_ascii=False), encoding="utf-8")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0",
+           "PYTHONCOERCECLOCALE": "0", "PYTHONPATH": os.pathsep.join(sys.path)}
+    code = ("import sys; from swftools.release.settings import load_settings; "
+            "print(ascii(load_settings(sys.argv[1])['title']))")
+    run = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == ascii("Données GPU — 東京")
+
+
+def test_license_of_keeps_every_given_field():
+    cc = {"id": "CC-BY-SA-4.0", "text": "verbatim"}
+    assert license_of({"license": cc}) == License(
+        "CC-BY-SA-4.0", "Creative Commons Attribution-ShareAlike 4.0 International",
+        "https://creativecommons.org/licenses/by-sa/4.0/", "verbatim")
+    assert license_of({}).text is None
+    own = {"id": "LicenseRef-X", "name": "X terms", "url": "https://example.org/x", "text": "t"}
+    assert license_of({"license": own}) == License("LicenseRef-X", "X terms",
+                                                   "https://example.org/x", "t")
+    assert license_of({"license": {"id": "LicenseRef-Y", "text": "t"}}) == License(
+        "LicenseRef-Y", "LicenseRef-Y", None, "t")
