@@ -942,7 +942,10 @@ def sacct_split_texts(draw) -> tuple[bytes, int, int]:
     with a field too few or too many."""
     width = draw(st.integers(1, 6))
     id_pos = draw(st.integers(0, width - 1))
-    cell = st.text(st.sampled_from(list("09az.-_=, [],/:") + ["é"]), max_size=6)
+    letters = st.sampled_from(list("09az.-_=, [],/:") + ["é"])
+    short = st.text(letters, max_size=6)
+    # now and then a cell longer than the compiled scan's 64-byte blocks
+    cell = st.one_of(short, short, short, st.text(letters, min_size=60, max_size=200))
     ids: list[str] = []
     lines = []
     for _ in range(draw(st.integers(0, 14))):

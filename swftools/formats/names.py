@@ -32,8 +32,30 @@ def has_control(text: str) -> bool:
 
 def bad_names(cells: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Which cells hold a control character (nulls are fine)."""
+    if not _may_hold_control(cells):
+        return np.zeros(len(cells), dtype=bool)
     found = pc.fill_null(pc.match_substring_regex(cells, CONTROL_CLASS), False)
     return np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _may_hold_control(cells: pa.Array | pa.ChunkedArray) -> bool:
+    """False when no byte of the cells' text can be part of a control character (the common
+    case, found without a regex): in UTF-8 those are the bytes 0x00-0x1F and 0x7F, and U+0080 to
+    U+009F start with 0xC2. True when some byte might be (the regex then decides)."""
+    chunks = cells.chunks if isinstance(cells, pa.ChunkedArray) else [cells]
+    for chunk in chunks:
+        if not pa.types.is_string(chunk.type) and not pa.types.is_large_string(chunk.type):
+            return True
+        data = chunk.buffers()[2]
+        if data is None or not len(chunk):
+            continue
+        wide = pa.types.is_large_string(chunk.type)
+        offsets = np.frombuffer(chunk.buffers()[1], np.int64 if wide else np.int32,
+                                count=len(chunk) + 1, offset=chunk.offset * (8 if wide else 4))
+        text = np.frombuffer(data, np.uint8)[int(offsets[0]):int(offsets[-1])]
+        if ((text < 0x20) | (text == 0x7F) | (text == 0xC2)).any():
+            return True
+    return False
 
 
 def first_bad_name(cells: pa.Array | pa.ChunkedArray) -> int | None:

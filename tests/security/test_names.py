@@ -15,7 +15,10 @@ from typer.testing import CliRunner
 from swftools.cli import app
 from swftools.errors import InputError
 from swftools.formats import alibaba, nqsii, pbs, slurm
-from swftools.formats.names import NAME_EXPECTED, check_name, first_bad_name, has_control
+import numpy as np
+
+from swftools.formats.names import (NAME_EXPECTED, bad_names, check_name, first_bad_name,
+                                   has_control)
 from tests.strategies import CONTROL_CHARACTERS, sacct_user_names
 
 runner = CliRunner()
@@ -54,6 +57,26 @@ def test_the_rule_is_unicode_category_cc(text):
 def test_first_bad_name_is_the_first_row_with_a_control(cells):
     expected = next((i for i, c in enumerate(cells) if c is not None and _is_cc(c)), None)
     assert first_bad_name(pa.array(cells, pa.string())) == expected
+
+
+_NEAR_CONTROLS = st.sampled_from(["\x00", "\t", "\x1f", " ", "\x7f", "\x80", "\x85", "\x9f",
+                                  "\xa0", "\xc2", "\u0100", "\U0001f600", "a"])
+
+
+@given(st.lists(st.text(_NEAR_CONTROLS, max_size=4) | st.none(), min_size=1, max_size=10),
+       st.integers(0, 9), st.integers(1, 3), st.booleans())
+def test_bad_names_of_sliced_and_chunked_cells(cells, skip, parts, large):
+    """The byte prefilter (no regex when no byte can start a control) gives the rule's answer on
+    slices (non-zero offsets) and chunked columns, with the C1 controls (U+0080-U+009F, 0xC2 in
+    UTF-8) and their neighbours U+00A0 and U+00C2."""
+    kind = pa.large_string() if large else pa.string()
+    whole = pa.array(cells, kind).slice(min(skip, len(cells) - 1))
+    shown = cells[min(skip, len(cells) - 1):]
+    expected = np.array([c is not None and _is_cc(c) for c in shown])
+    assert bad_names(whole).tolist() == expected.tolist()
+    cuts = sorted({len(shown) * k // parts for k in range(parts + 1)})
+    chunked = pa.chunked_array([whole.slice(a, b - a) for a, b in zip(cuts, cuts[1:])], kind)
+    assert bad_names(chunked).tolist() == expected.tolist()
 
 
 def test_check_name_error_is_located_and_escaped():
