@@ -1,7 +1,7 @@
 """Whole-process benchmarks (issues 15, 26): each command as a user installs and runs it.
 
 Run: ``.venv/bin/python benchmarks/bench_process.py [--repeat 5] [--slow-repeat 3]
-[--only help,convert,validate,replay,replay-gpu,whatif-first,whatif-policies]
+[--only help,convert,validate,replay,replay-gpu,whatif-first,whatif-policies,slurm-read]
 [--setup-accasim] [--venv PATH | --in-place]`` (``make bench`` runs it with the others)
 
 **As installed, by default**: the checkout is installed into a fresh venv in a temporary
@@ -38,6 +38,11 @@ which takes about 5 minutes of CPU a run and reads the same files); the figures 
   packed,lxv`` on the same 100,000-job SWF, the first run ever (kernel caches in new, empty
   folders) against the second run right after it with the same caches (target: first within
   2x of second).
+* ``slurm-read``: a process that reads the 1,000,000-job sacct fixture of bench_slurm.py
+  (about 3.3 million lines with the job steps; written once into benchmarks/.cache/) with
+  ``swftools.formats.slurm.read`` (times in Asia/Tokyo, states, limits, TRES, host lists, steps
+  folded) against one that reads it with ``pandas.read_csv(sep="|")`` (cells only), both
+  imports included (target, issue 26: ours within 1.5x).
 * ``whatif-policies``: each placement policy alone, ``whatif run ... --policies NAME``, against
   the homogeneous replay ``swftools replay SWF --site aaic --scheduler easy`` (warm caches,
   alternating; target: each within 2x). ``benchmarks/bench_whatif.py`` gives the same ratios
@@ -73,9 +78,10 @@ BIN = Path(sys.executable).parent
 HELP_TARGET_S = 0.3
 TARGETS = {"convert": 4.0, "validate": 50.0, "replay": 30.0, "replay-gpu": 20.0}  # issue 26
 # ratios where ours is the slower side: ours / reference must stay at or below the target
-MAX_TARGETS = {"whatif-first": 2.0, "whatif-policies": 2.0}
+MAX_TARGETS = {"whatif-first": 2.0, "whatif-policies": 2.0, "slurm-read": 1.5}
 BENCHES = ("help", "convert", "validate", "replay", "replay-gpu", "whatif-first",
-           "whatif-policies")
+           "whatif-policies", "slurm-read")
+SLURM_JOBS = 1_000_000
 WHATIF_SITE, WHATIF_FIRST_POLICIES = "aaic-v100-half", "packed,lxv"
 WHATIF_POLICIES = ("packed", "best-fit", "random", "even", "priority", "priority-wc",
                    "variability-first", "locality-first", "lxv", "pm-first", "pal")
@@ -305,6 +311,34 @@ def report_max(name: str, label: str, ours: list[tuple[float, float]],
             "max": True}
 
 
+def bench_slurm_read(repeat: int) -> dict | None:
+    """``slurm.read`` of the 1M-job sacct fixture vs ``pandas.read_csv(sep="|")``, processes."""
+    from bench_slurm import generate
+
+    fixture = CACHE / f"slurm-{SLURM_JOBS}.sacct"
+    if not fixture.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        part = fixture.with_suffix(".part")
+        generate(part, SLURM_JOBS)
+        part.replace(fixture)
+    python = OURS.bin / "python"
+    ours = [str(python if python.exists() else sys.executable), "-c",
+            "import sys; from swftools.formats import slurm; "
+            "slurm.read(sys.argv[1], tz='Asia/Tokyo')", str(fixture)]
+    peer = [sys.executable, "-c", "import sys, pandas; pandas.read_csv(sys.argv[1], sep='|')",
+            str(fixture)]
+    mine, theirs = [], []
+    run_once(ours, env=OURS.env)
+    run_once(peer)
+    for _ in range(repeat):
+        mine.append(run_once(ours, env=OURS.env))
+        theirs.append(run_once(peer))
+    print(f"slurm-read: a process reading {fixture.name} ({fixture.stat().st_size / 1e6:.0f} MB) "
+          "with swftools' slurm.read vs one with pandas.read_csv(sep='|'), imports included; "
+          f"pandas median {statistics.median(w for w, _ in theirs):.2f} s wall", flush=True)
+    return report_max("slurm-read", "slurm.read", mine, theirs, "pandas.read_csv")
+
+
 def bench_whatif_first(repeat: int, work: Path) -> dict | None:
     """The first ``whatif run`` ever (empty kernel caches) vs the second (same caches)."""
     if OURS.caches is None:
@@ -402,6 +436,8 @@ def main() -> None:
             results.append(bench_whatif_first(args.slow_repeat, work))
         if "whatif-policies" in wanted:
             results.extend(bench_whatif_policies(args.slow_repeat, work))
+        if "slurm-read" in wanted:
+            results.append(bench_slurm_read(args.repeat))
     results = [r for r in results if r]
     if results:
         print("summary (" + OURS.how.split(":")[0] + "): " + "; ".join(summary(r) for r in results))

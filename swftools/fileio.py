@@ -71,6 +71,38 @@ def _identity(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+_PARALLEL_READ_BYTES = 32 << 20  # from this size a file is read by several threads at once
+
+
+def read_whole(fh: BinaryIO, size: int) -> bytes:
+    """The first ``size`` bytes of the open file ``fh`` (fewer when it is shorter now). A large
+    file is read by one thread per core at once (``_fileio``: the copy from the page cache and
+    the first touch of new memory are most of a read's time), else by ``fh.read``."""
+    from swftools.formats.threads import kernel_threads
+
+    threads = kernel_threads()
+    native = None
+    if size >= _PARALLEL_READ_BYTES and threads > 1:
+        from swftools.extensions import load
+
+        native = load("swftools._fileio", "reading large files")
+    if native is None:
+        fh.seek(0)
+        return fh.read(size)
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = native.unfilled(size)
+    bounds = [size * k // threads for k in range(threads + 1)]
+    fd = fh.fileno()
+    with ThreadPoolExecutor(threads) as pool:
+        reached = list(pool.map(lambda k: native.fill(data, fd, bounds[k], bounds[k + 1]),
+                                range(threads)))
+    for end, got in zip(bounds[1:], reached):
+        if got < end:  # the file ended sooner: what was read before that point
+            return data[:got]
+    return data
+
+
 def prefetch(path: str | os.PathLike) -> None:
     """Start reading the plain (not gzip) regular file ``path`` in a second thread, so that the
     read overlaps the libraries a command imports before it reads (the read releases the GIL);
@@ -87,8 +119,7 @@ def prefetch(path: str | os.PathLike) -> None:
                 st = os.fstat(fh.fileno())
                 if fh.read(len(GZIP_MAGIC)) == GZIP_MAGIC:
                     return
-                fh.seek(0)
-                data = fh.read(st.st_size)
+                data = read_whole(fh, st.st_size)
             if len(data) == st.st_size:
                 box.append((_identity(st), data))
         except (OSError, ValueError, MemoryError):

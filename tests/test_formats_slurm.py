@@ -263,7 +263,7 @@ def test_read_in_parts_is_the_same(tmp_path, monkeypatch):
         slurm.read(bad)
     monkeypatch.setattr(kernels, "_MIN_PART_BYTES", 1)
     monkeypatch.setattr(kernels, "_MIN_GUESS", 1)
-    monkeypatch.setattr(kernels, "_cell_capacity", lambda *_: 1)
+    monkeypatch.setattr(kernels, "_cell_capacity", lambda *_: (1, 1))
     monkeypatch.setattr(kernels, "workers", lambda: 3)
     parts = slurm.read(src, tz="Asia/Tokyo")
     assert parts.equals(whole) and parts.schema.metadata == whole.schema.metadata

@@ -98,7 +98,7 @@ def test_scan_and_gather_split_like_the_reference(case):
     for k in range(width):
         expected = [rows[r][k] for r in found.job_row.tolist()]
         assert found.cells[k].to_pylist() == expected == again[k].to_pylist()
-    steps = kernels.slices(data, found.step_start, found.step_len).to_pylist()
+    steps = found.step_ids.to_pylist()
     assert steps == [rows[r][id_pos] for r in found.step_row.tolist()]
     latest = None
     after = dict(zip(found.step_row.tolist(), found.step_after_job.tolist()))
@@ -119,7 +119,7 @@ def test_scan_in_parts_and_growing_outputs_finds_the_same(monkeypatch, case):
     with monkeypatch.context() as patch:
         patch.setattr(kernels, "_MIN_PART_BYTES", 1)
         patch.setattr(kernels, "_MIN_GUESS", 1)  # outputs and cell buffers grow
-        patch.setattr(kernels, "_cell_capacity", lambda *_: 1)
+        patch.setattr(kernels, "_cell_capacity", lambda *_: (1, 1))
         patch.setattr(kernels, "_MIN_ROWS_PER_THREAD", 1)
         patch.setattr(kernels, "workers", lambda: 3)
         data, _, parts = _split(text, width, id_pos)
@@ -133,6 +133,7 @@ def test_scan_in_parts_and_growing_outputs_finds_the_same(monkeypatch, case):
             assert np.array_equal(a[name], b[name]), name
     assert not (b["step_after_job"] & ~a["step_after_job"]).any()
     assert a["cells"] == b["cells"]
+    assert whole.step_ids.to_pylist() == parts.step_ids.to_pylist()
     serial = kernels.gather(data, whole.job_start, np.arange(width))
     assert [g.to_pylist() for g in gathered] == [s.to_pylist() for s in serial]
 

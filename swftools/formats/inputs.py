@@ -25,7 +25,7 @@ from typing import BinaryIO, TextIO
 import numpy as np
 
 from swftools.errors import InputError, count
-from swftools.fileio import GZIP_MAGIC, is_gzip, take_prefetched
+from swftools.fileio import GZIP_MAGIC, is_gzip, read_whole, take_prefetched
 from swftools.limits import BoundedReader, Limits, current
 
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
@@ -105,7 +105,7 @@ def _read_plain(path: str | os.PathLike, fh: BinaryIO) -> bytes:
     """All of an open plain file, read from its start: a file that shrinks while it is read (or
     grows past its size at the start) is an InputError rather than a silently cut trace."""
     size = os.fstat(fh.fileno()).st_size
-    data = fh.read(size)
+    data = read_whole(fh, size)
     if len(data) != size:
         raise _changed(path, size, len(data))
     return data

@@ -323,7 +323,7 @@ def format_offset(seconds: int, colon: bool = True) -> str:
 
 # ---------------------------------------------------------------------------------- durations
 
-_TWO_DIGITS = pa.array([f"{i:02d}" for i in range(60)])
+_TWO_DIGITS = jt.strings([f"{i:02d}" for i in range(60)])
 
 
 def parse_hms(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

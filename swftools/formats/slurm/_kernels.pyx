@@ -115,12 +115,13 @@ cdef enum:
     _BAD = 6
     _DONE = 7
     _FULL = 8
+    _STEP_FULL = 9
 
 
 def scan(const uint8_t[::1] buf, int64_t width, int64_t id_pos, const int64_t[::1] want,
          int64_t[::1] job_row, int64_t[::1] job_start, int32_t[:, ::1] offsets,
          uint8_t[:, ::1] cells, int64_t[::1] step_row, int64_t[::1] step_line,
-         int64_t[::1] step_start, int64_t[::1] step_len, uint8_t[::1] step_after_job,
+         int32_t[::1] step_offsets, uint8_t[::1] step_ids, uint8_t[::1] step_after_job,
          int64_t[::1] state):
     """``kernels_ref.scan``."""
     cdef int64_t columns = offsets.shape[0]
@@ -130,13 +131,13 @@ def scan(const uint8_t[::1] buf, int64_t width, int64_t id_pos, const int64_t[::
     cdef int64_t* size = <int64_t*><char*>size_a
     with nogil:
         _scan(buf, width, id_pos, want, job_row, job_start, offsets, cells, step_row,
-              step_line, step_start, step_len, step_after_job, state, at, size)
+              step_line, step_offsets, step_ids, step_after_job, state, at, size)
 
 
 cdef void _scan(const uint8_t[::1] buf, int64_t width, int64_t id_pos,
                 const int64_t[::1] want, int64_t[::1] job_row, int64_t[::1] job_start,
                 int32_t[:, ::1] offsets, uint8_t[:, ::1] cells, int64_t[::1] step_row,
-                int64_t[::1] step_line, int64_t[::1] step_start, int64_t[::1] step_len,
+                int64_t[::1] step_line, int32_t[::1] step_offsets, uint8_t[::1] step_ids,
                 uint8_t[::1] step_after_job, int64_t[::1] state, int64_t* at,
                 int64_t* size) noexcept nogil:
     cdef int64_t n = buf.shape[0]
@@ -219,6 +220,14 @@ cdef void _scan(const uint8_t[::1] buf, int64_t width, int64_t id_pos,
             jobs += 1
             last_start, last_len = id_start, id_len
         else:
+            to = step_offsets[steps]
+            if to + id_len > step_ids.shape[0]:
+                i = line
+                state[_STEP_FULL] = 1
+                break
+            if id_len:
+                memcpy(&step_ids[to], &buf[id_start], id_len)
+            step_offsets[steps + 1] = <int32_t>(to + id_len)
             same = last_start >= 0 and last_len == id_dot
             if same:
                 for j in range(id_dot):
@@ -227,8 +236,6 @@ cdef void _scan(const uint8_t[::1] buf, int64_t width, int64_t id_pos,
                         break
             step_row[steps] = row
             step_line[steps] = line
-            step_start[steps] = id_start
-            step_len[steps] = id_len
             step_after_job[steps] = same
             steps += 1
         row += 1
@@ -267,18 +274,6 @@ def cells(const uint8_t[::1] buf, const int64_t[::1] starts, const int64_t[::1] 
                         break
                     cell = i + 1
                 i += 1
-
-
-def slices(const uint8_t[::1] buf, const int64_t[::1] starts, const int64_t[::1] offsets,
-           uint8_t[::1] data, int64_t first, int64_t last):
-    """``kernels_ref.slices``."""
-    cdef int64_t r, at, src, j
-    with nogil:
-        for r in range(first, last):
-            at = offsets[r]
-            src = starts[r]
-            for j in range(offsets[r + 1] - at):
-                data[at + j] = buf[src + j]
 
 
 def running_offsets(const int64_t[:, :] lengths, int64_t[:, ::1] offsets):

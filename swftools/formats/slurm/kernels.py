@@ -28,8 +28,9 @@ _MIN_ROWS_PER_THREAD = 100_000
 _MIN_GUESS = 1024  # rows a part's outputs start with at least (they grow when full)
 # scan's state (the kernels'): byte position, row, job lines, step lines, the latest job line's
 # JobID (start, length), the first row with a wrong field count (-1: none), whether the text is
-# all read, whether the cells' buffer is full (``_kernels.pyx`` has the same indices).
-_POS, _ROW, _JOBS, _STEPS, _ID_START, _ID_LEN, _BAD, _DONE, _FULL = range(9)
+# all read, whether the cells' buffer is full, whether the step ids' buffer is full
+# (``_kernels.pyx`` has the same indices).
+_POS, _ROW, _JOBS, _STEPS, _ID_START, _ID_LEN, _BAD, _DONE, _FULL, _STEP_FULL = range(10)
 _kernels: ModuleType | None = None
 
 
@@ -43,8 +44,7 @@ def native() -> ModuleType:
     return _kernels
 
 
-_OUTPUTS = ("job_row", "job_start", "step_row", "step_line", "step_start", "step_len",
-            "step_after_job")
+_OUTPUTS = ("job_row", "job_start", "step_row", "step_line", "step_after_job")
 _MIN_PART_BYTES = 8 << 20
 _MAX_CELL_BYTES = 2 ** 31 - 1  # a column's cells in one part (int32 offsets)
 
@@ -72,9 +72,10 @@ class Scan:
     """What :func:`scan` found: ``bad_row`` (>= 0 when some line's field count is wrong), and
     for the job lines (rows counted from 0 after the header) ``job_row``, ``job_start`` and
     ``cells`` (a string array of each wanted column; chunked when the text was scanned in
-    parts), for the step lines ``step_row``, ``step_line`` (start), the JobID's ``step_start``,
-    ``step_len`` and ``step_after_job`` (see ``kernels_ref.scan``). The text is scanned
-    in one newline-aligned part per core."""
+    parts), for the step lines ``step_row``, ``step_line`` (start), ``step_ids`` (their JobIDs,
+    a string array chunked like ``cells``) and ``step_after_job`` (see ``kernels_ref.scan``).
+    The text is scanned in one newline-aligned part per core; the cells are copied while the
+    line is in cache (a later pass over the lines would wait on memory for each)."""
 
     def __init__(self, data: bytes, begin: int, width: int, id_pos: int, want: np.ndarray):
         want = np.ascontiguousarray(want, np.int64)
@@ -107,6 +108,8 @@ class Scan:
             setattr(self, name, arrays[0] if len(arrays) == 1 else np.concatenate(arrays))
         columns = [[part["cells"][k] for part in found] for k in range(int(want.max()) + 1)]
         self.cells = [c[0] if len(c) == 1 else pa.chunked_array(c) for c in columns]
+        ids = [part["step_ids"] for part in found]
+        self.step_ids = ids[0] if len(ids) == 1 else pa.chunked_array(ids, pa.string())
 
 
 def _scan_part(data: bytes, begin: int, end: int, width: int, id_pos: int,
@@ -121,17 +124,20 @@ def _scan_part(data: bytes, begin: int, end: int, width: int, id_pos: int,
     out = {"job_row": np.empty(jobs, np.int64), "job_start": np.empty(jobs, np.int64)}
     for name in _OUTPUTS[2:]:
         out[name] = np.empty(steps, np.bool_ if name == "step_after_job" else np.int64)
-    # each column's cells in a row of one matrix (grown when full); int32 offsets, as Arrow
-    # strings have
-    cells = np.empty((columns, _cell_capacity(sample, end - begin, width, id_pos, want)),
-                     np.uint8)
+    # each column's cells in a row of one matrix, the step ids in one buffer (grown when
+    # full); int32 offsets, as Arrow strings have
+    cell_room, id_room = _cell_capacity(sample, end - begin, width, id_pos, want)
+    cells = np.empty((columns, cell_room), np.uint8)
     offsets = np.empty((columns, jobs + 1), np.int32)
     offsets[:, 0] = 0
-    state = np.array([begin, 0, 0, 0, *_previous_job_id(data, begin, width, id_pos), -1, 0, 0],
-                     np.int64)
+    ids = np.empty(id_room, np.uint8)
+    id_offsets = np.empty(steps + 1, np.int32)
+    id_offsets[0] = 0
+    state = np.array([begin, 0, 0, 0, *_previous_job_id(data, begin, width, id_pos), -1, 0, 0,
+                      0], np.int64)
     while True:
         native().scan(buf, width, id_pos, want, out["job_row"], out["job_start"], offsets,
-                      cells, *(out[name] for name in _OUTPUTS[2:-1]),
+                      cells, out["step_row"], out["step_line"], id_offsets, ids,
                       out["step_after_job"].view(np.uint8), state)
         if state[_DONE]:
             break
@@ -142,6 +148,13 @@ def _scan_part(data: bytes, begin: int, end: int, width: int, id_pos: int,
             bigger = np.empty((columns, min(_MAX_CELL_BYTES, 2 * cells.shape[1])), np.uint8)
             bigger[:, :cells.shape[1]] = cells
             cells = bigger
+        if state[_STEP_FULL]:
+            state[_STEP_FULL] = 0
+            if len(ids) >= _MAX_CELL_BYTES:
+                raise ValueError("sacct step ids past 2 GiB in one part")
+            bigger = np.empty(min(_MAX_CELL_BYTES, 2 * len(ids)), np.uint8)
+            bigger[:len(ids)] = ids
+            ids = bigger
         if state[_JOBS] >= len(out["job_row"]):
             for name in _OUTPUTS[:2]:
                 out[name] = _grown(out[name])
@@ -151,6 +164,9 @@ def _scan_part(data: bytes, begin: int, end: int, width: int, id_pos: int,
         if state[_STEPS] >= len(out["step_row"]):
             for name in _OUTPUTS[2:]:
                 out[name] = _grown(out[name])
+            grown_ids = np.empty(len(out["step_row"]) + 1, np.int32)
+            grown_ids[:len(id_offsets)] = id_offsets
+            id_offsets = grown_ids
     jobs, steps = int(state[_JOBS]), int(state[_STEPS])
     found: dict = {"bad_row": int(state[_BAD]), "rows": int(state[_ROW])}
     for name in _OUTPUTS:
@@ -161,21 +177,33 @@ def _scan_part(data: bytes, begin: int, end: int, width: int, id_pos: int,
             None, pa.py_buffer(offsets[k, :jobs + 1]),
             data_buffer.slice(k * cells.shape[1], int(offsets[k, jobs]))])
         for k in range(columns)]
+    found["step_ids"] = pa.Array.from_buffers(pa.string(), steps, [
+        None, pa.py_buffer(id_offsets[:steps + 1]),
+        pa.py_buffer(ids).slice(0, int(id_offsets[steps]))])
     return found
 
 
-def _cell_capacity(sample: bytes, size: int, width: int, id_pos: int, want: np.ndarray) -> int:
-    """Room for each column's job cells in a part of ``size`` bytes: 1.5 times the largest
-    column's share of the ``sample``'s bytes (untouched room is never mapped into memory)."""
+def _cell_capacity(sample: bytes, size: int, width: int, id_pos: int,
+                   want: np.ndarray) -> tuple[int, int]:
+    """Room for each column's job cells and for the step ids in a part of ``size`` bytes: 1.5
+    times the largest column's (the step ids') share of the ``sample``'s bytes (untouched room
+    is never mapped into memory)."""
     wanted = [(position, int(want[position])) for position in np.flatnonzero(want >= 0).tolist()]
     totals = [0] * (int(want.max()) + 1)
+    step_ids = 0
     for line in sample.split(b"\n")[:-1]:
         cells = line.rstrip(b"\r").split(b"|")
         if len(cells) == width and b"." not in cells[id_pos]:
             for position, column in wanted:
                 totals[column] += len(cells[position])
-    share = float(max(totals)) / max(1, len(sample))
-    return int(min(_MAX_CELL_BYTES, max(1 << 16, 1.5 * share * size + (1 << 16))))
+        elif len(cells) == width:
+            step_ids += len(cells[id_pos])
+
+    def room(part: int) -> int:
+        share = float(part) / max(1, len(sample))
+        return int(min(_MAX_CELL_BYTES, max(1 << 16, 1.5 * share * size + (1 << 16))))
+
+    return room(max(totals)), room(step_ids)
 
 
 def _previous_job_id(data: bytes, begin: int, width: int, id_pos: int) -> tuple[int, int]:
@@ -231,19 +259,6 @@ def gather(data: bytes, starts: np.ndarray, want: np.ndarray) -> list[pa.Array]:
     _run(lambda a, b: kernels.cells(buf, starts, want, last_field, lengths, offsets, out, a, b,
                                     True), spans)
     return [_strings(out, offsets[k], int(bases[k]), int(totals[k]), n) for k in range(columns)]
-
-
-def slices(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
-    """``data[start:start + length]`` for each start and length, as a string array."""
-    buf = np.frombuffer(data, np.uint8)
-    n = len(starts)
-    offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    out = np.empty(int(offsets[-1]), np.uint8)
-    starts = np.ascontiguousarray(starts, dtype=np.int64)
-    kernels = native()
-    _run(lambda a, b: kernels.slices(buf, starts, offsets, out, a, b), _spans(n))
-    return _strings(out, offsets, 0, int(offsets[-1]), n)
 
 
 def _strings(data: np.ndarray, offsets: np.ndarray, base: int, size: int, n: int) -> pa.Array:

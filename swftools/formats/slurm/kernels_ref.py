@@ -6,18 +6,19 @@ both agree."""
 from __future__ import annotations
 
 from swftools.formats.slurm.kernels import (_BAD, _DONE, _FULL, _ID_LEN, _ID_START, _JOBS, _POS,
-                                            _ROW, _STEPS)
+                                            _ROW, _STEP_FULL, _STEPS)
 
 
 def scan(buf, width, id_pos, want, job_row, job_start, offsets, cells, step_row, step_line,
-         step_start, step_len, step_after_job, state):
+         step_offsets, step_ids, step_after_job, state):
     """Walk the lines from ``state[_POS]`` until the text ends, a line has a field count other
-    than ``width`` (its row goes to ``state[_BAD]``) or an output is full (resumed by a second
-    call with larger outputs). ``buf`` must end with a line break. A job line gets its row and
-    start, and each wanted cell (``want[field]``: its column k, or -1) is appended to
-    ``cells[k]`` (ending at ``offsets[k, job + 1]``); a step line gets its row, start and its
-    JobID's start and length, and whether the text before its first ``.`` is the JobID of the
-    latest job line (then that job exists)."""
+    than ``width`` (its row goes to ``state[_BAD]``) or an output is full (``state[_FULL]``: the
+    job cells, ``state[_STEP_FULL]``: the step ids; resumed by a second call with larger
+    outputs). ``buf`` must end with a line break. A job line gets its row and start, and each
+    wanted cell (``want[field]``: its column k, or -1) is appended to ``cells[k]`` (ending at
+    ``offsets[k, job + 1]``); a step line gets its row and start, its JobID appended to
+    ``step_ids`` (ending at ``step_offsets[step + 1]``), and whether the text before its first
+    ``.`` is the JobID of the latest job line (then that job exists)."""
     buf = memoryview(buf)  # Python ints, not numpy scalars
     n = len(buf)
     special = [False] * 256
@@ -97,6 +98,14 @@ def scan(buf, width, id_pos, want, job_row, job_start, offsets, cells, step_row,
             jobs += 1
             last_start, last_len = id_start, id_len
         else:
+            to = int(step_offsets[steps])
+            if to + id_len > len(step_ids):
+                i = line
+                state[_STEP_FULL] = 1
+                break
+            for j in range(id_len):
+                step_ids[to + j] = buf[id_start + j]
+            step_offsets[steps + 1] = to + id_len
             same = last_start >= 0 and last_len == id_dot
             if same:
                 for j in range(id_dot):
@@ -105,8 +114,6 @@ def scan(buf, width, id_pos, want, job_row, job_start, offsets, cells, step_row,
                         break
             step_row[steps] = row
             step_line[steps] = line
-            step_start[steps] = id_start
-            step_len[steps] = id_len
             step_after_job[steps] = same
             steps += 1
         row += 1
@@ -146,16 +153,6 @@ def cells(buf, starts, want, last_field, lengths, offsets, data, first, last, co
                     break
                 cell = i + 1
             i += 1
-
-
-
-def slices(buf, starts, offsets, data, first, last):
-    """Copy ``buf[starts[r]:starts[r] + offsets[r + 1] - offsets[r]]`` to ``data[offsets[r]:]``."""
-    for r in range(first, last):
-        at = int(offsets[r])
-        src = int(starts[r])
-        for j in range(int(offsets[r + 1]) - at):
-            data[at + j] = buf[src + j]
 
 
 

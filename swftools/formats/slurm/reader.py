@@ -162,7 +162,7 @@ def split(lay: Layout, path: str) -> tuple[dict[str, int], Lines]:
             expected="lines ending with '|' (sacct --parsable), as the first"))
         del cells[END_OF_LINE]
     headers = {canonical: names[pos] for canonical, pos in positions.items()}
-    step_ids = kernels.slices(data, found.step_start, found.step_len)
+    step_ids = found.step_ids
     step_lines = found.step_row + lay.first_line
     _check_job_ids(cells["JobID"], job_lines, step_ids, step_lines, path, headers)
     if len(found.step_row):
