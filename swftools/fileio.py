@@ -74,13 +74,17 @@ def _identity(st: os.stat_result) -> tuple[int, ...]:
 _PARALLEL_READ_BYTES = 32 << 20  # from this size a file is read by several threads at once
 
 
+def usable_cores() -> int:
+    """The cores this process may use, at most 8 (the threads of a compiled kernel or a read)."""
+    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else (os.cpu_count() or 1), 8))
+
+
 def read_whole(fh: BinaryIO, size: int) -> bytes:
     """The first ``size`` bytes of the open file ``fh`` (fewer when it is shorter now). A large
     file is read by one thread per core at once (``_fileio``: the copy from the page cache and
     the first touch of new memory are most of a read's time), else by ``fh.read``."""
-    from swftools.formats.threads import kernel_threads
-
-    threads = kernel_threads()
+    threads = usable_cores()  # no swftools.formats import: this runs in prefetch's thread too
     native = None
     if size >= _PARALLEL_READ_BYTES and threads > 1:
         from swftools.extensions import load

@@ -8,7 +8,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from swftools import _fileio, fileio
-from swftools.formats import threads
 from swftools.formats.inputs import read_bytes
 from swftools.errors import InputError
 
@@ -20,7 +19,7 @@ FS = settings(max_examples=40, deadline=None,
 def parallel(monkeypatch):
     """Every file read in parallel, by 3 threads (spans of a few bytes each)."""
     monkeypatch.setattr(fileio, "_PARALLEL_READ_BYTES", 0)
-    monkeypatch.setattr(threads, "kernel_threads", lambda: 3)
+    monkeypatch.setattr(fileio, "usable_cores", lambda: 3)
 
 
 @FS
@@ -80,3 +79,20 @@ def test_a_file_that_shrank_is_an_input_error(tmp_path, parallel, monkeypatch):
     monkeypatch.setattr(inputs.os, "fstat", larger)
     with pytest.raises(InputError, match="changed while it was read"):
         read_bytes(path)
+
+
+def test_read_whole_imports_no_format_package(tmp_path):
+    """``prefetch`` runs ``read_whole`` in a second thread while the command imports its
+    libraries: an import of ``swftools.formats`` there would wait for the main thread's (the
+    read then starts only after it) or deadlock under an import hook."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "big.bin"
+    path.write_bytes(b"x" * 1000)
+    code = ("import sys; from swftools import fileio; fileio._PARALLEL_READ_BYTES = 0; "
+            f"data = fileio.read_whole(open({str(path)!r}, 'rb'), 1000); assert len(data) == 1000; "
+            "print(sorted(m for m in sys.modules if m.startswith('swftools.formats')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
+from swftools.fileio import usable_cores
 
 
 def kernel_threads() -> int:
     """The usable cores, at most 8."""
-    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else (os.cpu_count() or 1), 8))
+    return usable_cores()
