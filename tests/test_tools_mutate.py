@@ -58,3 +58,19 @@ def test_jobs_must_be_positive(capsys):
     with pytest.raises(SystemExit) as info:
         mutate.main(["swftools/formats/order.py", "--jobs", "0"])
     assert info.value.code == 2 and "--jobs must be at least 1" in capsys.readouterr().err
+
+
+def test_scratch_copy_takes_new_test_files_but_not_ignored_ones(tmp_path):
+    new = ROOT / "tests" / "test_zz_mutate_untracked_probe.py"
+    ignored = ROOT / "tests" / "__pycache__" / "zz_mutate_probe.pyc"
+    new.write_text("def test_probe():\n    pass\n")
+    ignored.parent.mkdir(exist_ok=True)
+    ignored.write_bytes(b"")
+    try:
+        files = mutate.checkout_files()
+    finally:
+        new.unlink()
+        ignored.unlink()
+    assert "tests/test_zz_mutate_untracked_probe.py" in files
+    assert "tests/__pycache__/zz_mutate_probe.pyc" not in files
+    assert "tools/mutate.py" in files and "tests/test_tools_mutate.py" in files

@@ -62,10 +62,17 @@ def equivalent() -> dict[str, str]:
     return out
 
 
+def checkout_files() -> list[str]:
+    """The checkout's files as git sees them: tracked ones and new ones not ignored (a test
+    file written for a survivor counts before it is committed)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, check=True, capture_output=True).stdout.decode()
+    return sorted(set(filter(None, listed.split("\0"))))
+
+
 def scratch_copy(dest: Path) -> None:
-    """The tracked files and the built extension modules, copied into ``dest``."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.decode().split("\0")
+    """The checkout's files and the built extension modules, copied into ``dest``."""
+    files = checkout_files()
     files += [str(p.relative_to(ROOT)) for p in (ROOT / "swftools").rglob("*.so")]
     for rel in filter(None, files):
         src = ROOT / rel

@@ -59,17 +59,19 @@ def system_section(site: Site | None, table: pa.Table) -> str:
     last = pc.max(table.column("submit_time")).as_py()
     if first is not None and last is not None:
         fmt = lambda t: datetime.fromtimestamp(t, ZoneInfo(tz)).strftime("%Y-%m-%d")  # noqa: E731
+        users, groups = (len(pc.unique(table.column(c).drop_null())) for c in ("user", "group"))
         lines.append(f"{count(table.num_rows, 'job', thousands=True)} submitted from "
-                     f"{fmt(first)} to {fmt(last)} "
-                     f"({tz}), {len(pc.unique(table.column('user').drop_null())):,} users, "
-                     f"{len(pc.unique(table.column('group').drop_null())):,} groups.")
+                     f"{fmt(first)} to {fmt(last)} ({tz}), {count(users, 'user', thousands=True)}, "
+                     f"{count(groups, 'group', thousands=True)}.")
     if site is None:
         return "\n\n".join(lines) or "No site description was given."
-    gpu = site.settings.get("gpu_model", "GPU")
-    lines.append(f"**{site.title}**. {site.settings.get('description', '')} Each node has "
-                 f"{site.gpus_per_node} {gpu} GPUs; scheduler: {site.settings.get('scheduler', 'n/a')}.")
+    # a site file may leave out the description and the GPU model: no gap is left for them
+    gpus = " ".join(filter(None, (str(site.gpus_per_node), site.settings.get("gpu_model"), "GPUs")))
+    lines.append(" ".join(filter(None, (
+        f"**{site.title}**.", site.settings.get("description"),
+        f"Each node has {gpus}; scheduler: {site.settings.get('scheduler', 'n/a')}."))))
     timeline = "; ".join(
-        f"{n} nodes from {datetime.fromtimestamp(t, ZoneInfo(site.time_zone)).date()}"
+        f"{count(n, 'node')} from {datetime.fromtimestamp(t, ZoneInfo(site.time_zone)).date()}"
         for t, n in zip(site.capacity_since, site.capacity_nodes))
     lines.append(f"Managed capacity over time: {timeline}.")
     queue_rows = ["| queue | SWF number | nodes per job | GPUs per node | walltime default / max (h) |",

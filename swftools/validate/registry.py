@@ -12,7 +12,7 @@ from swftools.errors import UsageError, plural
 if TYPE_CHECKING:  # pragma: no cover
     from swftools.validate.context import Context
 
-_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def ordered_rules() -> list[Rule]:
 
 def rule(id: str, severity: str, group: str, description: str, phase: str = "table") -> Callable:
     """Register the decorated ``check(ctx)`` function as a rule."""
-    if not _ID.match(id):
+    if not _ID.fullmatch(id):  # not match with "$": that takes a trailing newline
         raise ValueError(f"rule id {id!r} is not kebab-case")
     if id in RULES or id in ENGINE_RULES:
         raise ValueError(f"rule id {id!r} registered twice")
@@ -83,8 +83,7 @@ def select_rules(rules: Iterable[str] | str | None = None,
     """The rules to run, in registry order; unknown ids are a usage error."""
     chosen, skipped = _split(rules), _split(skip_rules) or []
     known = set(RULES) | set(ENGINE_RULES)
-    unknown = sorted(set(chosen or []) | set(skipped)) if chosen is not None else sorted(skipped)
-    unknown = [i for i in unknown if i not in known]
+    unknown = sorted((set(chosen or []) | set(skipped)) - known)
     if unknown:
         raise UsageError(f"unknown rule {plural(len(unknown), 'id')}: {', '.join(unknown)} "
                          "(swftools validate --list-rules lists them)")
