@@ -109,20 +109,19 @@ def reidentification_report(table: pa.Table, quasi_identifiers: tuple[str, ...] 
     table's time zone. A null value is a value of its own. Users are the ``user`` column.
     """
     qis = tuple(quasi_identifiers)
-    columns: dict[str, Any] = {}
+    arrays: dict[str, Any] = {}
     zone = None
     for name in qis:
         if name in table.column_names:
-            columns[name] = table.column(name).to_pandas()
+            arrays[name] = table.column(name)
         elif name == "submit_hour" and "submit_time" in table.column_names:
-            hours, zone = _submit_hour(table)
-            columns[name] = hours.to_pandas()
+            arrays[name], zone = _submit_hour(table)
         else:
             raise UsageError(f"quasi-identifier {name!r} is not a column of the table "
                              f"(columns: {', '.join(table.column_names)})")
     if not qis:
         raise UsageError("at least one quasi-identifier is needed")
-    frame = pd.DataFrame(columns)
+    frame = pd.DataFrame({name: values.to_pandas() for name, values in arrays.items()})
     users = (table.column("user").to_pandas() if "user" in table.column_names
              else pd.Series([None] * table.num_rows, dtype=object))
     frame["_user"] = users.values
@@ -138,19 +137,13 @@ def reidentification_report(table: pa.Table, quasi_identifiers: tuple[str, ...] 
     job_sizes = frame["_class"].map(sizes)
     below = {s: int((job_sizes <= s).sum()) for s in SMALL_CLASS_SIZES}
     order = sorted(sizes.index, key=lambda c: (sizes[c], c))[:SMALLEST_SHOWN]
-    first_rows = frame.drop_duplicates("_class").set_index("_class")
+    first = frame.drop_duplicates("_class")
+    first_row = dict(zip(first["_class"].tolist(), first.index.tolist()))
     smallest = []
     for c in order:
-        row = first_rows.loc[c]
+        # values from Arrow: an integer column with nulls is float in pandas (2.0, NaN)
         smallest.append({"jobs": int(sizes[c]), "users": int(distinct_users[c]),
-                         "values": {q: _plain(row[q]) for q in qis}})
+                         "values": {q: arrays[q][first_row[c]].as_py() for q in qis}})
     return ReidentificationReport(
         qis, n_jobs, int(frame["_user"].dropna().nunique()), int(len(sizes)), int(sizes.min()),
         below, int(len(single_user)), int(identifiable), smallest, zone)
-
-
-def _plain(value: Any) -> Any:
-    """A pandas/numpy scalar as a JSON-ready Python value (None for missing)."""
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
-        return None
-    return value.item() if hasattr(value, "item") else value

@@ -66,7 +66,7 @@ def clean_swf_header(meta: dict[str, Any], shift_s: int, leaks: Callable[[str], 
     for entry in header:
         key, value = (list(entry) + ["", ""])[:2] if isinstance(entry, list) else (entry, "")
         low = str(key).lower()
-        if leaks(f"{key}: {value}"):
+        if leaks(f"{key}: {value}") or leaks(_as_text(entry)):  # an entry may hold more than 2
             notes.append(f"dropped SWF header entry {key!r}: it names a raw user, group or host")
         elif low not in SWF_STRUCTURED:
             free.append(str(key) or "(comment)")
