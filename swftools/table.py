@@ -105,12 +105,13 @@ def chunks(array: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
 
 
 def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """A string array's offsets (int32, ``len + 1``) and bytes (uint8) as numpy views: value
-    ``i`` is ``data[offsets[i]:offsets[i + 1]]``."""
+    """A string array's offsets (int32, int64 for a large string array; ``len + 1``) and bytes
+    (uint8) as numpy views: value ``i`` is ``data[offsets[i]:offsets[i + 1]]``."""
     n = len(array)
     _, offsets, data = array.buffers()
-    offsets = np.frombuffer(offsets, np.int32, count=n + 1, offset=array.offset * 4) \
-        if n else np.zeros(1, np.int32)
+    kind = np.int64 if pa.types.is_large_string(array.type) else np.int32
+    offsets = np.frombuffer(offsets, kind, count=n + 1, offset=array.offset * kind().itemsize) \
+        if n else np.zeros(1, kind)
     data = np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
     return offsets, data
 

@@ -158,3 +158,11 @@ def test_validity_of_a_null_type_column():
     chunked = pa.chunked_array([pa.nulls(2), pa.nulls(3)])
     assert jt.validity(chunked).tolist() == [False] * 5
     assert jt.validity(pa.array([1, None, 3])).tolist() == [True, False, True]
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string()])
+def test_string_buffers_of_a_slice_of_either_width(kind):
+    arr = pa.array(["ab", "", "cde", None, "f"], kind).slice(1, 3)
+    offsets, data = jt.string_buffers(arr)
+    assert offsets.dtype == (np.int64 if kind == pa.large_string() else np.int32)
+    assert [bytes(data[a:b]) for a, b in zip(offsets[:-1], offsets[1:])] == [b"", b"cde", b""]

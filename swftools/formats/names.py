@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from swftools import table as jt
 from swftools.errors import InputError
 
 # The same class in Python's re and in RE2 (pyarrow): code points, not bytes.
@@ -42,17 +43,11 @@ def _may_hold_control(cells: pa.Array | pa.ChunkedArray) -> bool:
     """False when no byte of the cells' text can be part of a control character (the common
     case, found without a regex): in UTF-8 those are the bytes 0x00-0x1F and 0x7F, and U+0080 to
     U+009F start with 0xC2. True when some byte might be (the regex then decides)."""
-    chunks = cells.chunks if isinstance(cells, pa.ChunkedArray) else [cells]
-    for chunk in chunks:
+    for chunk in jt.chunks(cells):
         if not pa.types.is_string(chunk.type) and not pa.types.is_large_string(chunk.type):
             return True
-        data = chunk.buffers()[2]
-        if data is None or not len(chunk):
-            continue
-        wide = pa.types.is_large_string(chunk.type)
-        offsets = np.frombuffer(chunk.buffers()[1], np.int64 if wide else np.int32,
-                                count=len(chunk) + 1, offset=chunk.offset * (8 if wide else 4))
-        text = np.frombuffer(data, np.uint8)[int(offsets[0]):int(offsets[-1])]
+        offsets, data = jt.string_buffers(chunk)
+        text = data[int(offsets[0]):int(offsets[-1])]
         if ((text < 0x20) | (text == 0x7F) | (text == 0xC2)).any():
             return True
     return False

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from swftools.extensions import load
+from swftools.table import string_buffers
 from swftools.formats.threads import kernel_threads as workers  # threads the kernels use
 
 _MIN_ROWS_PER_THREAD = 100_000
@@ -59,12 +60,8 @@ def uints(cells: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     n = len(cells)
     values, status = np.zeros(n, np.int64), np.zeros(n, np.uint8)
     if n:
-        wide = pa.types.is_large_string(cells.type)
-        offsets = np.frombuffer(cells.buffers()[1], np.int64 if wide else np.int32,
-                                count=n + 1, offset=cells.offset * (8 if wide else 4))
-        data = cells.buffers()[2]
-        native().uints(offsets, np.frombuffer(data, np.uint8) if data is not None and data.size
-               else np.zeros(1, np.uint8), values, status)
+        offsets, data = string_buffers(cells)
+        native().uints(offsets, data if data.size else np.zeros(1, np.uint8), values, status)
     return values, status
 
 
