@@ -80,27 +80,52 @@ def usable_cores() -> int:
                       else (os.cpu_count() or 1), 8))
 
 
+_native_reader: list[Any] = []  # the loaded ``swftools._fileio`` (or None), once per process
+
+
+def _native() -> Any:
+    """``swftools._fileio``, or None when it is not built (said once on stderr)."""
+    if not _native_reader:
+        from swftools.extensions import load
+
+        _native_reader.append(load("swftools._fileio", "reading large files"))
+    return _native_reader[0]
+
+
 def read_whole(fh: BinaryIO, size: int) -> bytes:
     """The first ``size`` bytes of the open file ``fh`` (fewer when it is shorter now). A large
     file is read by one thread per core at once (``_fileio``: the copy from the page cache and
-    the first touch of new memory are most of a read's time), else by ``fh.read``."""
-    threads = usable_cores()  # no swftools.formats import: this runs in prefetch's thread too
-    native = None
-    if size >= _PARALLEL_READ_BYTES and threads > 1:
-        from swftools.extensions import load
+    the first touch of new memory are most of a read's time), else by ``fh.read``.
 
-        native = load("swftools._fileio", "reading large files")
+    Once :func:`_native` has run, this imports nothing: :func:`prefetch` runs it in a second
+    thread while the main thread imports the libraries, and two threads importing at once can
+    deadlock in CPython 3.11's module locks."""
+    threads = usable_cores()
+    native = _native() if size >= _PARALLEL_READ_BYTES and threads > 1 else None
     if native is None:
         fh.seek(0)
         return fh.read(size)
-    from concurrent.futures import ThreadPoolExecutor
-
     data = native.unfilled(size)
     bounds = [size * k // threads for k in range(threads + 1)]
+    reached = [0] * threads
+    failed: list[BaseException] = []
     fd = fh.fileno()
-    with ThreadPoolExecutor(threads) as pool:
-        reached = list(pool.map(lambda k: native.fill(data, fd, bounds[k], bounds[k + 1]),
-                                range(threads)))
+
+    def fill(k: int) -> None:
+        try:
+            reached[k] = native.fill(data, fd, bounds[k], bounds[k + 1])
+        except BaseException as exc:  # raised in the caller's thread below
+            failed.append(exc)
+
+    workers = [threading.Thread(target=fill, args=(k,), name="swftools-read", daemon=True)
+               for k in range(1, threads)]
+    for worker in workers:
+        worker.start()
+    fill(0)
+    for worker in workers:
+        worker.join()
+    if failed:
+        raise failed[0]
     for end, got in zip(bounds[1:], reached):
         if got < end:  # the file ended sooner: what was read before that point
             return data[:got]
@@ -132,6 +157,8 @@ def prefetch(path: str | os.PathLike) -> None:
     try:
         if not Path(key).is_file():
             return
+        if os.stat(key).st_size >= _PARALLEL_READ_BYTES:
+            _native()  # loaded here: the thread below must import nothing
     except OSError:
         return
     thread = threading.Thread(target=read, name="swftools-prefetch", daemon=True)

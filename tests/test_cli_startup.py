@@ -174,3 +174,23 @@ def test_whatif_and_site_replay_load_none_of_the_heavy_modules(tmp_path, command
                 else "swftools.replay._engine_gpu") in modules
     assert [m for m in modules if m in NOT_ON_THE_REPLAY_PATH
             or m.startswith(tuple(f"{p}." for p in NOT_ON_THE_REPLAY_PATH))] == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc")
+@pytest.mark.parametrize(("preset", "expected"), [(None, "1"), ("2", "2")])
+def test_cli_starts_numpy_without_a_blas_thread_pool(preset, expected):
+    """The CLI defaults ``OPENBLAS_NUM_THREADS`` to 1 before numpy loads (swftools does no linear
+    algebra; OpenBLAS's pool busy-waits on the other cores at start-up); a user's own setting
+    is kept, and numpy's OpenBLAS honours it (the pool's threads exist with 2)."""
+    import os
+
+    code = ("import os, swftools.cli, numpy; "
+            "print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env=env)
+    setting, threads = done.stdout.split()
+    assert setting == expected
+    assert int(threads) == int(expected)  # the main thread, plus OpenBLAS's others

@@ -96,3 +96,34 @@ def test_read_whole_imports_no_format_package(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_prefetch_thread_imports_nothing(tmp_path):
+    """The prefetch thread reads while the main thread imports the libraries. A first import
+    in that thread (``concurrent.futures`` for the read's workers, once) could deadlock with
+    the main thread's imports in CPython 3.11's module locks, as it did under the phases
+    benchmark's import hook. A finder on ``sys.meta_path`` sees every first import and the
+    thread that makes it."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "big.bin"
+    path.write_bytes(b"y" * 5000)
+    code = f"""
+import sys, threading
+from swftools import fileio
+fileio._PARALLEL_READ_BYTES = 0
+seen = []
+class Spy:
+    def find_spec(self, name, path=None, target=None):
+        seen.append((threading.current_thread().name, name))
+        return None
+sys.meta_path.insert(0, Spy())
+fileio.prefetch({str(path)!r})
+data = fileio.take_prefetched({str(path)!r})
+assert data == b"y" * 5000, data
+print(sorted({{name for thread, name in seen if thread != "MainThread"}}))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]", done.stdout

@@ -273,6 +273,53 @@ def test_formatter_equals_a_python_statement_of_it(which, inputs, initial):
         assert b"".join(c.tobytes() for c in chunks).decode() == expected
 
 
+# Every digit-count boundary: the compiled writer counts digits from the bit length and one
+# comparison with a power of ten, and writes two digits at a time.
+_DIGIT_EDGES = sorted({v for k in range(19) for v in (10 ** k - 1, 10 ** k, -(10 ** k - 1),
+                                                      -(10 ** k))}
+                      | {2 ** 63 - 1, -(2 ** 63), -(2 ** 63) + 1, 2 ** 62, 2 ** 53 + 1})
+
+
+@pytest.mark.parametrize("which", ["compiled", "reference"])
+def test_formatter_at_every_digit_count_boundary(which):
+    ints = np.array([_DIGIT_EDGES, _DIGIT_EDGES[::-1]], np.int64)
+    digits = np.full(ints.shape, -1, np.int8)
+    digits[1, ::3] = 2  # and with decimals, from the scaled values
+    scaled = ints[::-1].copy()
+    widths = np.array([1, 22], np.int64)
+    expected = "".join(_reference_line(ints, scaled, digits, widths, r)
+                       for r in range(ints.shape[1]))
+    with _running(_WHICH[which](), False):
+        chunks = kernels.format_lines(ints, scaled, digits, widths)
+    assert b"".join(c.tobytes() for c in chunks).decode() == expected
+    with _running(_WHICH[which](), False):
+        offsets, data = kernels.int_strings(np.array([v for v in _DIGIT_EDGES if v >= -1],
+                                                     np.int64))
+    text = bytes(data)
+    assert [text[a:b].decode() for a, b in zip(offsets[:-1], offsets[1:])] == \
+        ["" if v == -1 else str(v) for v in _DIGIT_EDGES if v >= -1]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(255, 800), st.integers(0, 300))
+def test_formatter_across_its_row_tiles(seed, n_rows, r0):
+    """The compiled formatter works in tiles of 256 rows: row ranges that start inside one
+    and end inside another give the text of a Python statement of it."""
+    rng = np.random.default_rng(seed)
+    r0 = min(r0, n_rows)
+    ints = rng.integers(-1, 10 ** rng.integers(1, 12, size=(5, 1)), size=(5, n_rows))
+    scaled = rng.integers(-10 ** 6, 10 ** 6, size=(5, n_rows))
+    digits = np.where(rng.random((5, n_rows)) < 0.1, rng.integers(0, 4, (5, n_rows)), -1)
+    digits = digits.astype(np.int8)
+    widths = rng.integers(1, 12, 5).astype(np.int64)
+    expected = "".join(_reference_line(ints, scaled, digits, widths, r)
+                       for r in range(r0, n_rows))
+    with _running(_WHICH["compiled"](), False):
+        out = np.empty(30 * 5 * n_rows + 64, np.uint8)
+        size = kernels.native().format_rows(ints, scaled, digits, widths, r0, n_rows, out)
+    assert bytes(out[:size]).decode() == expected
+
+
 @pytest.mark.parametrize("which", ["compiled", "reference"])
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-1, 10 ** 18 - 1), max_size=40))

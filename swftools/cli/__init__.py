@@ -10,6 +10,13 @@ error (click's own too, as ``swftools: error: ...``: ``swftools.cli.group``). ``
 
 from __future__ import annotations
 
+import os
+
+# swftools does no linear algebra. numpy's wheels bundle OpenBLAS, whose thread pool, started
+# when numpy loads, busy-waits about 0.1 s CPU on every other core, taking it from the readers'
+# threads. One thread unless the user chose otherwise (dask's workers default it the same).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import copy
 import importlib
 import sys
