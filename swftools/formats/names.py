@@ -44,6 +44,8 @@ def _may_hold_control(cells: pa.Array | pa.ChunkedArray) -> bool:
     case, found without a regex): in UTF-8 those are the bytes 0x00-0x1F and 0x7F, and U+0080 to
     U+009F start with 0xC2. True when some byte might be (the regex then decides)."""
     for chunk in jt.chunks(cells):
+        if pa.types.is_null(chunk.type):  # all null (a column a CSV reader found empty)
+            continue
         if not pa.types.is_string(chunk.type) and not pa.types.is_large_string(chunk.type):
             return True
         offsets, data = jt.string_buffers(chunk)

@@ -79,6 +79,24 @@ def test_bad_names_of_sliced_and_chunked_cells(cells, skip, parts, large):
     assert bad_names(chunked).tolist() == expected.tolist()
 
 
+def test_bad_names_is_a_boolean_mask_with_or_without_a_control():
+    clean = pa.array(["alice", None, "bob"])
+    for cells, expected in ((clean, [False, False, False]),
+                            (pa.array(["a\x01", None, "b"]), [True, False, False])):
+        bad = bad_names(cells)
+        assert bad.dtype == np.bool_ and bad.tolist() == expected
+        assert (~bad).tolist() == [not b for b in expected]  # usable as a mask
+
+
+def test_bad_names_of_binary_cells_and_of_a_column_with_no_value():
+    """Byte strings are checked too (the prefilter does not skip them), and an all-null
+    column of Arrow's null type (what a CSV reader infers for an empty one) has no bad name."""
+    assert bad_names(pa.array([b"ok", b"b\x00d", None], pa.binary())).tolist() == \
+        [False, True, False]
+    assert bad_names(pa.array([None, None], pa.null())).tolist() == [False, False]
+    assert first_bad_name(pa.chunked_array([pa.array([None], pa.null())])) is None
+
+
 def test_check_name_error_is_located_and_escaped():
     with pytest.raises(InputError) as info:
         check_name("a\x00b", "f.csv", 3, "user")

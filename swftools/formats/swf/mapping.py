@@ -430,9 +430,9 @@ def describe_losses(table: pa.Table, site: Any = None, *,
 
 def _known(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     """(int64 values, known) of a column (all unknown when absent)."""
-    if name not in table.column_names:
+    column = table.column(name) if name in table.column_names else None
+    if column is None or column.null_count == len(column):  # nothing to copy
         return np.zeros(table.num_rows, np.int64), np.zeros(table.num_rows, bool)
-    column = table.column(name)
     known = jt.validity(column)
     values = jt.filled(column, 0, np.empty(table.num_rows, np.int64))
     return values, np.ones(table.num_rows, bool) if known is None else known
@@ -450,8 +450,9 @@ def job_list(table: pa.Table, rows: np.ndarray, first: int = 5) -> str:
 def unit_losses(table: pa.Table, meta: TableMetadata) -> list[str]:
     """Field 5 holds one unit: what the other unit's column and the recorded run time lose."""
     losses = []
-    gpus, gk = _known(table, "gpus")
     cpus, ck = _known(table, "cpus")
+    # without cpus the GPUs are written whole: their column is not read
+    gpus, gk = _known(table, "gpus") if ck.any() else (cpus, ck)
     if ck.any() and meta.unit == "gpu":
         losses.append(f"cpus: no SWF field on a GPU site (field 5 holds GPUs): the processor "
                       f"count of {job_list(table, ck)} dropped")
