@@ -236,3 +236,195 @@ def test_steps_of_a_skipped_job_line_are_skipped_too(tmp_path):
     report = skipped_lines(table)
     assert [e["line"] for e in report] == [3, 4, 5, 7]
     assert "BOOM" in report[0]["message"] and "no job line" in report[1]["message"]
+
+
+# The engine on a toy line format, so that each rule of read_skipping shows by itself: a
+# "name,value" header, then "name,integer" lines. A bad integer is noted (``reject``) and the
+# line left out of the pass; a line without two fields stops the pass (raises).
+def _toy(data: bytes):
+    import pyarrow as pa
+
+    from swftools.formats.skipping import reject
+
+    lines = data.split(b"\n")
+    if lines[0] != b"name,value":
+        raise InputError("toy", "bad header", line=1, field="header", value=lines[0].decode(),
+                         expected="name,value")
+    names, values = [], []
+    for i, line in enumerate(lines[1:], 2):
+        if not line:
+            continue
+        parts = line.split(b",")
+        if len(parts) != 2:
+            raise InputError("toy", "2 fields expected", line=i)
+        if not parts[1].isdigit():
+            reject(InputError("toy", f"{parts[1].decode()!r} is not an integer", line=i,
+                              field="value", value=parts[1].decode(), expected="an integer"))
+            continue
+        names.append(parts[0].decode())
+        values.append(int(parts[1]))
+    return pa.table({"name": names, "value": values})
+
+
+def _entry(line, message, field=None, value=None, expected=None):
+    return {"line": line, "field": field, "value": value, "message": message,
+            "expected": expected}
+
+
+def test_engine_leaves_out_noted_and_stopping_lines_up_to_the_last():
+    """The last line counts even without a final newline (``line <= lines``)."""
+    data = b"name,value\na,1\nb,x\nc,3,4\nd,4\ne,y"
+    table = read_skipping(_toy, data, "toy")
+    assert table.column("name").to_pylist() == ["a", "d"]
+    assert skipped_lines(table) == [
+        _entry(3, "'x' is not an integer", "value", "x", "an integer"),
+        _entry(4, "2 fields expected"),
+        _entry(6, "'y' is not an integer", "value", "y", "an integer")]
+
+
+def test_engine_never_skips_the_header_line_unless_told_there_is_none():
+    def raised_header(data: bytes):  # a blank first line would pass: no header to check
+        if data.split(b"\n")[0] not in (b"name,value", b""):
+            raise InputError("toy", "bad header", line=1)
+        return _toy(b"name,value" + data[data.index(b"\n"):])
+
+    with pytest.raises(InputError, match="bad header"):
+        read_skipping(raised_header, b"name,valu\na,1\n", "toy")  # header=True by default
+
+    def noted_header(data: bytes):  # the header's error noted, not raised
+        from swftools.formats.skipping import reject
+
+        if data.split(b"\n")[0] not in (b"name,value", b""):
+            reject(InputError("toy", "bad header, noted", line=1))
+        return _toy(b"name,value" + data[data.index(b"\n"):])
+
+    with pytest.raises(InputError, match="bad header, noted"):
+        read_skipping(noted_header, b"name,valu\na,1\n", "toy")
+    table = read_skipping(noted_header, b"name,valu\na,1\n", "toy", header=False)
+    assert table.column("name").to_pylist() == ["a"]
+    assert [e["line"] for e in skipped_lines(table)] == [1]
+
+
+def test_engine_raises_errors_without_a_line_or_past_the_end():
+    def no_line(data: bytes):
+        raise InputError("toy", "no line here")
+
+    with pytest.raises(InputError, match="no line here"):
+        read_skipping(no_line, b"name,value\na,1\n", "toy")
+
+    def past_the_end(data: bytes):
+        from swftools.formats.skipping import reject
+
+        reject(InputError("toy", "a line the file does not have", line=99))
+        return _toy(data)
+
+    with pytest.raises(InputError, match="a line the file does not have") as err:
+        read_skipping(past_the_end, b"name,value\na,1\n", "toy")
+    assert err.value.line == 99
+
+
+def test_engine_goes_on_when_a_later_step_fails_past_a_noted_row():
+    """A step that fails (not an InputError) because of a row already noted ends that pass
+    only; a failure with nothing noted is raised."""
+    def summed(data: bytes):
+        from swftools.formats.skipping import reject
+
+        values = []
+        for i, line in enumerate(data.split(b"\n")[1:], 2):
+            if line:
+                if not line.isdigit():
+                    reject(InputError("toy", "not a number", line=i))
+                values.append(int(line) if line.isdigit() else None)
+        sum(values)  # TypeError past a noted row
+        import pyarrow as pa
+
+        return pa.table({"value": values})
+
+    table = read_skipping(summed, b"value\n1\nx\n3\n", "toy")
+    assert table.column("value").to_pylist() == [1, 3]
+    assert [e["line"] for e in skipped_lines(table)] == [3]
+
+    def broken(data: bytes):
+        raise ZeroDivisionError("a bug, not a bad line")
+
+    with pytest.raises(ZeroDivisionError):
+        read_skipping(broken, b"value\n1\n", "toy")
+
+
+def test_engine_runs_the_parser_as_is_when_a_pass_fails_on_lines_already_left_out():
+    """A pass that fails after noting only lines already left out: the parser runs once more,
+    not collecting, on the file without them, and its own error is raised."""
+    from swftools.formats.skipping import collecting, reject
+
+    def stuck(data: bytes):
+        if collecting():
+            reject(InputError("toy", "bad", line=2))
+            raise ValueError("boom")
+        raise ValueError(f"final: {data!r}")
+
+    with pytest.raises(ValueError) as err:
+        read_skipping(stuck, b"h\nx\ny", "toy")
+    assert str(err.value) == "final: b'h\\n\\ny'"
+
+
+def test_engine_limit_is_exactly_max_skipped():
+    ok = read_skipping(_toy, b"name,value\na,x\nb,x\nc,x\nd,1\n", "toy", max_skipped=3)
+    assert len(skipped_lines(ok)) == 3 and ok.column("name").to_pylist() == ["d"]
+    with pytest.raises(InputError) as err:
+        read_skipping(_toy, b"name,value\na,x\nb,x\nc,x\nd,x\n", "toy", max_skipped=3)
+    assert err.value.path == "toy" and err.value.line is None
+    assert err.value.expected == "a trace with few malformed lines"
+    assert str(err.value) == ("toy: more than 3 bad lines; the last: toy:5: value: 'x' is not "
+                              "an integer (expected an integer)")
+
+
+def test_engine_notes_one_row_past_the_limit_per_vectorized_check():
+    """``reject_rows`` notes at most MAX_SKIPPED + 1 rows of one check: enough to pass the limit,
+    whose error then names the last of them."""
+    import numpy as np
+    import pyarrow as pa
+
+    from swftools.formats.skipping import MAX_SKIPPED, reject_rows
+
+    def vectorized(data: bytes):
+        lines = [line for line in data.split(b"\n")[1:]]
+        bad = np.array([line == b"x" for line in lines])
+        reject_rows(bad, lambda row: InputError("toy", "bad row", line=row + 2))
+        return pa.table({"value": [line for line in lines if line and line != b"x"]})
+
+    data = b"value\n" + b"x\n" * (MAX_SKIPPED + 5) + b"1\n"
+    with pytest.raises(InputError) as err:
+        read_skipping(vectorized, data, "toy")
+    assert str(err.value).startswith(f"toy: more than {MAX_SKIPPED} bad lines; the last: "
+                                     f"toy:{MAX_SKIPPED + 2}: bad row")
+
+
+def test_skipped_lines_of_a_table_read_without_skipping():
+    assert skipped_lines(_toy(b"name,value\na,1\n")) == []
+
+
+def test_describe_shortens_a_long_value_and_says_what_was_expected():
+    from swftools.formats.skipping import describe
+
+    long = "abcdefghij" * 20
+    text = describe("toy", _entry(7, f"{long!r} is not an integer", "value", long, "an integer"))
+    assert text == ("toy:7: value: '" + long[:60] + "... (200 characters)' is not an integer "
+                    "(expected an integer)")
+    assert describe("toy", {"line": 3}) == ("toy:3: line left out; its content was withheld "
+                                            "by anonymization")
+
+
+def test_withhold_keeps_only_line_numbers_and_plain_field_names():
+    from swftools.formats.skipping import withhold
+
+    entries = ["not an entry",
+               _entry(3, "secret", "value", "alice", "an integer"),
+               {"line": "3", "field": "x" * 80},
+               {"line": 4, "field": "x" * 81},
+               {"line": 5, "field": "user\n"},
+               {"line": 6, "field": 7}]
+    assert withhold(entries) == [{"line": 3, "field": "value"},
+                                 {"line": None, "field": "x" * 80},
+                                 {"line": 4, "field": None},
+                                 {"line": 5, "field": None},
+                                 {"line": 6, "field": None}]
