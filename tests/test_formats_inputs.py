@@ -283,3 +283,145 @@ def test_first_repeat_is_the_earliest_row_seen_before(values):
             break
         seen[value] = row
     assert first_repeat(np.array(values, dtype=np.int64)) == expected
+
+
+# What each entry point of the input layer promises, one behaviour at a time.
+def _caught(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn()
+    return result, [w for w in caught if w.category is inputs.MisnamedGzipWarning]
+
+
+def _gz(path: Path, data: bytes) -> Path:
+    path.write_bytes(gzip.compress(data, mtime=0))
+    return path
+
+
+def test_plain_files_under_plain_names_are_read_without_a_word(tmp_path):
+    plain = tmp_path / "log.txt"
+    plain.write_bytes(b"a\r\nb\n")
+    assert _caught(lambda: inputs.detect_gzip(plain)) == (False, [])
+    assert _caught(lambda: inputs.read_bytes(plain))[1] == []
+    opened, caught = _caught(lambda: inputs.open_binary(plain))
+    with opened as fh:
+        assert fh.read() == b"a\r\nb\n" and caught == []
+
+
+def test_declared_gzip_over_plain_content_warns_on_every_path(tmp_path):
+    from swftools import fileio
+
+    plain = tmp_path / "log.txt"
+    plain.write_bytes(b"x\n")
+    expected = f"{plain}: declared gzip-compressed but the content is not gzip; reading it as plain text"
+    for read in (lambda: inputs.read_bytes(plain, declared=True),
+                 lambda: inputs.open_binary(plain, declared=True).close(),
+                 lambda: inputs.open_text(plain, declared=True).close(),
+                 lambda: (fileio.prefetch(plain), inputs.read_bytes(plain, declared=True))):
+        _, caught = _caught(read)
+        assert [str(w.message) for w in caught] == [expected]
+
+
+def test_the_misnamed_gzip_warning_points_at_the_reader_s_caller(tmp_path):
+    named = tmp_path / "log.gz"
+    named.write_bytes(b"x\n")
+    _, [warning] = _caught(lambda: inputs.read_bytes(named))
+    assert not warning.filename.endswith("formats/inputs.py")
+    if "mutmut" not in warning.filename:  # uninstrumented: exactly this file
+        assert warning.filename == __file__
+
+
+def test_open_text_honours_encoding_newline_and_an_earlier_detection(tmp_path):
+    latin = tmp_path / "log.txt"
+    latin.write_bytes(b"caf\xe9\r\nx\n")
+    with inputs.open_text(latin, encoding="latin-1", newline="") as fh:
+        assert fh.read() == "café\r\nx\n"
+    assert inputs.read_text(latin, encoding="latin-1", newline="") == "café\r\nx\n"
+    assert inputs.read_text(latin, encoding="latin-1") == "café\nx\n"
+    gz = _gz(tmp_path / "log.bin", b"hello\n")
+    with inputs.open_text(gz, compressed=False, encoding="latin-1") as fh:
+        assert fh.read(2) == "\x1f\x8b"  # told it is plain: the bytes as they are
+    with inputs.open_text(gz) as fh:
+        assert fh.read() == "hello\n"
+
+
+def test_every_entry_point_keeps_to_the_limits_it_is_given(tmp_path):
+    from swftools.limits import Limits
+
+    gz = _gz(tmp_path / "bomb.gz", b"\n" * 100_000)
+    tight = Limits(max_ratio=2.0, floor_bytes=1000)
+    for read in (lambda: inputs.read_bytes(gz, limits=tight),
+                 lambda: inputs.open_binary(gz, limits=tight).read(),
+                 lambda: inputs.open_text(gz, limits=tight).read(),
+                 lambda: inputs.read_text(gz, limits=tight)):
+        with pytest.raises(InputError, match="expands"):
+            read()
+    assert inputs.read_text(gz) == "\n" * 100_000  # the defaults allow it
+
+
+def test_a_gzip_stream_reads_forward_only(tmp_path):
+    gz = _gz(tmp_path / "log.gz", b"x\n")
+    with inputs.open_binary(gz) as fh:
+        assert not fh.seekable()
+        assert fh.read() == b"x\n"
+
+
+def test_a_file_that_changes_while_read_is_named_with_what_was_expected(tmp_path):
+    err = inputs._changed(tmp_path / "f.swf", 2000, 1000)
+    assert err.path == str(tmp_path / "f.swf")
+    assert err.expected == "a file no other program writes to while swftools reads it"
+    assert str(err) == (f"{tmp_path / 'f.swf'}: the file changed while it was read: 2,000 bytes "
+                        "at the start, 1,000 read (expected a file no other program writes to "
+                        "while swftools reads it)")
+
+
+def test_a_shrunk_file_is_reported_with_its_path(tmp_path, monkeypatch):
+    path = tmp_path / "log.txt"
+    path.write_bytes(b"0123456789")
+    monkeypatch.setattr(inputs, "read_whole", lambda fh, size: b"01234")
+    with pytest.raises(InputError) as err:
+        inputs.read_bytes(path)
+    assert err.value.path == str(path) and "10 bytes at the start, 5 read" in str(err.value)
+
+
+def test_corrupt_gzip_error_says_what_was_expected(tmp_path):
+    data = bytearray(gzip.compress(b"a\n" * 1000, mtime=0))
+    data[20:30] = b"\xff" * 10
+    bad = tmp_path / "bad.gz"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(InputError) as err:
+        inputs.read_bytes(bad)
+    assert err.value.expected == "a valid gzip file"
+    assert str(err.value).startswith(f"{bad}: corrupt gzip data (")
+
+
+def test_how_far_counts_every_piece_and_stops_past_its_limit():
+    import os
+
+    text = b"".join(b"%d\n" % i for i in range(600_000))  # several MB: several pieces
+    stream = gzip.compress(text + os.urandom(1 << 20).replace(b"\n", b"x"), mtime=0)
+    cut = stream[: len(stream) - 1000]  # truncated within the random tail
+    total, lines = inputs.how_far(cut)  # the default limit: the stream's budget
+    assert lines == 600_000 and len(text) < total <= len(text) + (1 << 20)
+    first, _ = inputs.how_far(cut, limit=0)  # past 0 after the first piece
+    assert 0 < first < total
+    assert inputs.how_far(cut, limit=first)[0] > first  # at the limit: one piece more
+
+
+@pytest.mark.parametrize("floor", [0, 1])
+def test_a_budget_of_zero_or_one_byte_still_refuses_the_stream(tmp_path, floor):
+    """With limits that allow (almost) nothing, a gzip stream is refused, not read as empty."""
+    from swftools.limits import Limits
+
+    gz = _gz(tmp_path / "log.gz", b"hello\n")
+    with pytest.raises(InputError, match="expands"):
+        inputs.read_bytes(gz, limits=Limits(max_ratio=0.001, floor_bytes=floor))
+
+
+def test_how_far_stops_at_the_stream_budget_by_default(tmp_path, monkeypatch):
+    """A damaged bomb is counted only up to its budget (the limits in force), not to the end."""
+    monkeypatch.setenv("SWFTOOLS_MAX_EXPANSION", "2")
+    monkeypatch.setenv("SWFTOOLS_MIN_EXPANSION_BYTES", "1M")
+    stream = gzip.compress(b"\n" * (64 << 20), mtime=0)[:-100]
+    total, lines = inputs.how_far(stream)
+    assert (1 << 20) < total < (8 << 20) and lines == total
