@@ -81,6 +81,13 @@ def scratch_copy(dest: Path) -> None:
             shutil.copy2(src, dest / rel)
 
 
+# Copied beside the mutated package: what the tests read (schemas, samples, the docs pages and
+# the top-level documents some tests check against the code).
+ALSO_COPY = ["schemas/", "archive/", "samples/", "swftools/", "docs/", "benchmarks/", "tools/",
+             "ARCHITECTURE.md", "README.md", "CHANGELOG.md", "DEVELOPING.md", "mkdocs.yml",
+             "pyproject.toml"]
+
+
 def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str, str]:
     """mutmut on one module in a scratch copy; returns ``mutant -> status``."""
     shutil.rmtree(work, ignore_errors=True)
@@ -90,7 +97,7 @@ def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str,
     text = text.replace("-n auto --dist loadfile", "")
     text += ("\n[tool.mutmut]\n"
              f"source_paths = [{str(path)!r}]\n"
-             "also_copy = ['schemas/', 'archive/', 'samples/', 'swftools/']\n"
+             f"also_copy = {ALSO_COPY!r}\n"
              f"pytest_add_cli_args = {PYTEST_ARGS!r}\n"
              f"pytest_add_cli_args_test_selection = {tests!r}\n")
     (work / "pyproject.toml").write_text(text, encoding="utf-8")
