@@ -209,3 +209,175 @@ def test_an_swf_trace_whose_header_says_processors_are_gpus_counts_gpus(tmp_path
     found = assert_fires(run(write_swf(tmp_path / "gpu.swf", lines, header=header),
                              "capacity-gpus"), "capacity-gpus", 1, severity="warning")
     assert "20 GPUs busy at peak, 16 available (SWF header MaxProcs)" in found[0].message
+
+
+# --- boundaries and message details (mutation testing) ---------------------------------------
+
+def sized_site(gpus_per_node, nodes):
+    """A site of ``nodes`` nodes of ``gpus_per_node`` GPUs (the AAIC preset otherwise)."""
+    settings_ = dict(load_site("aaic").settings)
+    settings_["gpus_per_node"] = gpus_per_node
+    settings_.pop("node_groups", None)
+    settings_["capacity_timeline"] = [{"since": "2017-07-01T00:00:00+09:00", "nodes": nodes}]
+    return site_from_settings(settings_)
+
+
+def test_the_first_capacity_entry_also_covers_the_time_before_it():
+    site = small_site((("2017-07-14T03:00:00+00:00", 1), ("2017-07-14T04:00:00+00:00", 2)))
+    found = assert_fires(run(together([8, 8], run_s=100), "capacity-gpus", site=site),
+                         "capacity-gpus", 1)  # before 03:00 the first entry (1 node) holds
+    assert "16 GPUs busy at peak, 8 available" in found[0].message
+
+
+def test_capacity_finding_fields():
+    found = assert_fires(run(together([8, 8, 1]), "capacity-gpus", site=small_site()),
+                         "capacity-gpus", 1)
+    assert (found[0].field, found[0].value, found[0].expected) == ("gpus", 17, "<= 16")
+
+
+def test_each_interval_reports_its_own_peak():
+    site = small_site(((("2017-07-01T00:00:00+09:00"), 1),))
+    table = aaic_table([{"submit_time": T0, "wait_s": 0, "walltime_s": 10, "gpus_per_node": 8},
+                        {"submit_time": T0, "wait_s": 0, "walltime_s": 10, "gpus_per_node": 1},
+                        {"submit_time": T0 + 100, "wait_s": 0, "walltime_s": 10,
+                         "gpus_per_node": 8},
+                        {"submit_time": T0 + 100, "wait_s": 0, "walltime_s": 10,
+                         "gpus_per_node": 8}])
+    found = assert_fires(run(table, "capacity-gpus", site=site), "capacity-gpus", 2)
+    assert [f.value for f in found] == [9, 16]
+
+
+def test_a_job_that_ended_at_the_instant_is_not_listed_as_running():
+    site = small_site(((("2017-07-01T00:00:00+09:00"), 1),))
+    table = aaic_table([{"submit_time": T0, "wait_s": 0, "walltime_s": 100, "gpus_per_node": 8},
+                        {"submit_time": T0 + 100, "wait_s": 0, "walltime_s": 100,
+                         "gpus_per_node": 8},
+                        {"submit_time": T0 + 100, "wait_s": 0, "walltime_s": 100,
+                         "gpus_per_node": 1}])
+    found = assert_fires(run(table, "capacity-gpus", site=site), "capacity-gpus", 1)
+    assert "2 jobs running at 2017-07-14T02:41:40Z: 2, 3" in found[0].message
+
+
+def test_jobs_starting_together_are_listed_in_row_order():
+    site = small_site(((("2017-07-01T00:00:00+09:00"), 4),))
+    found = assert_fires(run(together([1] * 40), "capacity-gpus", site=site), "capacity-gpus", 1)
+    assert found[0].job_id == 40
+    assert ": 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ... (+30 more)" in found[0].message
+
+
+def test_jobs_without_times_size_or_duration_hold_nothing():
+    site = small_site(((("2017-07-01T00:00:00+09:00"), 1),))
+    base = {"submit_time": T0 + 1000, "wait_s": 0, "walltime_s": 600, "gpus_per_node": 8}
+    table = aaic_table([
+        {"submit_time": T0, "wait_s": 0, "walltime_s": 0, "gpus_per_node": 8},  # zero length
+        {"submit_time": T0, "wait_s": None, "gpus_per_node": 8},  # never started
+        {"submit_time": T0, "wait_s": None, "finish_time": T0 + 500, "gpus_per_node": 8},
+        {"submit_time": T0, "wait_s": 0, "walltime_s": None, "gpus_per_node": 8},  # no finish
+        base, dict(base, gpus_per_node=0, gpus=0)])  # a job holding no GPU beside a full node
+    assert_silent(run(table, "capacity-gpus", site=site), "capacity-gpus")
+    over = aaic_table([base, dict(base, gpus_per_node=0, gpus=0), dict(base, gpus_per_node=1)])
+    found = assert_fires(run(over, "capacity-gpus", site=site), "capacity-gpus", 1)
+    assert "2 jobs running" in found[0].message  # the job of no GPU is not one of them
+
+
+def _overloads(k, length=10):
+    jobs = []
+    for i in range(k):  # k separate overloads of one node, 1000 s apart
+        jobs += [{"submit_time": T0 + 1000 * i, "wait_s": 0, "walltime_s": length,
+                  "gpus_per_node": 8}] * 2
+    return aaic_table(jobs)
+
+
+def test_exactly_max_intervals_has_no_summary():
+    site = small_site(((("2017-07-01T00:00:00+09:00"), 1),))
+    assert_fires(run(_overloads(5), "capacity-gpus", site=site, max_intervals=5),
+                 "capacity-gpus", 5)
+
+
+def test_the_summary_of_further_intervals():
+    site = small_site(((("2017-07-01T00:00:00+09:00"), 1),))
+    report = run(_overloads(30), "capacity-gpus", site=site, max_intervals=5)
+    last = assert_fires(report, "capacity-gpus", 6)[-1]
+    # the 6th overload starts at T0 + 5000 s; 25 of 10 s each
+    assert last.message == ("25 more violation intervals (about 250 s in all), the first from "
+                            "2017-07-14T04:03:20Z")
+    assert (last.field, last.value, last.severity) == ("gpus", 25, "error")
+
+
+def test_the_summary_against_an_swf_header_is_a_warning(tmp_path):
+    lines = [swf_line(2 * i + j + 1, submit=1000 * i, procs=10, req_procs=10)
+             for i in range(3) for j in range(2)]
+    report = run(write_swf(tmp_path / "s.swf", lines), "capacity-gpus", max_intervals=1)
+    assert_fires(report, "capacity-gpus", 2, severity="warning")
+
+
+def test_times_in_messages_are_utc_whatever_the_local_zone(monkeypatch):
+    import time
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        found = assert_fires(run(together([8, 8, 1]), "capacity-gpus", site=small_site()),
+                             "capacity-gpus", 1)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert "from 2017-07-14T02:40:00Z" in found[0].message
+
+
+def test_times_of_an_swf_trace_without_origin_are_offsets(tmp_path):
+    lines = [swf_line(1, submit=5, procs=10, req_procs=10),
+             swf_line(2, submit=5, procs=10, req_procs=10)]
+    with_origin = assert_fires(run(write_swf(tmp_path / "o.swf", lines), "capacity-gpus"),
+                               "capacity-gpus", 1)
+    assert "from 2001-09-09T01:46:45Z for 100 s" in with_origin[0].message
+    header = "\n".join(x for x in CPU_HEADER.splitlines() if "UnixStartTime" not in x) + "\n"
+    bare = assert_fires(run(write_swf(tmp_path / "b.swf", lines, header=header),
+                            "capacity-gpus"), "capacity-gpus", 1)
+    assert "from t=5 s for 100 s" in bare[0].message and "running at t=5 s" in bare[0].message
+
+
+def test_maxprocs_boundaries(tmp_path):
+    for max_procs, fires in ((0, False), (1, True)):
+        header = CPU_HEADER.replace("MaxProcs: 16", f"MaxProcs: {max_procs}")
+        lines = [swf_line(1, procs=2, req_procs=2)]
+        report = run(write_swf(tmp_path / f"m{max_procs}.swf", lines, header=header),
+                     "capacity-gpus")
+        if fires:
+            assert_fires(report, "capacity-gpus", 1, severity="warning")
+        else:
+            skipped = assert_fires(report, "rule-skipped", 1)[0]
+            assert skipped.message == ("capacity-gpus skipped: no site settings and no MaxProcs "
+                                       "in an SWF header (pass --site to give the capacity)")
+
+
+def test_packing_on_nodes_whose_size_is_not_a_power_of_two():
+    # five 2-GPU jobs on two 5-GPU nodes: 10 GPUs, but two per node at most
+    assert_fires(run(together([2] * 5), "capacity-nodes", site=sized_site(5, 2)),
+                 "capacity-nodes", 1, severity="error")
+    # five 4-GPU jobs on two 10-GPU nodes: 20 GPUs, but two per node at most
+    assert_fires(run(together([4] * 5), "capacity-nodes", site=sized_site(10, 2)),
+                 "capacity-nodes", 1, severity="error")
+
+
+def _counts(sizes, length=9):
+    counts = np.zeros(length, int)
+    for s in sizes:
+        counts[s] += 1
+    return counts
+
+
+def test_ffd_counts_every_size():
+    assert ffd_nodes(_counts([1] * 8), 8) == 1
+    assert ffd_nodes(_counts([8, 8]), 8) == 2
+    assert ffd_nodes(_counts([4, 4]), 8) == 1  # an exact fit fills the node
+
+
+def test_packs_edges():
+    assert packs(_counts([8] * 3), 2, 8) is False
+    assert packs(_counts([1] * 17), 2, 8) is False
+    assert packs(_counts([]), 0, 8) is True  # nothing fits on no node
+    assert packs(_counts([8]), 1, 8) is True
+    assert packs(_counts([9], length=10), 2, 8) is False  # larger than a node
+    assert packs(_counts([4, 4]), 1, 8, budget=2) is True  # two placements, none retried
+    assert packs(_counts([4, 4]), 1, 8, budget=1) is None
+    assert packs(_counts([5, 5, 5]), 2, 8, budget=3) is False  # equal nodes are tried once
