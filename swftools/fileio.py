@@ -6,10 +6,12 @@ Reading trace files (warnings for misnamed ``.gz`` files, errors for truncated s
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import os
 import queue
+import stat
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -80,16 +82,12 @@ def usable_cores() -> int:
                       else (os.cpu_count() or 1), 8))
 
 
-_native_reader: list[Any] = []  # the loaded ``swftools._fileio`` (or None), once per process
-
-
+@functools.cache
 def _native() -> Any:
     """``swftools._fileio``, or None when it is not built (said once on stderr)."""
-    if not _native_reader:
-        from swftools.extensions import load
+    from swftools.extensions import load
 
-        _native_reader.append(load("swftools._fileio", "reading large files"))
-    return _native_reader[0]
+    return load("swftools._fileio", "reading large files")
 
 
 def read_whole(fh: BinaryIO, size: int) -> bytes:
@@ -155,12 +153,13 @@ def prefetch(path: str | os.PathLike) -> None:
             pass
 
     try:
-        if not Path(key).is_file():
-            return
-        if os.stat(key).st_size >= _PARALLEL_READ_BYTES:
-            _native()  # loaded here: the thread below must import nothing
-    except OSError:
+        st = os.stat(key)
+    except (OSError, ValueError):
         return
+    if not stat.S_ISREG(st.st_mode):
+        return
+    if st.st_size >= _PARALLEL_READ_BYTES:
+        _native()  # loaded here: the thread below must import nothing
     thread = threading.Thread(target=read, name="swftools-prefetch", daemon=True)
     _prefetched[key] = (thread, box)
     thread.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import tempfile
 import warnings
 from pathlib import Path
@@ -12,12 +13,13 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from swftools import progress
+from swftools import fileio, progress
 from swftools import table as jt
 from swftools.errors import InputError
 from swftools.fileio import GZIP_LEVEL, file_digest, gzip_writer, is_gzip, sha256_file
 from swftools.formats import datapackage as dp
 from swftools.formats import inputs, nqsii, swf
+from swftools.limits import Limits
 from swftools.telemetry.buffer import SampleBuffer
 from swftools.telemetry.metric_map import load_metric_map
 from swftools.telemetry.readers_exposition import read_exposition
@@ -309,8 +311,6 @@ def test_plain_files_under_plain_names_are_read_without_a_word(tmp_path):
 
 
 def test_declared_gzip_over_plain_content_warns_on_every_path(tmp_path):
-    from swftools import fileio
-
     plain = tmp_path / "log.txt"
     plain.write_bytes(b"x\n")
     expected = f"{plain}: declared gzip-compressed but the content is not gzip; reading it as plain text"
@@ -346,8 +346,6 @@ def test_open_text_honours_encoding_newline_and_an_earlier_detection(tmp_path):
 
 
 def test_every_entry_point_keeps_to_the_limits_it_is_given(tmp_path):
-    from swftools.limits import Limits
-
     gz = _gz(tmp_path / "bomb.gz", b"\n" * 100_000)
     tight = Limits(max_ratio=2.0, floor_bytes=1000)
     for read in (lambda: inputs.read_bytes(gz, limits=tight),
@@ -396,8 +394,6 @@ def test_corrupt_gzip_error_says_what_was_expected(tmp_path):
 
 
 def test_how_far_counts_every_piece_and_stops_past_its_limit():
-    import os
-
     text = b"".join(b"%d\n" % i for i in range(600_000))  # several MB: several pieces
     stream = gzip.compress(text + os.urandom(1 << 20).replace(b"\n", b"x"), mtime=0)
     cut = stream[: len(stream) - 1000]  # truncated within the random tail
@@ -411,8 +407,6 @@ def test_how_far_counts_every_piece_and_stops_past_its_limit():
 @pytest.mark.parametrize("floor", [0, 1])
 def test_a_budget_of_zero_or_one_byte_still_refuses_the_stream(tmp_path, floor):
     """With limits that allow (almost) nothing, a gzip stream is refused, not read as empty."""
-    from swftools.limits import Limits
-
     gz = _gz(tmp_path / "log.gz", b"hello\n")
     with pytest.raises(InputError, match="expands"):
         inputs.read_bytes(gz, limits=Limits(max_ratio=0.001, floor_bytes=floor))

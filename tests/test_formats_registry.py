@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import types
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from swftools import formats
 from swftools.errors import InputError, UsageError
 from swftools.formats import ConversionResult
+from swftools.metadata import TableMetadata
 
 SWF = ("; Version: 2.2\n; MaxProcs: 8\n"
        + "".join(f"{j} {10 * j} 0 50 2 -1 -1 2 100 -1 1 1 1 -1 1 -1 -1 -1\n" for j in (1, 2, 3)))
@@ -121,10 +123,6 @@ def test_convert_refuses_an_empty_trace_unless_allowed(tmp_path):
 
 
 def test_convert_passes_the_site_to_the_reader_and_the_writer(tmp_path):
-    from pathlib import Path
-
-    from swftools.metadata import TableMetadata
-
     sample = Path(__file__).resolve().parents[1] / "samples" / "aaic-sample.csv.gz"
     read_with = formats.convert(sample, tmp_path / "a.swf", site="aaic-v100-half")
     assert TableMetadata.from_table(read_with.table).site == "aaic-v100-half"  # the reader's

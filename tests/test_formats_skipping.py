@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,7 +15,8 @@ from typer.testing import CliRunner
 from swftools.cli import app
 from swftools.errors import InputError
 from swftools.formats import pbs, slurm
-from swftools.formats.skipping import read_skipping, skipped_lines
+from swftools.formats.skipping import (MAX_SKIPPED, collecting, describe, read_skipping, reject,
+                                       reject_rows, skipped_lines, withhold)
 
 from .strategies import pbs_logs, sacct_files
 
@@ -242,10 +245,6 @@ def test_steps_of_a_skipped_job_line_are_skipped_too(tmp_path):
 # "name,value" header, then "name,integer" lines. A bad integer is noted (``reject``) and the
 # line left out of the pass; a line without two fields stops the pass (raises).
 def _toy(data: bytes):
-    import pyarrow as pa
-
-    from swftools.formats.skipping import reject
-
     lines = data.split(b"\n")
     if lines[0] != b"name,value":
         raise InputError("toy", "bad header", line=1, field="header", value=lines[0].decode(),
@@ -292,8 +291,6 @@ def test_engine_never_skips_the_header_line_unless_told_there_is_none():
         read_skipping(raised_header, b"name,valu\na,1\n", "toy")  # header=True by default
 
     def noted_header(data: bytes):  # the header's error noted, not raised
-        from swftools.formats.skipping import reject
-
         if data.split(b"\n")[0] not in (b"name,value", b""):
             reject(InputError("toy", "bad header, noted", line=1))
         return _toy(b"name,value" + data[data.index(b"\n"):])
@@ -313,8 +310,6 @@ def test_engine_raises_errors_without_a_line_or_past_the_end():
         read_skipping(no_line, b"name,value\na,1\n", "toy")
 
     def past_the_end(data: bytes):
-        from swftools.formats.skipping import reject
-
         reject(InputError("toy", "a line the file does not have", line=99))
         return _toy(data)
 
@@ -327,8 +322,6 @@ def test_engine_goes_on_when_a_later_step_fails_past_a_noted_row():
     """A step that fails (not an InputError) because of a row already noted ends that pass
     only; a failure with nothing noted is raised."""
     def summed(data: bytes):
-        from swftools.formats.skipping import reject
-
         values = []
         for i, line in enumerate(data.split(b"\n")[1:], 2):
             if line:
@@ -336,8 +329,6 @@ def test_engine_goes_on_when_a_later_step_fails_past_a_noted_row():
                     reject(InputError("toy", "not a number", line=i))
                 values.append(int(line) if line.isdigit() else None)
         sum(values)  # TypeError past a noted row
-        import pyarrow as pa
-
         return pa.table({"value": values})
 
     table = read_skipping(summed, b"value\n1\nx\n3\n", "toy")
@@ -354,8 +345,6 @@ def test_engine_goes_on_when_a_later_step_fails_past_a_noted_row():
 def test_engine_runs_the_parser_as_is_when_a_pass_fails_on_lines_already_left_out():
     """A pass that fails after noting only lines already left out: the parser runs once more,
     not collecting, on the file without them, and its own error is raised."""
-    from swftools.formats.skipping import collecting, reject
-
     def stuck(data: bytes):
         if collecting():
             reject(InputError("toy", "bad", line=2))
@@ -381,11 +370,6 @@ def test_engine_limit_is_exactly_max_skipped():
 def test_engine_notes_one_row_past_the_limit_per_vectorized_check():
     """``reject_rows`` notes at most MAX_SKIPPED + 1 rows of one check: enough to pass the limit,
     whose error then names the last of them."""
-    import numpy as np
-    import pyarrow as pa
-
-    from swftools.formats.skipping import MAX_SKIPPED, reject_rows
-
     def vectorized(data: bytes):
         lines = [line for line in data.split(b"\n")[1:]]
         bad = np.array([line == b"x" for line in lines])
@@ -404,8 +388,6 @@ def test_skipped_lines_of_a_table_read_without_skipping():
 
 
 def test_describe_shortens_a_long_value_and_says_what_was_expected():
-    from swftools.formats.skipping import describe
-
     long = "abcdefghij" * 20
     text = describe("toy", _entry(7, f"{long!r} is not an integer", "value", long, "an integer"))
     assert text == ("toy:7: value: '" + long[:60] + "... (200 characters)' is not an integer "
@@ -415,8 +397,6 @@ def test_describe_shortens_a_long_value_and_says_what_was_expected():
 
 
 def test_withhold_keeps_only_line_numbers_and_plain_field_names():
-    from swftools.formats.skipping import withhold
-
     entries = ["not an entry",
                _entry(3, "secret", "value", "alice", "an integer"),
                {"line": "3", "field": "x" * 80},

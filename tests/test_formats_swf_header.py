@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
@@ -65,8 +67,6 @@ def test_pack_mask_round_trip(bits):
 
 
 def test_pack_mask_is_compact_text():
-    import base64
-
     text = pack_mask(np.zeros(100_000, bool))
     assert text.isascii() and len(text) < 200
     # zlib's header says level 9, "best compression" (RFC 1950: FLEVEL 3): the same bytes on

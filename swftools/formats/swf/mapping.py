@@ -451,25 +451,25 @@ def unit_losses(table: pa.Table, meta: TableMetadata) -> list[str]:
     """Field 5 holds one unit: what the other unit's column and the recorded run time lose."""
     losses = []
     cpus, ck = _known(table, "cpus")
-    # without cpus the GPUs are written whole: their column is not read
-    gpus, gk = _known(table, "gpus") if ck.any() else (cpus, ck)
-    if ck.any() and meta.unit == "gpu":
-        losses.append(f"cpus: no SWF field on a GPU site (field 5 holds GPUs): the processor "
-                      f"count of {job_list(table, ck)} dropped")
-        cpu_only = ck & gk & (gpus == 0) & (cpus > 0)
-        if cpu_only.any():
-            losses.append(f"{job_list(table, cpu_only)} are CPU-only (cpus, no GPUs): field 5 "
-                          "is 0; exports that need GPUs (Batsim, Tiresias) skip them")
-    elif ck.any():
-        losses.append("cpus: written as field 5 (processors, the site's unit); SWF has no "
-                      "separate column, so a read gives them back as gpus")
-        other = ck & (~gk | (gpus != cpus))
-        with_gpus = other & gk & (gpus > 0)
-        if other.any():
-            dropped = (f"; the GPUs of {job_list(table, with_gpus)} are dropped"
-                       if with_gpus.any() else "")
-            losses.append(f"gpus: field 5 holds cpus (processors, the site's unit) for "
-                          f"{job_list(table, other)}{dropped}")
+    if ck.any():  # (without cpus the GPUs are written whole: their column is not read)
+        gpus, gk = _known(table, "gpus")
+        if meta.unit == "gpu":
+            losses.append(f"cpus: no SWF field on a GPU site (field 5 holds GPUs): the processor "
+                          f"count of {job_list(table, ck)} dropped")
+            cpu_only = ck & gk & (gpus == 0) & (cpus > 0)
+            if cpu_only.any():
+                losses.append(f"{job_list(table, cpu_only)} are CPU-only (cpus, no GPUs): field "
+                              "5 is 0; exports that need GPUs (Batsim, Tiresias) skip them")
+        else:
+            losses.append("cpus: written as field 5 (processors, the site's unit); SWF has no "
+                          "separate column, so a read gives them back as gpus")
+            other = ck & (~gk | (gpus != cpus))
+            with_gpus = other & gk & (gpus > 0)
+            if other.any():
+                dropped = (f"; the GPUs of {job_list(table, with_gpus)} are dropped"
+                           if with_gpus.any() else "")
+                losses.append(f"gpus: field 5 holds cpus (processors, the site's unit) for "
+                              f"{job_list(table, other)}{dropped}")
     recorded, rk = _known(table, "recorded_walltime_s")
     if rk.any():
         wall, wk = _known(table, "walltime_s")
