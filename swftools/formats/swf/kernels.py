@@ -25,8 +25,10 @@ from swftools.formats.threads import kernel_threads as _workers  # (tests set it
 # Error kinds reported by ``tokenize`` (first offending line only).
 OK, TOO_FEW, BAD_CHAR, TOO_LONG = 0, 1, 2, 3
 MAX_DIGITS = 18  # digits before (or after) the point that fit an int64 exactly
-_MIN_CHUNK_BYTES = 4 << 20  # below these sizes, threads cost more than they save
-_MIN_CHUNK_ROWS = 50_000
+_MIN_CHUNK_BYTES = 4 << 20  # below this size, threads cost more than they save
+# The writer formats 32,768-row slices (``writer.ROWS_PER_SLICE``), each split across the cores;
+# a 4,096-row part takes about 0.5 ms, many times a thread's start-up.
+_MIN_CHUNK_ROWS = 4096
 # ``tokenize``'s flags and stats rows (see ``kernels_ref.tokenize_chunk``)
 TABS, TRAILING_BLANKS, EXTRA_FIELDS, NEGATIVE, LINES = range(5)
 DECIMAL_TOKENS, UNKNOWN_TOKENS = 3, 4
