@@ -5,10 +5,12 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from swftools.site import load_site, site_from_settings
+from swftools.validate import rules_capacity
 from swftools.validate.rules_capacity import ffd_nodes, packs
 
 from .validate_support import T0, aaic_table, assert_fires, assert_silent, run, swf_line, write_swf
@@ -381,3 +383,37 @@ def test_packs_edges():
     assert packs(_counts([4, 4]), 1, 8, budget=2) is True  # two placements, none retried
     assert packs(_counts([4, 4]), 1, 8, budget=1) is None
     assert packs(_counts([5, 5, 5]), 2, 8, budget=3) is False  # equal nodes are tried once
+
+
+def test_capacity_lists_the_jobs_running_by_start_then_row():
+    """Jobs running at a violation are listed by start time, jobs that started together in
+    table order, and the finding is on the last of them (40 jobs: past numpy's insertion-sort
+    size, where an unstable sort reorders ties)."""
+    jobs = [{"submit_time": T0, "wait_s": 10 * (i % 2), "walltime_s": 600, "gpus_per_node": 1}
+            for i in range(40)]
+    site = small_site(((("2017-07-01T00:00:00+09:00"), 3),))  # 24 GPUs: over at T0 + 10
+    found = assert_fires(run(aaic_table(jobs), "capacity-gpus", site=site), "capacity-gpus", 1)
+    assert "40 jobs running at 2017-07-14T02:40:10Z: 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, ... " \
+           "(+30 more)" in found[0].message
+    assert found[0].job_id == 40
+
+
+@pytest.mark.parametrize(("gpus_per_node", "sizes"),
+                         [(8, [4, 4, 2, 2, 1, 1, 1, 1]), (8, [8, 4, 2, 1, 1]),
+                          (6, [2, 2, 2, 2, 2, 2]), (6, [6, 1, 2, 1, 2])])
+def test_divisible_chain_sizes_are_decided_by_the_bound_alone(monkeypatch, gpus_per_node, sizes):
+    """Sizes in the divisible chain (powers of two dividing the node size, and the node size
+    itself) always pack when their GPUs fit: the upper bound says so with no search, so that
+    they stay decided past ``FFD_MAX_CASES`` distinct cases (here 0: none is searched)."""
+    monkeypatch.setattr(rules_capacity, "FFD_MAX_CASES", 0)
+    settings_ = dict(small_site().settings)
+    settings_["gpus_per_node"] = gpus_per_node
+    settings_["queues"] = [dict(q, gpus_per_node_max=min(q["gpus_per_node_max"], gpus_per_node))
+                           for q in settings_["queues"]]
+    site = site_from_settings(settings_)  # 2 nodes, all GPUs busy
+    assert sum(sizes) == 2 * gpus_per_node
+    assert_silent(run(together(sizes), "capacity-nodes", site=site), "capacity-nodes")
+    # a size outside the chain (3 of 8) needs the search, not run here: a warning, not an error
+    found = assert_fires(run(together([3, 3, 2]), "capacity-nodes", site=small_site()),
+                         "capacity-nodes", 1, severity="warning")
+    assert "not solved" in found[0].message
