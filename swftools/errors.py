@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import re
+import json
 from dataclasses import dataclass
 
 
@@ -115,3 +116,44 @@ def count(n: int, noun: str, plural_form: str | None = None, *, thousands: bool 
     (:func:`plural`); ``thousands``: ``1,234`` rather than ``1234``."""
     number = f"{n:,}" if thousands else str(n)
     return f"{number} {plural(n, noun, plural_form)}"
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def json_position(text: str, path: list[str | int]) -> int:
+    """Character offset of the value at ``path`` (object keys, array indices) in a JSON
+    document, or where the walk stopped when the path is not there.
+
+    Only used to put a line number on an error, so simplicity beats speed here.
+    """
+    decoder = json.JSONDecoder()
+    pos = _skip_ws(text, 0)
+    for step in path:
+        opener = "{" if isinstance(step, str) else "["
+        if pos >= len(text) or text[pos] != opener:
+            return pos
+        pos = _skip_ws(text, pos + 1)
+        index = 0
+        while pos < len(text) and text[pos] not in "}]":
+            if isinstance(step, str):
+                key, pos = decoder.raw_decode(text, pos)
+                pos = _skip_ws(text, _skip_ws(text, pos) + 1)  # past ':'
+                if key == step:
+                    break
+            elif index == step:
+                break
+            _, pos = decoder.raw_decode(text, pos)
+            pos = _skip_ws(text, pos)
+            if pos < len(text) and text[pos] == ",":
+                pos = _skip_ws(text, pos + 1)
+            index += 1
+    return pos
+
+
+def json_line(text: str, path: list[str | int]) -> int:
+    """The line of ``json_position`` (1-based): where an error at ``path`` is shown."""
+    return text.count("\n", 0, json_position(text, path)) + 1

@@ -1618,3 +1618,11 @@ def priority_wc_cases(draw):
                                min_size=1, max_size=4))
         gain = draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))
     return table, where, dataclasses.replace(inputs, gain=gain)
+
+
+# JSON documents: nested objects and arrays of scalars (keys may be empty or repeat as text).
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=4),
+    max_leaves=20)

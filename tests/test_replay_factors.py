@@ -101,3 +101,53 @@ def test_without_an_extension_the_python_reference_runs_after_one_notice(blocked
     assert done.stdout.split() == ["ok"]
     notices = [line for line in done.stderr.splitlines() if blocked in line]
     assert len(notices) == 1 and "pure Python" in notices[0], done.stderr
+
+
+def _contract(key, models, s_min, nodes, racks, per_node, params):
+    """A factor that checks the documented form of ``params`` (float64, contiguous)."""
+    assert params.dtype == np.float64 and params.flags.c_contiguous
+    return float(params[key] * nodes + s_min)
+
+
+@pytest.mark.parametrize("params", [np.array([1, 3]), np.array([0.5, 2.0, 9.0, 9.0])[::2],
+                                    np.array([0.5, 2.0], np.float32)])
+def test_params_reach_a_factor_as_float64_whatever_they_were_given_as(monkeypatch, params):
+    """The same factor with the extension, and without it (its import failing: the function
+    itself is called), for integer, strided and float32 constants."""
+    kernel = FactorKernel(_contract, params, np.array([1, 0]))
+    want = float(np.asarray(params, np.float64)[0] * 3 + 0.5)
+    assert kernel.factor(1, 1, 0.5, 3, 1, 3) == want
+    monkeypatch.setitem(sys.modules, "swftools.replay._factors", None)
+    monkeypatch.delattr("swftools.replay._factors", raising=False)
+    with pytest.raises(ImportError):
+        kernel.callback()
+    assert kernel.factor(1, 1, 0.5, 3, 1, 3) == want
+    assert kernel.factor(0, 1, 0.5, 3, 1, 3) == float(np.asarray(params, np.float64)[1] * 3 + 0.5)
+
+
+def test_a_compiled_factor_takes_float32_params_as_float64():
+    single = PARAMS.astype(np.float32)
+    kernel = FactorKernel(sensitivity_factor, single, np.array([1]))
+    args = (1, 2, 1.0, 3, 2, 4)
+    assert kernel.callback().factor(*args) == sensitivity_factor(*args, single.astype(np.float64))
+
+
+def test_a_compiled_twin_is_built_from_float64_params():
+    """``function.compiled(params)`` (the documented hook for a compiled twin) is handed the
+    constants as float64, contiguous, as the function itself gets them."""
+    from swftools.replay import _factors
+
+    handed = []
+
+    def twin(params):
+        handed.append(params)
+        return _factors.PythonFactor(_contract, params)
+
+    def with_twin(*args):
+        return _contract(*args)
+
+    with_twin.compiled = twin
+    kernel = FactorKernel(with_twin, np.array([1, 3]), np.array([1, 0]))
+    assert kernel.factor(1, 1, 0.5, 3, 1, 3) == 3.5
+    assert handed[0].dtype == np.float64 and handed[0].flags.c_contiguous
+    assert handed[0].tolist() == [1.0, 3.0]

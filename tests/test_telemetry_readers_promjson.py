@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 from swftools.errors import InputError
 from swftools.telemetry.buffer import SampleBuffer
 from swftools.telemetry.metric_map import load_metric_map
-from swftools.telemetry.readers_promjson import json_position, read_promjson
+from swftools.telemetry.readers_promjson import read_promjson
 
 T = 1_700_000_000
 
@@ -124,31 +124,6 @@ def test_truncated_gzip_and_invalid_json(tmp_path):
     with pytest.raises(InputError, match="not valid JSON") as info:
         _read(path)
     assert info.value.line == 2
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
-    max_leaves=20)
-
-
-@given(json_values, st.integers(0, 4))
-def test_json_position_finds_every_value(value, indent):
-    """Property: the offset json_position gives decodes to the value at that path."""
-    text = json.dumps(value, indent=indent or None)
-    decoder = json.JSONDecoder()
-
-    def walk(v, path):
-        got, _ = decoder.raw_decode(text, json_position(text, path))
-        assert got == v
-        if isinstance(v, dict):
-            for k, child in v.items():
-                walk(child, path + [k])
-        elif isinstance(v, list):
-            for i, child in enumerate(v):
-                walk(child, path + [i])
-
-    walk(value, [])
 
 
 @given(st.lists(st.tuples(st.integers(0, 10**6), st.floats(allow_nan=False, allow_infinity=False,

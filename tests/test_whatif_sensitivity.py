@@ -72,17 +72,23 @@ def test_speeds_may_be_given_instead_of_times(tmp_path):
     assert sens.speed(0, "V100") == 2.5 and sens.mix == (1.0,) and sens.mix_given
 
 
-@pytest.mark.parametrize("change, field, value", [
-    (lambda d: d["classes"][1]["run_time"].update(A100="1:00:00"), "classes/1/run_time", "A100"),
-    (lambda d: d["classes"][2]["run_time"].pop("V100"), "classes/2/run_time", "V100"),
-    (lambda d: d.update(mix={"IC": 1, "XX": 2}), "mix", "XX"),
-    (lambda d: d.update(mix={"IC": 0}), "mix", "0"),
-    (lambda d: d["classes"].append(dict(d["classes"][0])), "classes/9/name", "IC"),
+@pytest.mark.parametrize("change, field, value, marker", [
+    (lambda d: d["classes"][1]["run_time"].update(A100="1:00:00"), "classes/1/run_time", "A100",
+     '"A100": "1:00:00"'),
+    (lambda d: d["classes"][2]["run_time"].pop("V100"), "classes/2/run_time", "V100",
+     '"run_time": {'),
+    (lambda d: d.update(mix={"IC": 1, "XX": 2}), "mix", "XX", '"XX": 2'),
+    (lambda d: d.update(mix={"IC": 0}), "mix", "0", '"mix": {'),
+    (lambda d: d["classes"].append(dict(d["classes"][0])), "classes/9/name", "IC",
+     '"name": "IC"'),
     (lambda d: d["classes"][0]["run_time"].update(V100="3:61:00"), "classes/0/run_time/V100",
-     "3:61:00"),
-    (lambda d: d["classes"][0].update(gradient_mb=-1), "classes/0/gradient_mb", "-1"),
+     "3:61:00", '"V100": "3:61:00"'),
+    (lambda d: d["classes"][0].update(gradient_mb=-1), "classes/0/gradient_mb", "-1",
+     '"gradient_mb": -1'),
 ])
-def test_bad_sensitivity_files_are_located(tmp_path, change, field, value):
+def test_bad_sensitivity_files_are_located(tmp_path, change, field, value, marker):
+    """The error's line is the located element's own: the ``marker`` on it, and for a path
+    into the classes, the line of that class (not the first one with the same text)."""
     doc = _doc()
     change(doc)
     path = _write(tmp_path, doc)
@@ -90,8 +96,14 @@ def test_bad_sensitivity_files_are_located(tmp_path, change, field, value):
         load_sensitivity(path)
     err = info.value
     assert (err.path, err.field, err.value) == (path, field, value)
-    assert err.line is not None and err.expected
-    assert value in path or value in (open(path).read().splitlines()[err.line - 1] + err.message)
+    assert err.expected
+    lines = open(path).read().splitlines()
+    assert marker in lines[err.line - 1]
+    if field.startswith("classes/"):
+        index = int(field.split("/")[1])
+        starts = [n for n, line in enumerate(lines, 1) if line == '  {']  # each class opens
+        assert starts[index] < err.line < (starts[index + 1] if index + 1 < len(starts)
+                                           else len(lines) + 1)
 
 
 def test_unknown_sensitivity_preset_or_file():

@@ -195,6 +195,8 @@ def test_bad_files_are_located(tmp_path):
     with pytest.raises(InputError) as err:
         load_platform(plat)
     assert err.value.field == "levels/1/max_gpus" and err.value.value == "4"
+    assert plat.read_text(encoding="utf-8").splitlines()[err.value.line - 1].strip() == \
+        '"max_gpus": 4,'
     with pytest.raises(InputError, match="no such training model"):
         load_model(tmp_path / "absent.json")
 

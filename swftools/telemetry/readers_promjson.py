@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from swftools.errors import InputError
+from swftools.errors import InputError, json_line
 from swftools.formats.inputs import read_text
 from swftools.telemetry.buffer import FileStats, SampleBuffer
 
@@ -31,49 +31,10 @@ def _read_text(path: Path) -> str:
         raise InputError(str(path), f"not UTF-8 text ({exc.reason})") from None
 
 
-def _skip_ws(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
-
-
-def json_position(text: str, path: list[str | int]) -> int:
-    """Character offset of the value at ``path`` (keys/indices) in a JSON document.
-
-    Only used to put a line number on an error, so simplicity beats speed here.
-    """
-    decoder = json.JSONDecoder()
-    pos = _skip_ws(text, 0)
-    for step in path:
-        opener = "{" if isinstance(step, str) else "["
-        if pos >= len(text) or text[pos] != opener:
-            return pos
-        pos = _skip_ws(text, pos + 1)
-        index = 0
-        while pos < len(text) and text[pos] not in "}]":
-            if isinstance(step, str):
-                key, pos = decoder.raw_decode(text, pos)
-                pos = _skip_ws(text, _skip_ws(text, pos) + 1)  # past ':'
-                if key == step:
-                    break
-            elif index == step:
-                break
-            _, pos = decoder.raw_decode(text, pos)
-            pos = _skip_ws(text, pos)
-            if pos < len(text) and text[pos] == ",":
-                pos = _skip_ws(text, pos + 1)
-            index += 1
-    return pos
-
-
-def _line_of(text: str, path: list[str | int]) -> int:
-    return text.count("\n", 0, json_position(text, path)) + 1
-
-
 def _fail(path: Path, text: str, where: list[str | int], message: str, **kw: Any) -> InputError:
     field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where).lstrip(".")
     kw.setdefault("field", field or None)
-    return InputError(str(path), message, line=_line_of(text, where), **kw)
+    return InputError(str(path), message, line=json_line(text, where), **kw)
 
 
 def _detect_sampling(all_ts: list[np.ndarray]) -> str:
@@ -137,7 +98,7 @@ def read_promjson(path: str | Path, buffer: SampleBuffer, src: int,
         all_ts.append(ts)
 
         def where(j: int, i: int = i) -> int:
-            return _line_of(text, ["data", "result", i, key] + ([] if vector else [j]))
+            return json_line(text, ["data", "result", i, key] + ([] if vector else [j]))
 
         buffer.add_series(str(path), src, name, {k: str(v) for k, v in labels.items()}, ts,
                           values, stats, where)

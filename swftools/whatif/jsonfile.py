@@ -8,19 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from swftools.errors import InputError
+from swftools.errors import InputError, json_line
 from swftools.resources import load_json, schemas_dir
-
-
-def line_of(text: str, *needles: str) -> int | None:
-    """The line of the last of ``needles`` found in order in ``text`` (a JSON error locator)."""
-    pos, found = 0, None
-    for needle in needles:
-        i = text.find(needle, pos)
-        if i < 0:
-            break
-        pos, found = i + len(needle), i
-    return None if found is None else text.count("\n", 0, found) + 1
 
 
 def load_checked(kind: str, name_or_path: str | Path, presets: Sequence[str], folder: str,
@@ -49,10 +38,10 @@ def load_checked(kind: str, name_or_path: str | Path, presets: Sequence[str], fo
     errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
-        parts = [str(p) for p in err.absolute_path]
+        where = list(err.absolute_path)
         value = err.instance if not isinstance(err.instance, (dict, list)) else None
-        raise InputError(name, err.message, field="/".join(parts) or "(top level)",
-                         line=line_of(text, *(f'"{p}"' for p in parts if not p.isdigit())),
+        raise InputError(name, err.message, field="/".join(map(str, where)) or "(top level)",
+                         line=json_line(text, where),
                          value=None if value is None else str(value),
                          expected=f"a {kind} file as schemas/{schema} describes")
     return raw, name, text

@@ -51,10 +51,10 @@ import numpy as np
 import pyarrow as pa
 
 from swftools import table as jt
-from swftools.errors import InputError, UsageError
+from swftools.errors import InputError, UsageError, json_line
 from swftools.site import LINK_KINDS, Site, short_gpu_model
 from swftools.whatif.comm import ring_allreduce_array_s, ring_allreduce_s
-from swftools.whatif.jsonfile import line_of, load_checked
+from swftools.whatif.jsonfile import load_checked
 
 if TYPE_CHECKING:
     from swftools.replay.factors import FactorKernel
@@ -128,18 +128,18 @@ def load_sensitivity(name_or_path: str | Path) -> Sensitivity:
         for m_text in c[key]:
             if short_gpu_model(m_text) not in models:
                 raise InputError(name, f"unknown GPU model {m_text!r} in class {c['name']}",
-                                 line=line_of(text, f'"{c["name"]}"', f'"{m_text}"'),
+                                 line=json_line(text, ["classes", i, key, m_text]),
                                  field=f"classes/{i}/{key}", value=m_text,
                                  expected=f"one of gpu_models ({', '.join(models)})")
         for m in models:
             if m not in given:
                 raise InputError(name, f"class {c['name']} gives no {key.replace('_', ' ')} "
-                                 f"for GPU model {m}", line=line_of(text, f'"{c["name"]}"'),
+                                 f"for GPU model {m}", line=json_line(text, ["classes", i, key]),
                                  field=f"classes/{i}/{key}", value=m,
                                  expected=f"a value for every one of gpu_models ({', '.join(models)})")
         if any(c2["name"] == c["name"] for c2 in raw["classes"][:i]):
             raise InputError(name, f"duplicate class {c['name']!r}",
-                             line=line_of(text, f'"{c["name"]}"', f'"{c["name"]}"'),
+                             line=json_line(text, ["classes", i, "name"]),
                              field=f"classes/{i}/name", value=c["name"],
                              expected="one entry per class")
         if key == "run_time":
@@ -158,11 +158,11 @@ def load_sensitivity(name_or_path: str | Path) -> Sensitivity:
         for k in mix_raw:
             if k not in names:
                 raise InputError(name, f"unknown class {k!r} in the mix",
-                                 line=line_of(text, '"mix"', f'"{k}"'), field="mix", value=k,
+                                 line=json_line(text, ["mix", k]), field="mix", value=k,
                                  expected=f"one of the classes ({', '.join(names)})")
         weights = [float(mix_raw.get(n, 0.0)) for n in names]
         if sum(weights) <= 0:
-            raise InputError(name, "the mix weights add up to 0", line=line_of(text, '"mix"'),
+            raise InputError(name, "the mix weights add up to 0", line=json_line(text, ["mix"]),
                              field="mix", value="0", expected="a positive weight for some class")
     total = sum(weights)
     return Sensitivity(raw["name"], name, models, tuple(classes),

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swftools.errors import InputError, UsageError
+from swftools.errors import InputError, UsageError, json_line
 from swftools.whatif.comm import ring_allreduce_s
-from swftools.whatif.jsonfile import line_of, load_checked
+from swftools.whatif.jsonfile import load_checked
 
 MODEL_PRESETS = ("alexnet", "resnet50", "vgg16")
 PLATFORM_PRESETS = ("aaic", "abci")
@@ -143,14 +143,14 @@ def load_platform(name_or_path: str | Path) -> Platform:
         if b is None or (i and bounds[i - 1] is not None and b <= bounds[i - 1]):
             raise InputError(name, f"level {levels[i].name!r} must have a max_gpus above the "
                              "previous level's", field=f"levels/{i}/max_gpus", value=str(b),
-                             line=line_of(text, f'"{levels[i].name}"'),
+                             line=json_line(text, ["levels", i] + (["max_gpus"] if b is not None else [])),
                              expected="levels innermost first, max_gpus increasing; only the "
                                       "last level without max_gpus")
     if levels[-1].max_gpus is not None:
         raise InputError(name, "the last level must have no max_gpus (it takes every larger "
                          "ring)", field=f"levels/{len(levels) - 1}/max_gpus",
                          value=str(levels[-1].max_gpus),
-                         line=line_of(text, f'"{levels[-1].name}"'),
+                         line=json_line(text, ["levels", len(levels) - 1, "max_gpus"]),
                          expected="no max_gpus on the outermost level")
     return Platform(raw["name"], name, float(raw["gpu_memory_bytes"]), float(raw["gpu_flops"]),
                     int(raw["gpus_per_node"]), levels, raw.get("max_gpus"),
