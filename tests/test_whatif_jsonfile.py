@@ -4,6 +4,9 @@ every load (jsonschema costs ~0.1 s a process), files at load with a located err
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import jsonschema
 import pytest
@@ -115,20 +118,17 @@ def test_the_first_error_by_path_is_reported(tmp_path):
 
 def test_a_utf8_file_reads_under_any_locale(tmp_path):
     """Model files are UTF-8 whatever the user's locale (here C, ASCII)."""
-    import subprocess
-    import sys
-
     raw = _preset()
     raw["title"] = "Modèle — vitesse"
     path = tmp_path / "utf8.json"
     path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    assert load_checked(*SENSITIVITY[:1], path, *SENSITIVITY[1:])[0]["title"] == raw["title"]
     code = ("import sys; from swftools.whatif import sensitivity as s; "
             "from swftools.whatif.jsonfile import load_checked; "
             "print(load_checked('sensitivity', sys.argv[1], s.PRESETS, '', "
             "'sensitivity.schema.json')[0]['title'].encode('utf-8').hex())")
-    env = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PATH": "/usr/bin:/bin",
-           **{k: v for k, v in __import__("os").environ.items() if k.startswith("PYTHON")
-              and k != "PYTHONUTF8"}}
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    env.pop("PYTHONIOENCODING", None)
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
                           text=True, check=False, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
