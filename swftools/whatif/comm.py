@@ -30,6 +30,15 @@ def ring_allreduce_s(p, message_bytes, bandwidth_bytes_per_s, latency_s):
             + 2.0 * (p - 1) * latency_s)
 
 
+def level_allreduce_s(level, p, message_bytes, bandwidth_bytes_per_s, latency_s):
+    """``ring_allreduce_s`` over a ring spanning link ``level`` (``site.LINK_KINDS``: 0 = no
+    link, one GPU), with that level's bandwidth and latency: the locality term of the
+    sensitivity model (``sensitivity.FactorModel.comm_s``, ``kernel.sensitivity_factor``)."""
+    if level == 0:
+        return 0.0
+    return ring_allreduce_s(p, message_bytes, bandwidth_bytes_per_s, latency_s)
+
+
 def ring_allreduce_array_s(p: Any, message_bytes: Any, bandwidth_bytes_per_s: Any,
                            latency_s: Any) -> np.ndarray:
     """``ring_allreduce_s`` over numpy arrays (broadcast), the same operations in order."""

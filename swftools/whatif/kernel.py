@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from swftools.whatif.comm import ring_allreduce_s
+from swftools.whatif.comm import level_allreduce_s
+from swftools.whatif.sensitivity import recorded_level
 
 HEADER = 4  # classes, masks, gpus_per_node, max_rack_nodes (_kernel.pyx reads the same layout)
 
@@ -29,24 +30,6 @@ def pack(trace_speed: np.ndarray, min_speed: np.ndarray, iter_s: np.ndarray,
     return np.ascontiguousarray(np.concatenate(
         [head, trace_speed, min_speed.reshape(-1), iter_s, grad_bytes, bw, lat]
     ).astype(np.float64))
-
-
-def _recorded_level(gpus_per_node: int, max_rack_nodes: int, p: int) -> int:
-    """``sensitivity.recorded_level``."""
-    if p <= 1:
-        return 0
-    nodes = -(-p // gpus_per_node)
-    if nodes == 1:
-        return 1
-    return 2 if nodes <= max_rack_nodes else 3
-
-
-def _comm_s(grad_bytes: float, bw: float, lat: float, level: int, p: int) -> float:
-    """``FactorModel.comm_s``: ``comm.ring_allreduce_s`` (0 for one GPU or level 0); ``bw``,
-    ``lat``: the level's."""
-    if p <= 1 or level == 0:
-        return 0.0
-    return ring_allreduce_s(p, grad_bytes, bw, lat)
 
 
 def sensitivity_factor(key: int, models: int, s_min: float, nodes: int, racks: int,
@@ -71,13 +54,14 @@ def sensitivity_factor(key: int, models: int, s_min: float, nodes: int, racks: i
     else:
         level = 3
     r = float(params[ts + key]) / float(params[ms + key * n_masks + models]) / s_min
-    rec = _recorded_level(int(params[2]), int(params[3]), p)
+    rec = recorded_level(int(params[2]), int(params[3]), p)
     if r == 1.0 and level == rec:
         return 1.0
     i = float(params[it + key])
     g = float(params[gb + key])
-    return ((i * r + _comm_s(g, float(params[bw + level]), float(params[lat + level]), level, p))
-            / (i + _comm_s(g, float(params[bw + rec]), float(params[lat + rec]), rec, p)))
+    return ((i * r + level_allreduce_s(level, p, g, float(params[bw + level]),
+                                       float(params[lat + level])))
+            / (i + level_allreduce_s(rec, p, g, float(params[bw + rec]), float(params[lat + rec]))))
 
 
 def _attach_compiled() -> None:

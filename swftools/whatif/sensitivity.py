@@ -53,7 +53,7 @@ import pyarrow as pa
 from swftools import table as jt
 from swftools.errors import InputError, UsageError, json_line
 from swftools.site import LINK_KINDS, Site, short_gpu_model
-from swftools.whatif.comm import ring_allreduce_array_s, ring_allreduce_s
+from swftools.whatif.comm import level_allreduce_s, ring_allreduce_array_s
 from swftools.whatif.jsonfile import load_checked
 
 if TYPE_CHECKING:
@@ -324,9 +324,7 @@ class FactorModel:
 
     def comm_s(self, cls: int, level: int, p: int) -> float:
         """Ring all-reduce time of one iteration: 2(p-1)/p G / B + 2(p-1) L."""
-        if p <= 1 or level == 0:
-            return 0.0
-        return ring_allreduce_s(p, self.grad_bytes[cls], self.bw[level], self.lat[level])
+        return level_allreduce_s(level, p, self.grad_bytes[cls], self.bw[level], self.lat[level])
 
     def key(self, cls: int, nodes: Sequence[int], gpus: Sequence[Sequence[int]]) -> tuple:
         """The cache key of a placement: (cls, models held, lowest score, level, p)."""
