@@ -36,3 +36,11 @@ def test_a_level_zero_ring_costs_nothing():
     assert level_allreduce_s(0, 8, 1e8, 1e10, 1e-5) == 0.0
     assert level_allreduce_s(3, 8, 1e8, 1e10, 1e-5) == ring_allreduce_s(8, 1e8, 1e10, 1e-5)
     assert level_allreduce_s(1, 1, 1e8, 1e10, 1e-5) == 0.0
+
+
+def test_the_array_form_computes_in_float64_whatever_the_input_types():
+    """The same floats as the scalar form for float32 and integer GPU counts."""
+    want = [ring_allreduce_s(p, 1e8 / 3, 1e10, 1e-5) for p in (2, 3, 7)]
+    for p in (np.array([2, 3, 7], np.float32), np.array([2, 3, 7]), [2, 3, 7]):
+        got = ring_allreduce_array_s(p, 1e8 / 3, 1e10, 1e-5)
+        assert got.dtype == np.float64 and got.tolist() == want
