@@ -501,3 +501,29 @@ def test_extra_columns_and_validation_lines_count_comment_lines(tmp_path):
 
     assert TableMetadata.from_table(table).swf_extra_columns["first_line"] == 7
     assert row_line_numbers(table).tolist() == [2, 5, 7, 8]
+
+
+# The 18 field names of the SWF definition (Feitelson's standard workload format, as
+# ../shared/reference/swf.md tabulates them).
+SWF_DEFINITION_NAMES = (
+    "Job Number", "Submit Time", "Wait Time", "Run Time", "Number of Allocated Processors",
+    "Average CPU Time Used", "Used Memory", "Requested Number of Processors", "Requested Time",
+    "Requested Memory", "Status", "User ID", "Group ID", "Executable (Application) Number",
+    "Queue Number", "Partition Number", "Preceding Job Number",
+    "Think Time from Preceding Job")
+
+
+@pytest.mark.parametrize("field", FIELDS, ids=[f.name for f in FIELDS])
+def test_a_bad_token_names_its_field_by_the_definitions_words(field):
+    """Every field's error says ``field N (words of the definition's name)``, in lower case
+    prose (CPU excepted)."""
+    line = "1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1".split()
+    line[field.value - 1] = "x7"
+    with pytest.raises(InputError) as err:
+        _read_text("; Version: 2.2\n" + " ".join(line) + "\n")
+    assert err.value.field == field.label
+    assert err.value.field.startswith(f"field {field.value} (")
+    label = err.value.field[len(f"field {field.value} ("):-1]
+    definition = SWF_DEFINITION_NAMES[field.value - 1].lower().replace("(", "").replace(")", "")
+    assert label.replace("CPU", "cpu") == label.lower()  # no capital but CPU's
+    assert set(label.lower().split()) <= set(definition.split()), (label, definition)

@@ -40,3 +40,23 @@ def test_expected_samples_use_integer_grid_arithmetic():
     sql = finalize_sql(60, True, False)
     assert "(ji.finish_time + 59) // 60 - (ji.start_time + 59) // 60" in sql
     assert "'no_node_samples'" not in sql
+
+
+def test_description_lists_every_source_sampling_map_and_metric():
+    sources = [{"file": "a.json", "format": "prometheus-json", "sampling": "resampled"},
+               {"file": "b.prom", "format": "exposition", "sampling": "raw"},
+               {"file": "c.prom", "format": "exposition", "sampling": "raw"}]
+    text = describe(30, sources, ["gpu_util_pct", "gpu_power_w"], ["dcgm", "node"])
+    assert "samples were raw and resampled (resampled = " in text
+    assert ("Sources: a.json (prometheus-json, resampled), b.prom (exposition, raw), "
+            "c.prom (exposition, raw). Metric maps: dcgm, node. Canonical metrics present: "
+            "gpu_util_pct, gpu_power_w. Units") in text
+    assert "Canonical metrics present: none. Units" in describe(30, sources[:1], [], ["dcgm"])
+
+
+def test_the_table_schema_is_a_fresh_copy_each_time():
+    first = table_schema()
+    first["fields"][0]["constraints"] = {"changed": True}
+    first["fields"].pop()
+    again = table_schema()
+    assert "changed" not in str(again) and again["fields"][-1]["name"] == "telemetry_null_reason"
