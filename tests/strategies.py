@@ -244,6 +244,9 @@ def telemetry_cases(draw, max_jobs: int = 8, gpus_per_node: int = 2, nodes: int 
             util = np.round(rng.uniform(0, 100, len(ts)) * (rng.random(len(ts)) > 0.2), 1)
             add(ts, f"n{n}", g, "gpu_util_pct", util)
             add(ts, f"n{n}", g, "gpu_power_w", np.round(rng.uniform(20, 250, len(ts)), 2))
+            some = ts[rng.random(len(ts)) > 0.3]  # other gauges, sampled less often
+            add(some, f"n{n}", g, "gpu_sm_active_pct", np.round(rng.uniform(0, 100, len(some)), 3))
+            add(some, f"n{n}", g, "gpu_mem_used_mib", np.round(rng.uniform(0, 16280, len(some)), 1))
             energy = np.cumsum(rng.uniform(1000, 15000, len(ts)))
             if len(ts) > 4 and rng.random() < 0.7:
                 cut = int(rng.integers(1, len(ts)))
@@ -251,6 +254,9 @@ def telemetry_cases(draw, max_jobs: int = 8, gpus_per_node: int = 2, nodes: int 
             add(ts, f"n{n}", g, "gpu_energy_j", np.round(energy, 3))
         keep = rng.random(minutes) > 0.1
         add(grid[keep], f"n{n}", None, "node_power_w", np.round(rng.uniform(300, 2000, int(keep.sum())), 1))
+        node_ts = grid[rng.random(minutes) > 0.5]
+        add(node_ts, f"n{n}", None, "node_cpu_util_pct", np.round(rng.uniform(0, 100, len(node_ts)), 2))
+        add(node_ts, f"n{n}", None, "node_mem_used_gib", np.round(rng.uniform(1, 512, len(node_ts)), 3))
     return jt.from_columns(jobs), alloc, cols
 
 
@@ -493,6 +499,11 @@ def telemetry_dask_cases(draw, max_jobs: int = 5):
     import numpy as np
 
     jobs, alloc, cols = draw(telemetry_cases(max_jobs=max_jobs))
+    # node CPU and memory come from the counters and gauges below here, as from node_exporter,
+    # not also given directly: one source per canonical metric
+    keep_rows = [i for i, m in enumerate(cols["metric"])
+                 if m not in ("node_cpu_util_pct", "node_mem_used_gib")]
+    cols = {k: [v[i] for i in keep_rows] for k, v in cols.items()}
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     lo, hi = min(cols["ts"]), max(cols["ts"])
     grid = np.arange(lo, hi + 1, 60.0)

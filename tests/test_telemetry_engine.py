@@ -62,36 +62,76 @@ def reference(jobs: pa.Table, alloc, cols, interval_s: int = 60) -> pd.DataFrame
             gpus = sorted(set(rows))
         elif rows and job.gpus_per_node == GPN:
             gpus = sorted({(n, g) for n, _ in rows for g in range(GPN)})
-        r = {"job_id": job_id}
+        r = {"job_id": job_id, "gpus_allocated": job.gpus}
+        reasons = []
         shared = any(o != job_id and on == n and os_ < end and start < oe and oe > os_
                      for n in {n for n, _ in rows} for o, on, os_, oe in intervals) \
             if end > start else False
         r["node_shared"] = shared if rows else None
-        if gpus is not None:
+        gpu_columns = ("gpus_with_telemetry", "gpu_samples_expected", "gpu_samples_observed",
+                       "telemetry_coverage", "gpu_util_mean_pct", "gpu_util_max_pct",
+                       "gpu_idle_fraction", "gpu_sm_active_mean_pct", "gpu_mem_used_mean_mib",
+                       "gpu_mem_used_max_mib", "gpu_power_mean_w", "gpu_power_max_w",
+                       "gpu_energy_j")
+        r.update(dict.fromkeys(gpu_columns))
+        if not rows:
+            reasons.append("no_allocation")
+        elif gpus is None:
+            reasons.append("gpu_indices_unknown")
+        else:
             inside = s[(s.ts >= start) & (s.ts < end)]
             wanted = {(a, float(b)) for a, b in gpus}
             sel = inside[np.array([(n, g) in wanted for n, g in zip(inside.node, inside.gpu_index)],
                                   dtype=bool)]
-            util = sel[sel.metric == "gpu_util_pct"].value
-            power = sel[sel.metric == "gpu_power_w"].value
-            counts = [len(util), len(power)]
+
+            def gauge(metric):
+                return sel[sel.metric == metric].value
+
+            util, power = gauge("gpu_util_pct"), gauge("gpu_power_w")
+            sm, mem = gauge("gpu_sm_active_pct"), gauge("gpu_mem_used_mib")
+            observed = max(len(util), len(power), len(sm), len(mem))
+            expected = len(gpus) * (math.ceil(end / interval_s) - math.ceil(start / interval_s))
             r["gpus_with_telemetry"] = sel.groupby(["node", "gpu_index"]).ngroups
-            r["gpu_samples_expected"] = len(gpus) * (math.ceil(end / interval_s) - math.ceil(start / interval_s))
-            r["gpu_samples_observed"] = max(counts)
-            r["gpu_util_mean_pct"] = util.mean() if len(util) else None
+            r["gpu_samples_expected"] = expected
+            r["gpu_samples_observed"] = observed
+            r["telemetry_coverage"] = min(1.0, observed / expected) if expected > 0 else None
+            for name, values in (("gpu_util", util), ("gpu_sm_active", sm)):
+                r[f"{name}_mean_pct"] = values.mean() if len(values) else None
             r["gpu_util_max_pct"] = util.max() if len(util) else None
             r["gpu_idle_fraction"] = (util <= 0).mean() if len(util) else None
+            r["gpu_mem_used_mean_mib"] = mem.mean() if len(mem) else None
+            r["gpu_mem_used_max_mib"] = mem.max() if len(mem) else None
             r["gpu_power_mean_w"] = power.mean() if len(power) else None
             r["gpu_power_max_w"] = power.max() if len(power) else None
             mine = np.array([(n, g) in wanted for n, g in zip(e.node, e.gpu_index)], dtype=bool)
             inc = e[(e.ts >= start) & (e.ts < end) & (e.prev_ts >= start) & mine]
             r["gpu_energy_j"] = inc.inc.sum() if len(inc) else None
-        if rows and not shared and end > start:
+            if observed == 0:
+                reasons.append("no_samples")
+        r.update(dict.fromkeys(("node_cpu_util_mean_pct", "node_mem_used_max_gib",
+                                "node_power_mean_w")))
+        if rows and shared:
+            reasons.append("node_shared")
+        elif rows:
             nodes = {n for n, _ in rows}
-            npw = s[(s.metric == "node_power_w") & s.node.isin(nodes) & (s.ts >= start) & (s.ts < end)]
-            r["node_power_mean_w"] = npw.value.mean() if len(npw) else None
+            node = s[s.gpu_index.isna() & s.node.isin(nodes) & (s.ts >= start) & (s.ts < end)]
+            npw = node[node.metric == "node_power_w"].value
+            cpu = node[node.metric == "node_cpu_util_pct"].value
+            nmem = node[node.metric == "node_mem_used_gib"].value
+            r["node_power_mean_w"] = npw.mean() if len(npw) else None
+            r["node_cpu_util_mean_pct"] = cpu.mean() if len(cpu) else None
+            r["node_mem_used_max_gib"] = nmem.max() if len(nmem) else None
+            if not len(node):
+                reasons.append("no_node_samples")
+        r["telemetry_null_reason"] = ";".join(reasons) or None
         out.append(r)
     return pd.DataFrame(out).set_index("job_id")
+
+
+def _plain(value):
+    """None for pandas' and numpy's missing values."""
+    missing = value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+    return None if missing else value
 
 
 def _close(a, b, tol) -> bool:
@@ -113,13 +153,15 @@ def test_asof_join_equals_naive_reference(case):
     want = reference(jobs, alloc, cols)
     tolerances = {"gpu_energy_j": 1e-3, "gpus_with_telemetry": 0, "gpu_samples_expected": 0,
                   "gpu_samples_observed": 0}
-    assert set(want.columns) <= set(got.columns), sorted(set(want.columns) - set(got.columns))
+    assert sorted(want.columns) == sorted(got.columns)  # every output column is checked
     for job_id, row in want.iterrows():
         for col, value in row.items():
             g = got.loc[job_id, col]
             g = None if g is pd.NA else g
-            if col == "node_shared":
-                assert (None if g is None else bool(g)) == value, (job_id, col)
+            if col in ("node_shared", "telemetry_null_reason"):
+                g, value = _plain(g), _plain(value)
+                assert (g if g is None or value is None else type(value)(g)) == value, \
+                    (job_id, col, g, value)
                 continue
             assert _close(g, value, tolerances.get(col, 2e-6)), (job_id, col, g, value)
 
