@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from swftools.telemetry.output import arrow_schema, describe, finalize_sql, table_schema
 
 
@@ -60,3 +62,64 @@ def test_the_table_schema_is_a_fresh_copy_each_time():
     first["fields"].pop()
     again = table_schema()
     assert "changed" not in str(again) and again["fields"][-1]["name"] == "telemetry_null_reason"
+
+
+def _attach(tmp_path, samples):
+    """``telemetry.attach`` of two one-GPU jobs on node n0 (GPU 0 and GPU 1, 10 minutes each)
+    to ``samples``: (metric, gpu index or None, value) every minute of the first job."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from swftools import table as jt
+    from swftools.telemetry import attach
+
+    from .strategies import TELEMETRY_T0 as t0
+
+    jobs = jt.from_columns({"job_id": [1, 2], "nodes": [1, 1], "gpus_per_node": [1, 1],
+                            "gpus": [1, 1], "start_time": [t0, t0 + 3600],
+                            "finish_time": [t0 + 600, t0 + 4200]})
+    rows = [(float(t0 + 60 * k), "n0", gpu, metric, value)
+            for k in range(10) for metric, gpu, value in samples]
+    table = pa.table({"ts": pa.array([r[0] for r in rows], pa.float64()),
+                      "node": [r[1] for r in rows],
+                      "gpu_index": pa.array([r[2] for r in rows], pa.int32()),
+                      "metric": [r[3] for r in rows],
+                      "value": pa.array([r[4] for r in rows], pa.float64())})
+    pq.write_table(table, tmp_path / "s.parquet")
+    alloc = pa.table({"job_id": pa.array([1, 2], pa.int64()), "node": ["n0", "n0"],
+                      "gpu_index": pa.array([0, 1], pa.int32())})
+    return attach(jobs, [tmp_path / "s.parquet"], metric_map=None, allocations=alloc,
+                  gpus_per_node=2, work_dir=tmp_path).to_pylist()
+
+
+def test_null_reasons_name_only_the_levels_the_sources_have(tmp_path):
+    """Without any GPU metric a job's missing GPU figures are not "no_samples" (nothing could
+    have been sampled); without any node metric, no "no_node_samples"."""
+    node_only = _attach(tmp_path, [("node_power_w", None, 500.0)])
+    assert [r["telemetry_null_reason"] for r in node_only] == [None, "no_node_samples"]
+    assert node_only[0]["node_power_mean_w"] == 500.0 and node_only[0]["gpu_util_mean_pct"] is None
+    gpu_only = _attach(tmp_path, [("gpu_util_pct", 0, 40.0)])
+    assert [r["telemetry_null_reason"] for r in gpu_only] == [None, "no_samples"]
+    both = _attach(tmp_path, [("gpu_util_pct", 0, 40.0), ("node_power_w", None, 500.0)])
+    assert [r["telemetry_null_reason"] for r in both] == [None, "no_samples;no_node_samples"]
+
+
+@pytest.mark.parametrize(("samples", "metric", "value"), [
+    ([("gpu_util_pct", 0, 100.5)], "gpu_util_pct", 100.5),
+    ([("gpu_power_w", 0, -3.0), ("gpu_util_pct", 0, 140.0)], "gpu_power_w", -3.0),
+    ([("node_cpu_util_pct", None, 250.0), ("gpu_util_pct", 0, 101.0)], "gpu_util_pct", 101.0),
+])
+def test_values_out_of_range_are_named(tmp_path, samples, metric, value):
+    """A negative value, or a percentage above 100, is refused naming the metric (the first by
+    name) and the value (the lowest if negative, else the highest)."""
+    from swftools.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        _attach(tmp_path, samples)
+    assert (err.value.field, err.value.value) == (metric, repr(value))
+    assert err.value.message.startswith(f"{metric} reaches {value!r}: negative or a percentage")
+
+
+def test_a_percentage_of_exactly_100_and_large_gauges_pass(tmp_path):
+    rows = _attach(tmp_path, [("gpu_util_pct", 0, 100.0), ("gpu_mem_used_mib", 0, 16000.0)])
+    assert rows[0]["gpu_util_max_pct"] == 100.0 and rows[0]["gpu_mem_used_max_mib"] == 16000.0
