@@ -1618,3 +1618,9 @@ def priority_wc_cases(draw):
                                min_size=1, max_size=4))
         gain = draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))
     return table, where, dataclasses.replace(inputs, gain=gain)
+
+
+# Term sets for the leak matcher's one-pass pattern: words over three letters that are neither
+# hex digits nor pseudonym prefixes, many sharing prefixes (``xyz``, ``xyzx``, ``xyy``).
+trie_word_sets = st.lists(st.text("xyz", min_size=3, max_size=5), min_size=1, max_size=8,
+                          unique=True)
