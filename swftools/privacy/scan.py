@@ -137,6 +137,8 @@ class Scanner:
                     self._scan_stream(fh, path.name, label, None)
         except OSError as exc:
             self.result.unreadable.append((label, None, exc.strerror or str(exc)))
+        except pa.ArrowException as exc:  # a Parquet file that is not one, or is cut short
+            self.result.unreadable.append((label, None, f"{type(exc).__name__}: {exc}"))
         except MemoryError:
             self.result.unreadable.append((label, None, OUT_OF_MEMORY))
         except InputError as exc:
