@@ -1638,6 +1638,7 @@ json_values = st.recursive(
                                                                 max_size=4),
     max_leaves=20)
 
+
 # Term sets for the leak matcher's one-pass pattern: words over three letters that are neither
 # hex digits nor pseudonym prefixes, many sharing prefixes (``xyz``, ``xyzx``, ``xyy``).
 trie_word_sets = st.lists(st.text("xyz", min_size=3, max_size=5), min_size=1, max_size=8,

@@ -348,3 +348,9 @@ def test_the_reidentification_report_is_in_the_json_and_the_text(tmp_path):
     assert report.to_dict()["reidentification"] == expected.to_dict()
     assert report.render().endswith(expected.render())
     assert "quasi-identifiers the table does not record: cpus, gpus" in report.notes
+
+
+def test_the_summary_counts_names_by_kind_in_words():
+    """Names from a names file are "names", the others "<kind> names"; users first."""
+    text = _report(searched={"name": 1, "host": 3, "user": 2}).render()
+    assert "30 bytes for 2 user names, 1 name, 3 host names and no key (give --key-file)" in text

@@ -167,7 +167,7 @@ class AuditReport:
                              f"{term.describe()} (--json lists up to 100 locations)")
         for file, member, reason in self.unreadable:
             lines.append(f"{file}{'!' + member if member else ''}: could not be scanned: {reason}")
-        searched = ", ".join(count(n, f"{k} name") for k, n in sorted(
+        searched = ", ".join(count(n, "name" if k == "name" else f"{k} name") for k, n in sorted(
             self.searched.items(), key=lambda item: item[0] != "user"))
         key = "the key" if self.key_searched else "no key (give --key-file)"
         status = {"leaks": f"LEAKS FOUND: {count(self.hit_count, 'occurrence')}",
