@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from swftools.formats import datapackage
+from swftools.validate.package_checks import load_package, safe_path
 
 from .validate_support import aaic_table, assert_fires, assert_silent, run
 
@@ -156,3 +157,228 @@ def test_bad_cells_across_record_batches_keep_their_lines(package, monkeypatch):
     rewrite_csv(package, change)
     found = assert_fires(run(package), "schema-type", 3)
     assert sorted((f.line, f.field) for f in found) == [(3, "gpus"), (17, "nodes"), (40, "gpus")]
+
+
+# --- issue 30: each descriptor, integrity and cell finding, word for word ---------------------
+
+@pytest.mark.parametrize("value, why", [
+    ("http://x/jobs.csv", "is a URL (remote data is not validated)"),
+    ("s3+x.y-z://b/k", "is a URL (remote data is not validated)"),
+    ("/etc/jobs.csv", "is an absolute path"),
+    ("C:\\jobs.csv", "is an absolute path"),
+    ("c:/jobs.csv", "is an absolute path"),
+    ("\\\\server\\jobs.csv", "is an absolute path"),
+    ("data/../../x.csv", "climbs out of the package with '..'"),
+    ("data\\..\\x.csv", "climbs out of the package with '..'"),
+    ("..", "climbs out of the package with '..'"),
+    ("data/jobs.csv", None), ("data/a..b.csv", None), ("C:jobs.csv", None),
+    ("1http://x", None), ("data/C:/x", None), ("x\\y.csv", None),
+])
+def test_safe_path_names_each_kind_of_unsafe_path(value, why):
+    assert safe_path(value) == why
+
+
+def _descriptor_findings(package, text: bytes | str, display=None):
+    data = text if isinstance(text, bytes) else text.encode()
+    (package / "datapackage.json").unlink()
+    (package / "datapackage.json").write_bytes(data)
+    report = run(display or package, "package-descriptor")
+    return [(f.path, f.line, f.message, f.expected) for f in report.findings]
+
+
+def test_an_unreadable_descriptor_is_one_located_finding(package):
+    where, exp = str(package / "datapackage.json"), "a JSON data package descriptor"
+    assert _descriptor_findings(package, '{\n "a": 1,\n "b": ]}') == [
+        (where, 3, "not valid JSON: Expecting value (column 7)", exp)]
+    assert _descriptor_findings(package, "[1, 2]") == [
+        (where, 1, "not a data package descriptor (expected a JSON object)", exp)]
+    found = _descriptor_findings(package, b'{"name": "\xff"}')
+    assert [(p, line, m[:12], e) for p, line, m, e in found] == [(where, None, "cannot read:", exp)]
+    (package / "datapackage.json").unlink()
+    (package / "datapackage.json").mkdir()
+    found = [(f.line, f.message[:12]) for f in run(package, "package-descriptor").findings]
+    assert found == [(None, "cannot read:")]
+
+
+def test_findings_show_paths_as_the_package_was_named(package, monkeypatch):
+    monkeypatch.chdir(package.parent)
+    pkg = load_package(package / "datapackage.json", "p/datapackage.json")
+    assert pkg.root == package and pkg.shown("data/x.csv") == "p/data/x.csv"
+    assert load_package(package, "p").shown("a") == "p/a"
+    monkeypatch.chdir(package)
+    pkg = load_package(package / "datapackage.json", "datapackage.json")
+    assert pkg.display_root == "" and pkg.shown("data/x.csv") == "data/x.csv"
+    assert load_package(package.parent / "none", "none").load_error == \
+        ("no datapackage.json (not a data package)", None)
+
+
+def test_descriptor_findings_point_at_the_line_of_the_path(package):
+    def change(desc):
+        desc["resources"][0]["path"] = "../jobs.csv.gz"
+        desc["resources"][1]["path"] = ["data/jobs.parquet", 7, "data/gone.parquet"]
+    edit_descriptor(package, change)
+    lines = (package / "datapackage.json").read_text().split("\n")
+    line_of = {v: next(i for i, t in enumerate(lines, 1) if f'"{v}"' in t)
+               for v in ("../jobs.csv.gz", "data/gone.parquet")}
+    found = [(f.line, f.message, f.value, f.expected)
+             for f in run(package, "package-descriptor").findings if f.value is not None]
+    assert found == [
+        (line_of["../jobs.csv.gz"], "resource 'jobs': path '../jobs.csv.gz' climbs out of the "
+         "package with '..'", "../jobs.csv.gz", "a relative path inside the package"),
+        (line_of["data/gone.parquet"], "resource 'jobs-parquet': file 'data/gone.parquet' does "
+         "not exist", "data/gone.parquet", "an existing file")]
+
+
+def _integrity(package, hash_value, drop_recorded=False):
+    def change(desc):
+        if hash_value is None:
+            desc["resources"][0].pop("hash")
+        else:
+            desc["resources"][0]["hash"] = hash_value
+        if drop_recorded:
+            desc["swftools"]["files"].pop("data/jobs.csv.gz")
+    edit_descriptor(package, change)
+    report = run(package, "package-integrity")
+    return [(f.field, f.message.split(": ", 1)[1], f.expected) for f in report.findings]
+
+
+def test_declared_hashes_are_checked_by_their_algorithm(package):
+    import hashlib
+    data = (package / "data" / "jobs.csv.gz").read_bytes()
+    digests = {a: getattr(hashlib, a)(data).hexdigest() for a in ("md5", "sha1", "sha256")}
+    differs = "{} checksum differs from the descriptor's {} (changed or damaged file)"
+    assert _integrity(package, f"SHA1:{digests['sha1'].upper()}") == []
+    assert _integrity(package, digests["md5"]) == []  # no prefix: md5
+    assert _integrity(package, "md5:" + "0" * 32) == [("hash", differs.format("md5", "hash"),
+                                                       "0" * 32)]
+    assert _integrity(package, "crc32:00000000") == []  # an algorithm not checked
+    assert _integrity(package, "sha256:" + "0" * 64) == [
+        ("hash", differs.format("sha256", "hash"), "0" * 64)]  # not twice (swftools.files)
+    edit_descriptor(package, lambda d: d["swftools"]["files"]["data/jobs.csv.gz"].update(
+        {"sha256": "A" * 64}))
+    assert _integrity(package, None) == [
+        ("hash", differs.format("sha256", "swftools.files"), "a" * 64)]
+    assert _integrity(package, "", drop_recorded=True) == []
+    edit_descriptor(package, lambda d: d["resources"][0].update({"bytes": 1}))
+    size = (package / "data" / "jobs.csv.gz").stat().st_size
+    found = run(package, "package-integrity").findings
+    assert [(f.field, f.message, f.value, f.expected) for f in found if f.field == "bytes"] == [
+        ("bytes", f"resource 'jobs': {size} bytes, the descriptor declares 1", size, "1")]
+
+
+def test_an_empty_csv_cannot_be_parsed(package):
+    (package / "data" / "jobs.csv.gz").write_bytes(gzip.compress(b"", mtime=0))
+    found = assert_fires(run(package, "schema-structure"), "schema-structure", 1)
+    assert found[0].message == "the CSV cannot be parsed: empty file (no header row)"
+
+
+def test_missing_values_of_the_schema_are_not_bad_cells(package):
+    def change(lines):
+        header = [h.strip("\"") for h in lines[0].split(",")]
+        for n, value in ((2, "NA"), (3, "n/a"), (4, "x7")):
+            cells = lines[n - 1].split(",")
+            cells[header.index("gpus")] = value
+            lines[n - 1] = ",".join(cells)
+        return lines
+    rewrite_csv(package, change)
+    schema_path = package / "schemas" / "jobs.json"
+    schema = json.loads(schema_path.read_text())
+    schema["missingValues"] = ["", "NA", {"value": "n/a"}]
+    schema_path.write_text(json.dumps(schema))
+    found = run(package, "schema-type").findings
+    assert [(f.line, f.value) for f in found] == [(4, "x7")]
+
+
+def _structure(package, schema):
+    edit_descriptor(package, lambda d: d["resources"][0].update({"schema": schema}))
+    report = run(package, "schema-structure")
+    return [f.message for f in report.findings], report.skipped.get("schema-structure")
+
+
+def test_the_table_schema_comes_from_the_descriptor_file_or_the_canonical_one(package):
+    schema = json.loads((package / "schemas" / "jobs.json").read_text())
+    fewer = dict(schema, fields=[f for f in schema["fields"] if f["name"] != "gpus"])
+    col = 1 + [f["name"] for f in schema["fields"]].index("gpus")
+    extra = [f"column {col} 'gpus' is not in the Table Schema"]
+    assert _structure(package, fewer) == (extra, None)  # inline
+    (package / "schemas" / "fewer.json").write_text(json.dumps(fewer))
+    assert _structure(package, "schemas/fewer.json") == (extra, None)  # a file of the package
+    (package / "schemas" / "list.json").write_text(json.dumps([fewer]))
+    (package / "schemas" / "bad.json").write_text("{")
+    (package.parent / "fewer.json").write_text(json.dumps(fewer))
+    assert _structure(package, "../fewer.json") == (
+        ["resource 'jobs': schema '../fewer.json' climbs out of the package with '..'"], None)
+    for fallback in ("https://example.org/fewer.json", "schemas/list.json",
+                     "schemas/bad.json", "schemas/none.json", {"fields": "gpus"}):
+        assert _structure(package, fallback) == ([], None), fallback  # the canonical schema
+
+
+def test_a_jobs_resource_that_is_not_a_csv_file_skips_the_cell_rules(package):
+    edit_descriptor(package, lambda d: d["resources"][0].update({"format": "parquet"}))
+    report = run(package, "schema-structure", "schema-type")
+    assert report.rules_run == [] and set(report.skipped) == {"schema-structure", "schema-type"}
+
+
+def test_the_fallback_table_is_built_from_the_csv_cells(package):
+    """When the reader refuses, the job table comes from the cells: bad cells unknown, rows
+    without an id left out (their lines skipped), the descriptor's metadata kept."""
+    from swftools import table as jt
+    from swftools.validate.package_checks import table_from_cells
+
+    def change(lines):
+        header = [h.strip("\"") for h in lines[0].split(",")]
+        rows = [line.split(",") for line in lines[1:6]]
+        rows[1][header.index("job_id")] = ""                   # line 3: no id
+        rows[2][header.index("gpus")] = "x7"                   # line 4: not an integer
+        rows[2][header.index("user")] = ""                     # unknown user
+        rows[3][header.index("avg_cpu_time_s")] = "12.5"       # line 5: a number
+        rows[4][header.index("avg_cpu_time_s")] = "1e"         # line 6: not a number
+        lines[1:6] = [",".join(r) for r in rows]
+        return lines
+    rewrite_csv(package, change)
+    table, lines = table_from_cells(load_package(package, str(package)))
+    assert lines.tolist()[:5] == [2, 4, 5, 6, 7] and table.num_rows == 39
+    assert table.column("job_id").to_pylist()[:4] == [1, 3, 4, 5]
+    assert table.column("gpus").to_pylist()[:3] == [1, None, 1]
+    assert table.column("user").to_pylist()[:3] == ["u0", None, "u0"]
+    assert table.column("avg_cpu_time_s").to_pylist()[:4] == [None, None, 12.5, None]
+    meta = jt.get_metadata(table)
+    assert (meta["time_zone"], meta["source_format"], meta["site"]) == ("Asia/Tokyo", "package",
+                                                                         "aaic")
+
+
+def test_a_descriptor_finding_names_the_line_of_a_path_on_the_first_line(package):
+    (package / "datapackage.json").write_text(
+        '{"resources": [{"name": "jobs", "path": "../x.csv"}, {"name": "ü",\n'
+        '"path": "/ü.csv"}]}', encoding="utf-8")  # non-ASCII as written, not escaped
+    found = [(f.line, f.value) for f in run(package, "package-descriptor").findings
+             if f.value is not None]
+    assert found == [(1, "../x.csv"), (2, "/ü.csv")]
+    (package / "datapackage.json").write_text(  # a leading newline; a path written twice
+        '\n{"resources": [{"name": "jobs", "path": "../x.csv"},\n'
+        '{"name": "b", "path": "../x.csv"}, {"name": "c", "path": "\\/abs.csv"}]}')
+    found = [(f.line, f.value) for f in run(package, "package-descriptor").findings
+             if f.value is not None]
+    assert found == [(2, "../x.csv"), (2, "../x.csv"), (None, "/abs.csv")]  # escaped: no line
+
+
+def test_each_supported_hash_algorithm_is_checked(package):
+    differs = "{} checksum differs from the descriptor's {} (changed or damaged file)"
+    for value, algorithm in (("sha1:" + "0" * 40, "sha1"), ("sha512:" + "0" * 128, "sha512"),
+                             ("0" * 32, "md5")):
+        assert [m for _, m, _ in _integrity(package, value)] == [differs.format(algorithm, "hash")]
+    edit_descriptor(package, lambda d: d["swftools"]["files"]["data/jobs.csv.gz"].update(
+        {"sha256": "b" * 64}))
+    import hashlib
+    md5 = hashlib.md5((package / "data" / "jobs.csv.gz").read_bytes()).hexdigest()
+    assert [m for _, m, _ in _integrity(package, f"md5:{md5}")] == [
+        differs.format("sha256", "swftools.files")]  # recorded sha256 checked beside an md5
+    assert [m for _, m, _ in _integrity(package, "sha256:" + "0" * 64)] == [
+        differs.format("sha256", "hash")]  # not twice: the declared sha256 wins
+
+
+def test_without_missing_values_an_empty_cell_is_unknown(package):
+    schema = json.loads((package / "schemas" / "jobs.json").read_text())
+    schema.pop("missingValues", None)
+    edit_descriptor(package, lambda d: d["resources"][0].update({"schema": schema}))
+    assert run(package, "schema-type").findings == []  # the CSV has empty cells (unknowns)

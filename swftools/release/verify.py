@@ -72,16 +72,18 @@ def _safe_extract(tarball: Path, dest: Path, limits: Limits | None = None) -> Pa
                                                    "a file of the same archive",
                                      expected="folders and files with distinct names")
                 target.parent.mkdir(parents=True, exist_ok=True)
-                with read_member(tar, info, path=str(tarball), limits=lim) as src, \
-                        open(target, "xb") as out:
+                try:
+                    out = open(target, "xb")
+                except FileExistsError:  # a folder made by an earlier member's path
+                    raise InputError(str(tarball), f"member {shorten(info.name)!r} would be "
+                                                   "extracted twice",
+                                     expected="each member once") from None
+                with out, read_member(tar, info, path=str(tarball), limits=lim) as src:
                     shutil.copyfileobj(src, out, 1 << 20)
             for info in tar.getmembers():  # a folder of its own counts as a top folder too
                 if info.isdir() and (name := info.name.strip("/").removeprefix("./")) \
                         and name != ".":
                     tops.add(name.split("/", 1)[0])
-    except FileExistsError as exc:
-        raise InputError(str(tarball), f"member {shorten(str(exc.filename))!r} would be "
-                                       "extracted twice", expected="each member once") from None
     except (tarfile.TarError, EOFError) as exc:
         raise InputError(str(tarball), f"not a readable .tar.gz ({exc})") from None
     if len(tops) != 1:
@@ -182,7 +184,7 @@ def check_checksums(root: Path, report: VerifyReport) -> None:
     for rel in present:
         if rel not in listed:
             report.problems.append(f"{shorten(rel)}: present but not listed in {CHECKSUMS}")
-    report.checks.append(f"{CHECKSUMS}: {len(listed)} files")
+    report.checks.append(f"{CHECKSUMS}: {count(len(listed), 'file')}")
 
 
 class _DownloadRows(HTMLParser):
@@ -233,7 +235,7 @@ def check_page(root: Path, report: VerifyReport) -> None:
         if rel not in listed and not rel.endswith(".tar.gz"):
             report.problems.append(f"{shorten(rel)}: present but not in the download list of "
                                    f"{INDEX_HTML}")
-    report.checks.append(f"{INDEX_HTML}: download list of {len(rows)} files")
+    report.checks.append(f"{INDEX_HTML}: download list of {count(len(rows), 'file')}")
 
 
 def check_package(root: Path, report: VerifyReport) -> Any:
@@ -292,15 +294,17 @@ def check_swf_agreement(root: Path, table: Any, report: VerifyReport) -> None:
     site = resolve_site(None, table)
     expected = swf_field_values(table, site)
     actual = swf_field_values(swf_table)
+    agree = True
     for f, exp, act in zip(FIELDS, expected, actual):
         e, a = exp.to_numpy(zero_copy_only=False), act.to_numpy(zero_copy_only=False)
         diff = np.flatnonzero(e != a)
         if len(diff):
-            row = int(diff[0])
+            agree, row = False, int(diff[0])
             report.problems.append(
                 f"SWF {f.label} disagrees with the package on {count(len(diff), 'job')} "
                 f"(first: job {table.column('job_id')[row].as_py()}: SWF {a[row]}, package {e[row]})")
-    report.checks.append(f"SWF and package agree on {count(table.num_rows, 'job')}")
+    if agree:
+        report.checks.append(f"SWF and package agree on {count(table.num_rows, 'job')}")
 
 
 def verify(path: str | Path, names: Iterable[str] | Mapping[str, Iterable[str]] | None = None,

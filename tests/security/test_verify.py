@@ -255,3 +255,50 @@ def test_verify_never_tracebacks_on_hostile_tarballs(specs):
         else:
             assert not report.ok  # no such tarball is a valid archive
         assert os.listdir(tmp) == ["x.tar.gz"]  # nothing extracted next to it
+
+
+# ------------------------------------------------------------- issue 30: layout of a tarball
+
+def test_a_member_below_a_file_of_the_archive_is_refused(tmp_path):
+    path = tarball(tmp_path / "a.tar.gz", [member("top/a", b"a"), member("top/a/b", b"b")])
+    assert expect_refused(path) == (f"{path}: member 'top/a/b' lies below a file of the same "
+                                    "archive (expected folders and files with distinct names)")
+
+
+def test_a_file_where_a_member_made_a_folder_is_refused_by_its_member_name(tmp_path):
+    path = tarball(tmp_path / "a.tar.gz", [member("top/a/b", b"b"), member("top/a", b"a")])
+    assert expect_refused(path) == (f"{path}: member 'top/a' would be extracted twice "
+                                    "(expected each member once)")
+
+
+@pytest.mark.parametrize("members, found", [
+    ([member("a/x", b"x"), member("b/y", b"y")], "found 2: ['a', 'b']"),
+    ([member("top/x", b"x"), member("other/", kind=tarfile.DIRTYPE)], "found 2: ['other', 'top']"),
+    ([member("top/x", b"x"), member("./other", kind=tarfile.DIRTYPE)], "found 2: ['other', 'top']"),
+    ([member("top/x", b"x"), member("Xtra/", kind=tarfile.DIRTYPE)], "found 2: ['Xtra', 'top']"),
+    ([member("top/x", b"x"), member(" /", kind=tarfile.DIRTYPE)], "found 2: [' ', 'top']"),
+    ([member(f"t{i:02}/x", b"x") for i in range(12)],
+     f"found 12: {[f't{i:02}' for i in range(10)]}"),
+    ([member("x", b"x")], "found the file 'x'"),
+    ([], "found 0: []"),
+])
+def test_a_tarball_needs_exactly_one_top_folder(tmp_path, members, found):
+    path = tarball(tmp_path / "a.tar.gz", members)
+    assert expect_refused(path) == f"{path}: expected one top folder, {found}"
+
+
+def test_dot_and_nested_folder_members_do_not_count_as_top_folders(tmp_path):
+    path = tarball(tmp_path / "a.tar.gz", [member("./", kind=tarfile.DIRTYPE),
+                                           member("top/sub/", kind=tarfile.DIRTYPE),
+                                           member("top/sub/deeper/", kind=tarfile.DIRTYPE),
+                                           member("top/a.txt", b"a")])
+    assert verify(path, limits=SMALL).problems[0] == "SHA256SUMS is missing"
+
+
+def test_the_limits_given_apply_to_reading_members_too(tmp_path, monkeypatch):
+    """Limits passed to verify win over the environment's, while extracting as while listing."""
+    path = tarball(tmp_path / "a.tar.gz", [member("top/a.txt", os.urandom(3000))])
+    monkeypatch.setenv("SWFTOOLS_MAX_MEMBER_BYTES", "2000")
+    with pytest.raises(InputError, match="over the cap"):
+        verify(path)
+    assert verify(path, limits=Limits(member_bytes=8000)).problems[0] == "SHA256SUMS is missing"
