@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Caches swftools' kernels may use; each is pointed at an empty folder of the benchmark.
+# The kernel caches of swftools before its kernels were compiled at install (numba's, and
+# ``make aot``'s). swftools reads neither now; each is still pointed at an empty folder of the
+# benchmark, so that a cache brought back by mistake is timed cold, as a user would first get it.
 CACHE_VARIABLES = ("NUMBA_CACHE_DIR", "SWFTOOLS_AOT_DIR")
-# numba's cache files (index, data) and the AOT modules of swftools.aot
+# numba's cache files (index, data): none may be inside an installed package
 KERNEL_CACHE_SUFFIXES = (".nbi", ".nbc")
 
 
@@ -88,8 +90,8 @@ def fresh_install(tmp: Path) -> Installed:
         raise SystemExit(f"the fresh install holds kernel cache files: {stale[:3]}")
     installed = _venv(venv, tmp / "caches")
     installed.how = (f"AS INSTALLED: fresh venv, `pip install {ROOT.name}` (regular, non-editable; "
-                     f"{time.perf_counter() - started:.0f} s), empty NUMBA_CACHE_DIR and "
-                     "SWFTOOLS_AOT_DIR, no PYTHONPATH")
+                     f"{time.perf_counter() - started:.0f} s), no run-time kernel cache (the old "
+                     "NUMBA_CACHE_DIR and SWFTOOLS_AOT_DIR point at empty folders), no PYTHONPATH")
     return installed
 
 
