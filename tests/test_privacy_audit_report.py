@@ -354,3 +354,23 @@ def test_the_summary_counts_names_by_kind_in_words():
     """Names from a names file are "names", the others "<kind> names"; users first."""
     text = _report(searched={"name": 1, "host": 3, "user": 2}).render()
     assert "30 bytes for 2 user names, 1 name, 3 host names and no key (give --key-file)" in text
+
+
+def test_a_names_file_is_utf8_under_any_locale(tmp_path):
+    """Raw names such as ``田中`` or ``müller`` are read as UTF-8 also under the C locale (ASCII),
+    in a fresh interpreter; the same file reads the same here."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "names.txt"
+    path.write_text("田中\nmüller\n", encoding="utf-8")
+    assert read_names_file(path) == ["田中", "müller"]
+    code = ("import sys; from swftools.privacy.audit import read_names_file; "
+            "print(','.join(read_names_file(sys.argv[1])).encode('utf-8').hex())")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    env.pop("PYTHONIOENCODING", None)
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, check=False, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert bytes.fromhex(done.stdout.strip()).decode("utf-8") == "田中,müller"
