@@ -36,3 +36,18 @@ def traces_dir() -> Path:
     if not TRACES.is_dir():
         pytest.skip(f"{TRACES} is absent (CI provides ../shared beside the checkout)")
     return TRACES
+
+
+def text_under_c_locale(code: str, *args: str) -> str:
+    """What ``python -c code args`` prints with UTF-8 hex-encoded (``print(x.encode().hex())``),
+    run under the C locale (ASCII; neither UTF-8 mode nor an I/O encoding forced): for tests that
+    a file is read as UTF-8 whatever the user's locale."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    env.pop("PYTHONIOENCODING", None)
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          check=False, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return bytes.fromhex(done.stdout.strip()).decode("utf-8")

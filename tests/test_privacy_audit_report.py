@@ -24,6 +24,8 @@ from swftools.privacy.audit import (
 from swftools.privacy.match import Term
 from swftools.privacy.scan import Leak
 
+from .conftest import text_under_c_locale
+
 TANAKA = Term("tanaka", "user")
 SATO = Term("sato", "group")
 
@@ -359,18 +361,9 @@ def test_the_summary_counts_names_by_kind_in_words():
 def test_a_names_file_is_utf8_under_any_locale(tmp_path):
     """Raw names such as ``田中`` or ``müller`` are read as UTF-8 also under the C locale (ASCII),
     in a fresh interpreter; the same file reads the same here."""
-    import os
-    import subprocess
-    import sys
-
     path = tmp_path / "names.txt"
     path.write_text("田中\nmüller\n", encoding="utf-8")
     assert read_names_file(path) == ["田中", "müller"]
     code = ("import sys; from swftools.privacy.audit import read_names_file; "
             "print(','.join(read_names_file(sys.argv[1])).encode('utf-8').hex())")
-    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
-    env.pop("PYTHONIOENCODING", None)
-    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
-                          text=True, check=False, env=env, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert bytes.fromhex(done.stdout.strip()).decode("utf-8") == "田中,müller"
+    assert text_under_c_locale(code, str(path)) == "田中,müller"

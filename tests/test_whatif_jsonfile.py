@@ -4,9 +4,6 @@ every load (jsonschema costs ~0.1 s a process), files at load with a located err
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import jsonschema
 import pytest
@@ -15,6 +12,8 @@ from swftools.errors import InputError
 from swftools.resources import load_json, schemas_dir
 from swftools.whatif import sensitivity, training
 from swftools.whatif.jsonfile import load_checked
+
+from .conftest import text_under_c_locale
 
 # (presets, folder under schemas/whatif, schema)
 KINDS = [(sensitivity.PRESETS, "", "sensitivity.schema.json"),
@@ -127,9 +126,4 @@ def test_a_utf8_file_reads_under_any_locale(tmp_path):
             "from swftools.whatif.jsonfile import load_checked; "
             "print(load_checked('sensitivity', sys.argv[1], s.PRESETS, '', "
             "'sensitivity.schema.json')[0]['title'].encode('utf-8').hex())")
-    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
-    env.pop("PYTHONIOENCODING", None)
-    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
-                          text=True, check=False, env=env, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert bytes.fromhex(done.stdout.strip()).decode("utf-8") == "Modèle — vitesse"
+    assert text_under_c_locale(code, str(path)) == "Modèle — vitesse"
