@@ -67,29 +67,22 @@ def test_the_table_schema_is_a_fresh_copy_each_time():
 def _attach(tmp_path, samples):
     """``telemetry.attach`` of two one-GPU jobs on node n0 (GPU 0 and GPU 1, 10 minutes each)
     to ``samples``: (metric, gpu index or None, value) every minute of the first job."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from swftools import table as jt
     from swftools.telemetry import attach
 
     from .strategies import TELEMETRY_T0 as t0
+    from .test_telemetry_engine import _alloc_table, _write_samples
 
     jobs = jt.from_columns({"job_id": [1, 2], "nodes": [1, 1], "gpus_per_node": [1, 1],
                             "gpus": [1, 1], "start_time": [t0, t0 + 3600],
                             "finish_time": [t0 + 600, t0 + 4200]})
     rows = [(float(t0 + 60 * k), "n0", gpu, metric, value)
             for k in range(10) for metric, gpu, value in samples]
-    table = pa.table({"ts": pa.array([r[0] for r in rows], pa.float64()),
-                      "node": [r[1] for r in rows],
-                      "gpu_index": pa.array([r[2] for r in rows], pa.int32()),
-                      "metric": [r[3] for r in rows],
-                      "value": pa.array([r[4] for r in rows], pa.float64())})
-    pq.write_table(table, tmp_path / "s.parquet")
-    alloc = pa.table({"job_id": pa.array([1, 2], pa.int64()), "node": ["n0", "n0"],
-                      "gpu_index": pa.array([0, 1], pa.int32())})
-    return attach(jobs, [tmp_path / "s.parquet"], metric_map=None, allocations=alloc,
-                  gpus_per_node=2, work_dir=tmp_path).to_pylist()
+    cols = dict(zip(("ts", "node", "gpu_index", "metric", "value"),
+                    (list(c) for c in zip(*rows))))
+    path = _write_samples(cols, tmp_path / "s.parquet")
+    return attach(jobs, [path], metric_map=None, allocations=_alloc_table(
+        [(1, "n0", 0), (2, "n0", 1)]), gpus_per_node=2, work_dir=tmp_path).to_pylist()
 
 
 def test_null_reasons_name_only_the_levels_the_sources_have(tmp_path):

@@ -143,7 +143,8 @@ def load_platform(name_or_path: str | Path) -> Platform:
         if b is None or (i and bounds[i - 1] is not None and b <= bounds[i - 1]):
             raise InputError(name, f"level {levels[i].name!r} must have a max_gpus above the "
                              "previous level's", field=f"levels/{i}/max_gpus", value=str(b),
-                             line=json_line(text, ["levels", i] + (["max_gpus"] if b is not None else [])),
+                             line=json_line(text, ["levels", i, "max_gpus"] if b is not None
+                                            else ["levels", i]),
                              expected="levels innermost first, max_gpus increasing; only the "
                                       "last level without max_gpus")
     if levels[-1].max_gpus is not None:
