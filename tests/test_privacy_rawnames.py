@@ -380,6 +380,33 @@ def test_the_server_of_a_pbs_job_id_is_everything_after_the_first_dot():
         "host": ["srv9.example.org"]}
 
 
+def test_a_pbs_record_the_reader_accepts_is_read_as_a_record():
+    # the reader's grammar: a "file:" prefix (grep -H output), a lowercase record type
+    for line in ("acct/20230401:04/01/2023 10:00:00;E;12.srv9;user=amy group=lab",
+                 "04/01/2023 10:00:00;e;12.srv9;user=amy group=lab"):
+        assert _collect(pbs_line, line) == {"user": ["amy"], "group": ["lab"],
+                                            "host": ["srv9"]}
+
+
+def test_raw_names_find_every_user_the_pbs_reader_reads(tmp_path):
+    from swftools.formats import pbs
+
+    path = tmp_path / "pbs.log"
+    path.write_bytes(b"20230401:04/01/2023 10:00:00;Q;7.srv9;queue=q\n"
+                     b"20230401:04/01/2023 10:00:05;S;7.srv9;user=amy group=lab "
+                     b"exec_host=n01/0 Resource_List.walltime=01:00:00\n"
+                     b"20230401:04/01/2023 10:10:00;E;7.srv9;user=amy group=lab "
+                     b"exec_host=n01/0 Resource_List.walltime=01:00:00 start=1680343205 "
+                     b"end=1680343800 Exit_status=0\n"
+                     b"\r04/01/2023 10:00:00;Q;8.srv9;user=bob queue=q\n"
+                     b"\t \tuser=cid\n")
+    users = set(pbs.read(path, skip_bad_lines=True).column("user").to_pylist())
+    assert "amy" in users
+    names = raw_names(path, "pbs")
+    assert users <= set(names["user"]) and names["user"] == ["amy", "bob", "cid"]
+    assert names["host"] == ["n01", "srv9"]
+
+
 def test_pbs_attributes_are_separated_by_spaces_only():
     # PBS writes one space between attributes: a tab belongs to the value
     assert _collect(pbs_line, "04/01/2023 10:00:00;Q;1;user=amy\tgroup=lab") == {

@@ -19,6 +19,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,6 @@ _PBS_ATTRS = {"user": "user", "euser": "user", "group": "group", "egroup": "grou
               "account": "group", "jobname": "job", "job_name": "job", "exec_host": "host",
               "exec_vnode": "host", "exec_host2": "host", "resource_list.nodes": "host",
               "requestor": "user@host", "owner": "user@host"}
-_PBS_RECORD = re.compile(r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;([A-Z]);([^;]*);(.*)$")
 _HOST_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _BRACKETS = re.compile(r"\[[^\]]*(\]|$)")
 
@@ -132,7 +132,7 @@ def _lines(path: str | os.PathLike) -> Iterator[str]:
                     rest = fh.readline(MAX_LINE_BYTES)
                     if not rest or rest.endswith(b"\n"):
                         break
-            yield line.decode("utf-8", "replace").rstrip("\r\n")
+            yield line.decode("utf-8", "replace").strip()
 
 
 def slurm_line(names: list[str], line: str, into: Collector) -> None:
@@ -144,11 +144,18 @@ def slurm_line(names: list[str], line: str, into: Collector) -> None:
             into.add(kind, cell)
 
 
+@lru_cache(maxsize=1)
+def _pbs_record() -> re.Pattern[str]:
+    from swftools.formats.pbs.records import schema  # the reader's record grammar
+
+    return re.compile(schema()["recordPattern"])
+
+
 def pbs_line(line: str, into: Collector) -> None:
     """The identifying attributes of one PBS accounting record (also a malformed one)."""
-    m = _PBS_RECORD.match(line)
+    m = _pbs_record().match(line)
     if m:
-        job_id, message = m.group(2), m.group(3)
+        job_id, message = m.group(4), m.group(5)
         _, dot, server = job_id.partition(".")
         if dot:
             into.add("host", server)
