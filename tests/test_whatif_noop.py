@@ -124,3 +124,78 @@ def test_same_schedule_compares_by_job_whatever_the_row_order():
     assert not same_schedule(base, jobs([3, 1, 2], [9, 0, 5], [12, 4, 9]))  # one end differs
     assert not same_schedule(base, jobs([1, 2, 4], [0, 5, 9], [4, 8, 12]))  # another job
     assert not same_schedule(base, jobs([1, 2], [0, 5], [4, 8]))
+
+
+# --- the reasons, word for word (fast: no replay) ---------------------------------------------
+
+NO_VAR = ("no variability: site aaic has one GPU model (P100) and every GPU scores the same "
+          "({source}), so {name}, which ranks GPUs by model, score or class, places as {as_} does")
+PER_CLASS_NOTE = ("one score per GPU: the {source} has no score:<class> columns, so every "
+                  "application class sees the same scores and {name} ranks the GPUs alike for "
+                  "every job (PAL's per-class variability is not modelled)")
+
+
+def test_static_reasons_of_a_homogeneous_site_word_for_word():
+    from swftools.whatif.noop import static_reasons
+
+    site = load_site("aaic")
+    names = ["packed", "priority", "lxv", "best-fit", "pal"]
+    assert static_reasons(site, None, names, False) == {
+        "priority": NO_VAR.format(source="no --profile and no gpu_scores in the site file",
+                                  name="priority", as_="packed"),
+        "lxv": NO_VAR.format(source="no --profile and no gpu_scores in the site file",
+                             name="lxv", as_="locality-first"),
+        "pal": PER_CLASS_NOTE.format(source="site", name="pal")}
+    same = "the profile gives every GPU the same score"
+    assert static_reasons(site, np.zeros((40, 8), np.int64), names, True) == {
+        "priority": NO_VAR.format(source=same, name="priority", as_="packed"),
+        "lxv": NO_VAR.format(source=same, name="lxv", as_="locality-first"),
+        "pal": PER_CLASS_NOTE.format(source="profile", name="pal")}
+    # per-class scores given: no note for pal; an empty class array is one class too
+    assert static_reasons(site, np.zeros(0, np.int64), ["packed", "pal", "even"], True,
+                          class_scores=True) == {
+        "even": NO_VAR.format(source=same, name="even", as_="packed")}
+
+
+def test_two_scores_on_one_model_leave_only_the_one_model_and_one_class_reasons():
+    from swftools.whatif.cluster import with_scores
+    from swftools.whatif.noop import static_reasons
+
+    scores = np.ones((40, 8))
+    scores[3, 2] = 0.5
+    site = with_scores(load_site("aaic"), scores)
+    names = ["packed", "even", "variability-first", "priority"]
+    one_class = ("one performance class: every GPU of site aaic is in class 0 ({source}), so "
+                 "variability-first places as packed does")
+    even = "one GPU model: site aaic has only P100 GPUs, so even places as packed does"
+    assert static_reasons(site, None, names, False) == {
+        "even": even, "variability-first": one_class.format(
+            source="no --profile and no class column in the site's gpu_scores")}
+    assert static_reasons(site, np.zeros((40, 8), np.int64), names, True) == {
+        "even": even, "variability-first": one_class.format(source="the profile has one class")}
+    classes = np.zeros((40, 8), np.int64)
+    classes[3, 2] = 1
+    assert static_reasons(site, classes, names, True) == {"even": even}
+
+
+def test_one_gpu_of_class_one_is_two_classes():
+    from swftools.whatif.cluster import flat_site
+    from swftools.whatif.noop import static_reasons
+
+    site = flat_site(1)
+    assert static_reasons(site, np.array([[1]]), ["packed", "variability-first"], True) == {}
+    assert "variability-first" in static_reasons(site, np.array([[0]]),
+                                                 ["packed", "variability-first"], True)
+
+
+def test_no_ops_joins_a_static_reason_and_an_identical_schedule():
+    import pyarrow as pa
+
+    from swftools.whatif.noop import no_ops
+
+    jobs = pa.table({"job_id": [1, 2], "start_time": [0, 5], "end_time": [4, 8]})
+    later = pa.table({"job_id": [1, 2], "start_time": [0, 6], "end_time": [4, 9]})
+    assert no_ops({"even": "one GPU model"}, {"packed": jobs, "even": jobs, "lxv": later},
+                  ["packed", "even", "lxv"]) == {
+        "even": "one GPU model; its schedule is identical to packed's (every job starts and "
+                "ends at the same second)"}

@@ -42,10 +42,6 @@ ONE_MODEL = {"even": "packed"}
 PER_CLASS = ("pm-first", "pal")
 
 
-def _models(site: Site) -> str:
-    return ", ".join(site.gpu_models) or "none"
-
-
 def static_reasons(site: Site, classes: np.ndarray | None, names: list[str],
                    profile_given: bool, *, class_scores: bool = False) -> dict[str, str]:
     """Per policy of ``names`` (the baseline, ``names[0]``, excluded) why it cannot use what it
@@ -66,7 +62,7 @@ def static_reasons(site: Site, classes: np.ndarray | None, names: list[str],
 def _reasons(site: Site, classes: np.ndarray | None, names: list[str],
              profile_given: bool) -> dict[str, str]:
     """``static_reasons`` without the per-class note."""
-    one_model = len(set(site.gpu_model_of_node)) <= 1
+    one_model = len(site.gpu_models) == 1  # a site has at least one node
     scores = {s for row in site.gpu_score for s in row}
     one_class = classes is None or classes.size == 0 or int(np.max(classes)) == 0
     out: dict[str, str] = {}
@@ -76,13 +72,13 @@ def _reasons(site: Site, classes: np.ndarray | None, names: list[str],
         for name in names[1:]:
             if name in VARIABILITY_POLICIES:
                 out[name] = (f"no variability: site {site.name} has one GPU model "
-                             f"({_models(site)}) and every GPU scores the same ({source}), so "
+                             f"({site.gpu_models[0]}) and every GPU scores the same ({source}), so "
                              f"{name}, which ranks GPUs by model, score or class, places as "
                              f"{VARIABILITY_POLICIES[name]} does")
         return out
     for name in names[1:]:
         if one_model and name in ONE_MODEL:
-            out[name] = (f"one GPU model: site {site.name} has only {_models(site)} GPUs, so "
+            out[name] = (f"one GPU model: site {site.name} has only {site.gpu_models[0]} GPUs, so "
                          f"{name} places as {ONE_MODEL[name]} does")
         elif one_class and name in ONE_CLASS:
             source = ("the profile has one class" if profile_given else
