@@ -61,9 +61,33 @@ def test_static_estimate_of_the_mlperf_table_is_9_24_not_8_24():
     assert est.median_gain == pytest.approx((1 * 3600 + 48 * 60 + 14) / (1 * 3600 + 22 * 60 + 50))
 
 
+def test_sensitivity_jobs_take_the_first_and_the_last_gpu_model():
+    from swftools.whatif.sensitivity import JobClass, Sensitivity
+
+    def cls(name, times):
+        return JobClass(name, {"K80": 1.0, "P100": 2.0, "V100": 3.0}, 1.0, 1.0,
+                        run_time_s=times)
+
+    sens = Sensitivity("three", "three.json", ("K80", "P100", "V100"),
+                       (cls("A", {"K80": 90.0, "P100": 50.0, "V100": 30.0}),
+                        cls("B", {"K80": 80.0, "P100": 40.0, "V100": 20.0}),
+                        cls("C", None)), (0.5, 0.3, 0.2), True)
+    assert sensitivity_jobs(sens, [1, 0]) == [("B", 80.0, 20.0), ("A", 90.0, 30.0)]
+    with pytest.raises(UsageError) as exc:
+        sensitivity_jobs(sens)
+    assert str(exc.value) == ("class C of three gives speeds, not measured run times: the "
+                              "static estimate needs run times")
+
+
 def test_static_estimate_bad_input():
-    with pytest.raises(UsageError, match="at least one job"):
+    with pytest.raises(UsageError) as exc:
         static_estimate([])
+    assert str(exc.value) == "the static estimate needs at least one job"
+    for slow, fast in ((0, 10), (10, 0), (-1, 10)):
+        with pytest.raises(UsageError, match="run times must be positive"):
+            static_estimate([("X", slow, fast)])
+    est = static_estimate([("X", 0.5, 0.25), ("Y", 0.75, 0.5)])  # below one second is fine
+    assert est.even_s == pytest.approx(1.0) and est.priority_s == pytest.approx(1.0)
     with pytest.raises(UsageError, match="job 'X': run times must be positive"):
         static_estimate([("X", 10, 0)])
 
@@ -101,6 +125,133 @@ def test_metrics_model_utilization_and_changes_by_hand():
     assert m["mean_wait_s"] == 50.0 and m["total_run_s"] == 150.0
     base = dict(m, mean_wait_s=25.0, utilization=m["utilization"] * 2)
     assert changes(m, base) == {"better": [], "worse": ["mean wait x2.00", "utilization -50.0 %"]}
+
+
+def test_metrics_of_an_empty_schedule_are_zero_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = pal_metrics(_jobs([]), [(0, 4)])
+        assert model_utilization(_jobs([]), ["P100", "V100", "P100"], 2) == {"P100": 0.0,
+                                                                            "V100": 0.0}
+    assert m["p95_wait_s"] == 0.0 and m["mean_wait_s"] == 0.0
+
+
+def test_model_utilization_of_one_job_and_of_a_job_on_no_node():
+    """One 2-GPU job on node 1 (V100) for 100 s of a 0..200 s span; a job that held no node
+    (no node ids) counts for no model: V100 busy 200 of 400 GPU-s."""
+    one = _jobs([(0, 100, 200, 100, 100, 2, 1, "1")])
+    assert model_utilization(one, ["P100", "V100"], 2) == {"P100": 0.0, "V100": 0.5}
+    none = _jobs([(0, 100, 200, 100, 100, 2, 1, "1"), (0, 0, 0, 0, 0, 0, 0, "")])
+    assert model_utilization(none, ["P100", "V100"], 2) == {"P100": 0.0, "V100": 0.5}
+
+
+def test_model_utilization_over_a_span_of_one_second_and_of_none():
+    one_s = _jobs([(0, 0, 1, 0, 1, 2, 1, "1")])
+    assert model_utilization(one_s, ["P100", "V100"], 2) == {"P100": 0.0, "V100": 1.0}
+    instant = _jobs([(5, 5, 5, 0, 0, 2, 1, "1")])
+    assert model_utilization(instant, ["P100", "V100"], 2) == {"P100": 0.0, "V100": 0.0}
+
+
+def _two_node_site():
+    from swftools.site import site_from_settings
+
+    from .strategies import whatif_settings
+
+    groups = [{"name": "old", "nodes": 1, "gpu_model": "P100", "gpus_per_node": 1},
+              {"name": "new", "nodes": 1, "gpu_model": "V100", "gpus_per_node": 1}]
+    return site_from_settings(whatif_settings(2, 1, node_groups=groups))
+
+
+def test_no_wait_split_ranks_jobs_by_their_gain_not_by_a_speed():
+    """Classes A, B, C run 1.5x, 0.5x and 1.2x as fast on a V100 as on a P100: their gains
+    are 1.5, 2.0 (the V100 is the slow side for B) and 1.2, so B alone is above the median
+    and is sent to the V100 (the faster model on the mean), where it takes 2,000 s."""
+    from swftools.whatif.seeds import no_wait_split
+    from swftools.whatif.sensitivity import JobClass, Sensitivity
+
+    from .test_replay import gpu_table
+
+    speeds = {"A": 1.5, "B": 0.5, "C": 1.2}
+    sens = Sensitivity("abc", "abc.json", ("P100", "V100"),
+                       tuple(JobClass(c, {"P100": 1.0, "V100": v}, 1.0, 1.0)
+                             for c, v in speeds.items()), (0.4, 0.3, 0.3), True)
+    table = gpu_table([(k, 0, 1000, 1, 1, 1000) for k in (1, 2, 3)])
+    split = no_wait_split(table, _two_node_site(), sens, [0, 1, 2])
+    v100 = {c: 1000 / v for c, v in speeds.items()}
+    assert split.even_s == pytest.approx(sum((1000 + t) / 2 for t in v100.values()))
+    assert split.priority_s == pytest.approx(1000 + 2000 + 1000)
+    assert split.fast_s == pytest.approx(sum(v100.values()))
+    assert split.fast_share == pytest.approx(1 / 3)
+
+
+def test_no_wait_split_takes_the_slowest_and_the_fastest_of_three_models():
+    """K80, P100 and V100 nodes; jobs recorded on the P100 (the trace's model), 1,000 s. A runs
+    1:2:3 on them, B 1:2:2.5: on the K80 both take 2,000 s, on the V100 667 and 800 s. Gains
+    3.0 and 2.5: A is above the median."""
+    from swftools.site import site_from_settings
+    from swftools.whatif.seeds import no_wait_split
+    from swftools.whatif.sensitivity import JobClass, Sensitivity
+
+    from .strategies import whatif_settings
+    from .test_replay import gpu_table
+
+    groups = [{"name": m.lower(), "nodes": 1, "gpu_model": m, "gpus_per_node": 1}
+              for m in ("K80", "P100", "V100")]
+    site = site_from_settings(whatif_settings(3, 1, node_groups=groups, gpu_model="P100"))
+    sens = Sensitivity("kpv", "kpv.json", ("K80", "P100", "V100"),
+                       (JobClass("A", {"K80": 1.0, "P100": 2.0, "V100": 3.0}, 1.0, 1.0),
+                        JobClass("B", {"K80": 1.0, "P100": 2.0, "V100": 2.5}, 1.0, 1.0)),
+                       (0.5, 0.5), True)
+    table = gpu_table([(1, 0, 1000, 1, 1, 1000), (2, 0, 1000, 1, 1, 1000)])
+    split = no_wait_split(table, site, sens, [0, 1])
+    assert split.even_s == pytest.approx((2000 + 2000 / 3) / 2 + (2000 + 800) / 2)
+    assert split.priority_s == pytest.approx(2000 / 3 + 2000)
+    assert split.fast_s == pytest.approx(2000 / 3 + 800)
+    assert split.fast_share == 0.5
+
+
+def test_no_wait_split_breaks_ties_of_mean_speed_by_the_file_order():
+    """Four models, two classes: P100 and V100 tie at the top mean speed (2.0), K80 and M60 at
+    the bottom (1.0). The slowest is the first of the tied bottom (K80), the fastest the last
+    of the tied top (V100), in the sensitivity file's order; jobs recorded on the P100."""
+    from swftools.site import site_from_settings
+    from swftools.whatif.seeds import no_wait_split
+    from swftools.whatif.sensitivity import JobClass, Sensitivity
+
+    from .strategies import whatif_settings
+    from .test_replay import gpu_table
+
+    models = ("P100", "V100", "K80", "M60")
+    groups = [{"name": m.lower(), "nodes": 1, "gpu_model": m, "gpus_per_node": 1}
+              for m in models]
+    site = site_from_settings(whatif_settings(4, 1, node_groups=groups, gpu_model="P100"))
+    a = dict(zip(models, (2.0, 3.0, 1.0, 0.5)))
+    b = dict(zip(models, (2.0, 1.0, 1.0, 1.5)))
+    sens = Sensitivity("ties", "ties.json", models,
+                       (JobClass("A", a, 1.0, 1.0), JobClass("B", b, 1.0, 1.0)), (0.5, 0.5), True)
+    table = gpu_table([(1, 0, 1000, 1, 1, 1000), (2, 0, 1000, 1, 1, 1000)])
+    split = no_wait_split(table, site, sens, [0, 1])
+    # A: K80 2,000 s, V100 667 s (gain 6 over all four models); B: K80 2,000 s, V100 2,000 s
+    assert split.even_s == pytest.approx((2000 + 2000 / 3) / 2 + 2000)
+    assert split.priority_s == pytest.approx(2000 / 3 + 2000)
+    assert split.fast_s == pytest.approx(2000 / 3 + 2000)
+
+
+def test_no_wait_split_of_no_job_is_zero_without_a_warning():
+    import warnings
+
+    from swftools.whatif.seeds import NoWaitSplit, no_wait_split
+
+    from .test_replay import gpu_table
+
+    sens = load_sensitivity("mlperf-p100-v100")
+    empty = gpu_table([(1, 0, 1000, 1, 1, 1000)]).slice(0, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        split = no_wait_split(empty, _two_node_site(), sens, [])
+    assert split == NoWaitSplit(0.0, 0.0, 0.0, 0.0)
 
 
 def test_docs_static_and_sample_blocks_equal_a_fresh_run():
