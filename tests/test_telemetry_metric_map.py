@@ -133,3 +133,166 @@ def test_presets_are_files_in_schemas_and_canonical_metrics_come_from_the_schema
         if not m.derives:
             stem = name.rsplit("_", 1)[0]
             assert any(f.startswith(stem) for f in fields), name
+
+
+# --- entries field by field, merged maps, located errors -------------------------------------
+
+def _entry(**kw):
+    from swftools.telemetry.metric_map import MapEntry
+
+    return MapEntry(**kw)
+
+
+SITE_MAP = {"name": "site", "node_label": "host", "strip_port": True, "gpu_label": "idx",
+            "ignore": ["noise", "chatter"],
+            "metrics": [
+                {"source": "util_ratio", "canonical": "gpu_util_pct", "type": "gauge",
+                 "unit": "ratio", "scale": 100},
+                {"source": "cpu_seconds", "canonical": "node_cpu_total_s", "type": "counter",
+                 "unit": "s", "scale": 1, "match": {"mode": "user", "cpu": "0"},
+                 "combine": "sum", "node_label": "Hostname", "strip_port": False,
+                 "gpu_label": "minor"}]}
+
+
+def test_entries_take_the_map_defaults_unless_they_give_their_own(tmp_path):
+    path = tmp_path / "site.json"
+    path.write_text(json.dumps(SITE_MAP))
+    mm = load_metric_map(path)
+    assert mm.entries == [
+        _entry(source="util_ratio", canonical="gpu_util_pct", kind="gauge", unit="ratio",
+               scale=100.0, node_label="host", strip_port=True, gpu_label="idx", origin="site"),
+        _entry(source="cpu_seconds", canonical="node_cpu_total_s", kind="counter", unit="s",
+               scale=1.0, match=(("cpu", "0"), ("mode", "user")), combine="sum",
+               node_label="Hostname", strip_port=False, gpu_label="minor", origin="site")]
+    assert mm.ignore == {"noise", "chatter"} and mm.names == ["site"]
+    assert mm.describe() == [
+        {"source": "util_ratio", "match": {}, "canonical": "gpu_util_pct", "source_unit": "ratio",
+         "scale": 100.0, "type": "gauge", "map": "site"},
+        {"source": "cpu_seconds", "match": {"cpu": "0", "mode": "user"},
+         "canonical": "node_cpu_total_s", "source_unit": "s", "scale": 1.0, "type": "counter",
+         "map": "site"}]
+
+
+def test_a_map_without_defaults_or_name_uses_the_schema_defaults_and_its_file_name(tmp_path):
+    bare = {"metrics": [SITE_MAP["metrics"][0]]}
+    path = tmp_path / "bare.YML"
+    path.write_text(json.dumps(bare))  # JSON is YAML: read by the YAML loader
+    mm = load_metric_map(path)
+    assert mm.entries == [_entry(source="util_ratio", canonical="gpu_util_pct", kind="gauge",
+                                 unit="ratio", scale=100.0, origin="bare")]
+    assert (mm.entries[0].combine, mm.entries[0].node_label, mm.entries[0].strip_port,
+            mm.entries[0].gpu_label) == ("first", "instance", False, "gpu")
+    assert mm.ignore == set() and mm.names == ["bare"]
+
+
+def test_merged_maps_keep_every_entry_ignore_and_name_in_order(tmp_path):
+    path = tmp_path / "site.json"
+    path.write_text(json.dumps(SITE_MAP))
+    mm = load_metric_map([path, "nvidia_gpu_exporter"])
+    assert mm.names == ["site", "nvidia_gpu_exporter"]
+    assert {"noise", "chatter", "nvidia_gpu_jobId"} <= mm.ignore
+    assert [e.source for e in mm.entries[:2]] == ["util_ratio", "cpu_seconds"]
+    assert load_metric_map(mm) is mm
+    with pytest.raises(InputError) as info:
+        load_metric_map([])
+    err = info.value
+    assert (err.path, err.message, err.expected) == ("<metric map>", "no metric map given",
+                                                     "a preset or a map file")
+
+
+def test_lookup_of_total_suffixes_and_ignored_counters():
+    from swftools.telemetry.metric_map import MetricMap
+
+    gauge = _entry(source="temp", canonical="gpu_util_pct", kind="gauge", unit="%", scale=1.0)
+    counter = _entry(source="energy", canonical="gpu_energy_j", kind="counter", unit="J",
+                     scale=1.0)
+    mm = MetricMap([gauge, counter], {"skip", "idle"})
+    assert mm.lookup("energy_total") == [counter]
+    assert mm.lookup("temp_total") is None and mm.lookup("temp_total", counter_family=True) is None
+    assert mm.lookup("other_total") is None and mm.lookup("other_total", True) is None
+    assert mm.lookup("skip") == [] and mm.lookup("skip_total") == [] and mm.lookup("idle_total") == []
+    assert mm.lookup("skipX_total") is None and mm.lookup("_total") is None
+    assert mm.lookup("temp") == [gauge] and mm.lookup("total") is None
+
+
+def test_identity_map_maps_each_canonical_metric_to_itself():
+    mm = identity_map()
+    assert mm.entries == [_entry(source=m.name, canonical=m.name, kind=m.kind, unit=m.unit,
+                                 scale=1.0, origin="canonical")
+                          for m in canonical_metrics().values()]
+    assert mm.ignore == set() and mm.names == ["canonical"]
+
+
+def test_schema_errors_name_the_first_place_in_path_order(tmp_path):
+    path = tmp_path / "m.json"
+    doc = {"metrics": [dict(SITE_MAP["metrics"][0]),
+                       dict(SITE_MAP["metrics"][0], canonical="gpu_util", scale=0)],
+           "bogus": 1}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as info:
+        load_metric_map(path)
+    assert info.value.field == "(top level)" and "bogus" in info.value.message
+    del doc["bogus"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as info:
+        load_metric_map(path)
+    assert info.value.field == "metrics/1/canonical"
+    assert info.value.message == ("'gpu_util' is not a canonical metric (expected one of "
+                                  + ", ".join(canonical_metrics()) + ")")
+    doc["metrics"][1]["canonical"] = "gpu_energy_j"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as info:
+        load_metric_map(path)
+    assert info.value.field == "metrics/1/scale"
+
+
+def test_a_kind_that_disagrees_is_located(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"metrics": [SITE_MAP["metrics"][0],
+                                            dict(SITE_MAP["metrics"][0], canonical="gpu_energy_j")]}))
+    with pytest.raises(InputError) as info:
+        load_metric_map(path)
+    err = info.value
+    assert (err.path, err.message, err.field, err.value, err.expected) == (
+        str(path), "util_ratio is declared gauge but gpu_energy_j is a counter",
+        "metrics/1/type", "gauge", "counter")
+
+
+def test_unreadable_documents_name_file_and_line(tmp_path):
+    bad_json = tmp_path / "m.json"
+    bad_json.write_text('{"metrics": [\n  1,\n  ]\n}')
+    with pytest.raises(InputError) as info:
+        load_metric_map(bad_json)
+    assert (info.value.path, info.value.message, info.value.line) == (
+        str(bad_json), "not valid JSON: Expecting value", 3)
+    bad_yaml = tmp_path / "m.yaml"
+    bad_yaml.write_text("metrics:\n  - source: x\n   canonical: [\n")
+    with pytest.raises(InputError) as info:
+        load_metric_map(bad_yaml)
+    assert (info.value.path, info.value.line) == (str(bad_yaml), 3)
+    assert info.value.message == "not valid YAML: expected <block end>, but found '<block mapping start>'"
+    unmarked = tmp_path / "u.yml"
+    unmarked.write_bytes(b"metrics: \x07\n")  # a reader error: no problem_mark
+    with pytest.raises(InputError) as info:
+        load_metric_map(unmarked)
+    assert info.value.path == str(unmarked) and info.value.line is None
+    assert info.value.message.startswith("not valid YAML: unacceptable character #x0007")
+
+
+def test_a_map_file_is_utf8_whatever_the_locale(tmp_path):
+    from .conftest import text_under_c_locale
+
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(dict(SITE_MAP, name="sité")), encoding="utf-8")
+    assert text_under_c_locale(
+        "import sys; from swftools.telemetry.metric_map import load_metric_map; "
+        "print(load_metric_map(sys.argv[1]).names[0].encode().hex())", str(path)) == "sité"
+    assert load_metric_map(path).names == ["sité"]
+
+
+def test_an_unknown_map_lists_the_presets():
+    with pytest.raises(InputError) as info:
+        load_metric_map("prometheus")
+    assert (info.value.path, info.value.message) == (
+        "prometheus", "no such metric-map file or preset (presets: dcgm, nvidia_gpu_exporter, "
+        "node_exporter, ipmi_exporter)")

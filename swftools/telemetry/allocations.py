@@ -60,9 +60,11 @@ def load_allocations(con: duckdb.DuckDBPyConnection, source: str | Path | pa.Tab
     con.execute(f"CREATE OR REPLACE TEMP VIEW alloc_src AS {rel}")
     bad = con.execute("""
         SELECT line, CAST(job_id AS VARCHAR), CAST(gpu_index AS VARCHAR), node FROM alloc_src
-        WHERE TRY_CAST(job_id AS BIGINT) IS NULL
+        WHERE TRY_CAST(job_id AS BIGINT) IS NULL OR TRY_CAST(job_id AS BIGINT) < 0
+           OR TRY_CAST(job_id AS DOUBLE) <> TRY_CAST(job_id AS BIGINT)
            OR (gpu_index IS NOT NULL AND CAST(gpu_index AS VARCHAR) <> ''
-               AND (TRY_CAST(gpu_index AS INTEGER) IS NULL OR TRY_CAST(gpu_index AS INTEGER) < 0))
+               AND (TRY_CAST(gpu_index AS INTEGER) IS NULL OR TRY_CAST(gpu_index AS INTEGER) < 0
+                    OR TRY_CAST(gpu_index AS DOUBLE) <> TRY_CAST(gpu_index AS INTEGER)))
            OR node IS NULL OR CAST(node AS VARCHAR) = ''
         ORDER BY line LIMIT 1""").fetchone()
     if bad:
