@@ -321,3 +321,14 @@ def test_a_bad_row_is_located_after_good_ones(tmp_path, row, want):
     with pytest.raises(InputError) as exc:
         load_allocations(duckdb.connect(), path)
     assert _fields(exc.value) == (str(path), want[0], 5, *want[1:])
+
+
+def test_a_job_overlapped_by_an_earlier_long_job_shares_its_node(tmp_path):
+    """A holds GPU 0 over 0..30 s; B and C hold GPU 1 over 10..15 and 20..25. C's previous
+    interval on the node (B) ended before it, but A is still running: all three share."""
+    jobs = jt.from_columns({"job_id": [1, 2, 3, 4], "nodes": [1] * 4, "gpus_per_node": [1] * 4,
+                            "gpus": [1] * 4, "start_time": [T, T + 10, T + 20, T + 40],
+                            "finish_time": [T + 30, T + 15, T + 25, T + 50]})
+    con = _prepare(tmp_path, "1,a,0\n2,a,1\n3,a,1\n4,a,1\n", jobs)
+    shared = dict(con.execute("SELECT job_id, node_shared FROM jobinfo").fetchall())
+    assert shared == {1: True, 2: True, 3: True, 4: False}
