@@ -208,11 +208,14 @@ def test_lookup_of_total_suffixes_and_ignored_counters():
                      scale=1.0)
     mm = MetricMap([gauge, counter], {"skip", "idle"})
     assert mm.lookup("energy_total") == [counter]
-    assert mm.lookup("temp_total") is None and mm.lookup("temp_total", counter_family=True) is None
-    assert mm.lookup("other_total") is None and mm.lookup("other_total", True) is None
+    assert mm.lookup("temp_total") is None and mm.lookup("other_total") is None
     assert mm.lookup("skip") == [] and mm.lookup("skip_total") == [] and mm.lookup("idle_total") == []
     assert mm.lookup("skipX_total") is None and mm.lookup("_total") is None
     assert mm.lookup("temp") == [gauge] and mm.lookup("total") is None
+    # an entry named with the suffix is found as named, before the counter without it
+    suffixed = _entry(source="energy_total", canonical="gpu_energy_j", kind="counter", unit="mJ",
+                      scale=0.001)
+    assert MetricMap([counter, suffixed]).lookup("energy_total") == [suffixed]
 
 
 def test_identity_map_maps_each_canonical_metric_to_itself():
@@ -244,6 +247,11 @@ def test_schema_errors_name_the_first_place_in_path_order(tmp_path):
     with pytest.raises(InputError) as info:
         load_metric_map(path)
     assert info.value.field == "metrics/1/scale"
+    doc["node_label"] = ""  # a shorter path, later in name order: metrics/... comes first
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as info:
+        load_metric_map(path)
+    assert info.value.field == "metrics/1/scale"
 
 
 def test_a_kind_that_disagrees_is_located(tmp_path):
@@ -256,6 +264,17 @@ def test_a_kind_that_disagrees_is_located(tmp_path):
     assert (err.path, err.message, err.field, err.value, err.expected) == (
         str(path), "util_ratio is declared gauge but gpu_energy_j is a counter",
         "metrics/1/type", "gauge", "counter")
+
+
+def test_entries_of_a_document_without_a_file_are_located_in_the_map():
+    from swftools.telemetry.metric_map import entries_from_document
+
+    doc = {"metrics": [dict(SITE_MAP["metrics"][0], type="counter")]}
+    with pytest.raises(InputError) as info:
+        entries_from_document(doc, "inline")
+    assert (info.value.path, info.value.field) == ("<metric map>", "metrics/0/type")
+    entries, ignore = entries_from_document({"metrics": SITE_MAP["metrics"][:1]}, "inline")
+    assert [e.origin for e in entries] == ["inline"] and ignore == set()
 
 
 def test_unreadable_documents_name_file_and_line(tmp_path):
@@ -283,7 +302,7 @@ def test_a_map_file_is_utf8_whatever_the_locale(tmp_path):
     from .conftest import text_under_c_locale
 
     path = tmp_path / "m.json"
-    path.write_text(json.dumps(dict(SITE_MAP, name="sité")), encoding="utf-8")
+    path.write_text(json.dumps(dict(SITE_MAP, name="sité"), ensure_ascii=False), encoding="utf-8")
     assert text_under_c_locale(
         "import sys; from swftools.telemetry.metric_map import load_metric_map; "
         "print(load_metric_map(sys.argv[1]).names[0].encode().hex())", str(path)) == "sité"

@@ -104,9 +104,9 @@ class SampleBuffer:
 
     def add_series(self, path: str, src: int, name: str, labels: Mapping[str, str],
                    ts: np.ndarray, values: np.ndarray, stats: FileStats,
-                   where: Callable[[int], int | None], counter_family: bool = False) -> None:
+                   where: Callable[[int], int | None]) -> None:
         """Map one series (arrays of seconds and values); ``where(i)`` gives sample i's line."""
-        entries = self.metric_map.lookup(name, counter_family)
+        entries = self.metric_map.lookup(name)
         if entries is None:
             raise InputError(path, f"metric {name!r} has no entry in the metric map "
                              f"({', '.join(self.metric_map.names)})", line=where(0) if len(ts) else None,

@@ -80,7 +80,7 @@ class MetricMap:
         for e in self.entries:
             self._by_source.setdefault(e.source, []).append(e)
 
-    def lookup(self, name: str, counter_family: bool = False) -> list[MapEntry] | None:
+    def lookup(self, name: str) -> list[MapEntry] | None:
         """Entries for a sample name; None when unmapped, [] when deliberately ignored.
 
         A counter's samples may carry the OpenMetrics ``_total`` suffix (prometheus_client adds
@@ -88,9 +88,7 @@ class MetricMap:
         """
         found = self._by_source.get(name)
         if found is None and name.endswith("_total"):
-            base = [e for e in self._by_source.get(name[:-6], []) if e.kind == "counter"]
-            if base or counter_family:
-                found = base or None
+            found = [e for e in self._by_source.get(name[:-6], []) if e.kind == "counter"] or None
         if found is not None:
             return found
         if name in self.ignore or (name.endswith("_total") and name[:-6] in self.ignore):

@@ -149,7 +149,6 @@ def _add_family(path: Path, fmt: str, lines: list[str], sample_lines: list[int],
     groups: dict[tuple, list[int]] = {}
     for k, s in enumerate(family.samples):
         groups.setdefault((s.name, tuple(sorted(s.labels.items()))), []).append(k)
-    counter_family = family.type == "counter"
     for (name, label_items), ks in groups.items():
         samples = [family.samples[k] for k in ks]
         missing = next((i for i, s in enumerate(samples) if s.timestamp is None), None)
@@ -159,4 +158,4 @@ def _add_family(path: Path, fmt: str, lines: list[str], sample_lines: list[int],
         ts = np.array([float(s.timestamp) for s in samples], dtype=np.float64)
         values = np.array([float(s.value) for s in samples], dtype=np.float64)
         buffer.add_series(str(path), src, name, dict(label_items), ts, values, stats,
-                          lambda i, ks=ks: where(ks[i]), counter_family=counter_family)
+                          lambda i, ks=ks: where(ks[i]))
