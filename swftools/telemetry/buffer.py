@@ -50,9 +50,10 @@ def timestamp_problem(ts: float, expected_unit: str = "s") -> str | None:
 
 
 def value_problem(canonical: str, value: float) -> str | None:
-    """Why a canonical value is implausible (wrong scale), or None."""
+    """Why a canonical value is implausible (wrong scale), or None: no canonical metric, gauge
+    or counter, is negative; a percentage is at most 100."""
     spec = canonical_metrics()[canonical]
-    if spec.kind == "gauge" and value < 0:
+    if value < 0:
         return f"{canonical} = {value!r} is negative"
     if spec.unit == "%" and value > 100.0 + 1e-9:
         return f"{canonical} = {value!r} exceeds 100 % (is the scale right? ratio vs percent)"
@@ -166,18 +167,14 @@ class SampleBuffer:
 
     @staticmethod
     def _first_bad_value(canonical: str, scaled: np.ndarray) -> tuple[int, str] | None:
-        spec = canonical_metrics()[canonical]
-        bad = np.zeros(len(scaled), bool)
-        if spec.kind == "gauge":
-            bad |= scaled < 0
-        if spec.unit == "%":
+        """``value_problem`` over an array: the first bad value's index and why."""
+        bad = scaled < 0
+        if canonical_metrics()[canonical].unit == "%":
             bad |= scaled > 100.0 + 1e-9
-        if spec.kind == "counter":
-            bad |= scaled < 0
         if not bad.any():
             return None
         i = int(np.argmax(bad))
-        return i, value_problem(canonical, float(scaled[i])) or f"{canonical} = {scaled[i]!r} is negative"
+        return i, value_problem(canonical, float(scaled[i]))
 
     def to_table(self) -> pa.Table:
         if not self._chunks:
