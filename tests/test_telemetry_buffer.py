@@ -67,6 +67,8 @@ def test_timestamp_messages_at_each_range_edge():
         "timestamp 946684.8 s is in 1970; the file probably wrote seconds where milliseconds "
         "were expected")
     assert timestamp_problem(TS_MAX_S / 1000).endswith("is outside 2000..2100 in UTC epoch seconds")
+    assert timestamp_problem(TS_MIN_S / 1000 - 1).endswith("is outside 2000..2100 in UTC epoch seconds")
+    assert "is in 1970" in timestamp_problem(TS_MAX_S / 1000 - 1)
     assert timestamp_problem(float("-inf")) == "timestamp -inf is not finite"
 
 
@@ -178,3 +180,38 @@ def test_each_refused_series_names_file_line_field_and_value():
 def test_an_empty_buffer_is_an_empty_table_of_the_sample_schema():
     table = SampleBuffer(MetricMap([UTIL])).to_table()
     assert table.num_rows == 0 and table.schema == SAMPLE_SCHEMA
+
+
+def test_the_counts_of_a_file_add_up_over_its_series():
+    buf = SampleBuffer(MetricMap([UTIL], set(), ["site", "dcgm"]))
+    stats = FileStats("f", "t")
+    for values in ([0.5, float("nan")], [float("nan"), 0.25, 0.0]):
+        buf.add_series("f", 0, "util", {"host": "n1", "idx": "0"},
+                       T0 + np.arange(len(values), dtype=float), np.array(values), stats,
+                       lambda i: i + 1)
+    assert (stats.samples_read, stats.rows_mapped, stats.non_finite_dropped) == (5, 3, 2)
+    with pytest.raises(InputError) as info:
+        buf.add_series("f", 0, "temp", {}, np.array([T0]), np.array([1.0]), stats, lambda i: 9)
+    assert info.value.message == "metric 'temp' has no entry in the metric map (site, dcgm)"
+
+
+def test_a_series_no_entry_takes_or_with_no_sample_is_not_checked():
+    # an unmatched series with a bad timestamp; an empty one without its node label
+    assert _add("power", {"host": "n1", "kind": "ac"}, [5.0], [1.0])[0].num_rows == 0
+    assert _add("power", {"kind": "dc"}, [], [])[0].num_rows == 0
+
+
+def test_range_edges_of_timestamps_and_values_in_a_series():
+    table, _ = _add("util", {"host": "n1", "idx": "0"}, [float(TS_MIN_S), T0, T0 + 1],
+                    [0.0, 0.005, 1.0 + 1e-11])
+    assert table.column("value").to_pylist() == [0.0, 0.5, 100.0 + 1e-9]
+    assert _add("power", {"host": "n1", "kind": "dc"}, [T0], [0.0])[0].num_rows == 1
+    path, message, line, field, value, _ = _error("util", {"host": "n1", "idx": "0"},
+                                                  (T0, float(TS_MAX_S)), (0.5, 0.5))
+    assert (path, line, field, value) == ("f", 11, "timestamp", "4102444800.0")
+    for values, bad in (([0.5, -0.001], "gpu_util_pct = -0.1 is negative"),
+                        ([0.5, 1.005], "gpu_util_pct = 100.49999999999999 exceeds 100 % (is the "
+                                       "scale right? ratio vs percent)")):
+        path, message, line, field, value, _ = _error("util", {"host": "n1", "idx": "0"},
+                                                      (T0, T0 + 1), values)
+        assert (path, message, line, field, value) == ("f", bad, 11, "value", repr(values[1]))

@@ -120,7 +120,7 @@ class SampleBuffer:
         bad_ts = ~((ts >= TS_MIN_S) & (ts < TS_MAX_S))
         if bad_ts.any():
             i = int(np.argmax(bad_ts))
-            raise InputError(path, timestamp_problem(float(ts[i])) or "bad timestamp",
+            raise InputError(path, timestamp_problem(float(ts[i])),
                              line=where(i), field="timestamp", value=repr(float(ts[i])))
         finite = np.isfinite(values)
         dropped = int((~finite).sum())
