@@ -136,3 +136,84 @@ def test_round_trip_of_written_matrices(tmp_path_factory, points):
     path.write_text(json.dumps(_doc([{"metric": _labels(), "values": values}])))
     rows, _ = _read(path)
     assert [(r["ts"], r["value"]) for r in rows] == [(T + t / 1000, v) for t, v in points]
+
+
+# --- every refusal located, word for word; sampling detection at its edges ----------------
+
+def _refusal(tmp_path, doc):
+    path = _pretty(tmp_path, doc)
+    with pytest.raises(InputError) as info:
+        _read(path)
+    err = info.value
+    assert err.path == str(path)
+    line = path.read_text().splitlines()[err.line - 1].strip() if err.line else None
+    return err.message, err.field, err.value, err.expected, line
+
+
+@pytest.mark.parametrize("doc,want", [
+    ({"status": "error", "errorType": "bad_data", "error": "parse error"},
+     ("the query failed: bad_data: parse error", "status", "error", '"success"',
+      '"status": "error",')),
+    ({"status": "fail"}, ("the query failed: ?: ?", "status", "fail", '"success"',
+                          '"status": "fail"')),
+    ({"data": {}}, ("not a Prometheus API response", "status", None,
+                    'an object with "status" and "data"', "{")),
+    ({"status": "success", "data": 3},
+     ("unsupported result", "data.resultType", "int",
+      '"matrix" (query_range or a range selector) or "vector"', '"data": 3')),
+    (_doc([], "scalar"), ("unsupported result", "data.resultType", "scalar",
+                          '"matrix" (query_range or a range selector) or "vector"', '"data": {')),
+    (_doc(7), ("data.result is not a list", "data.result", None, None, '"result": 7')),
+    (_doc([5]), ("series without a 'metric' object", "data.result[0]", None, None, "5")),
+    (_doc([{"metric": {"gpu": "0"}, "values": []}]),
+     ("series has no __name__ label (an expression result?); export the raw metric or rename it",
+      "__name__", None, "a metric name", '"metric": {')),
+    (_doc([{"metric": _labels()}]), ("series without 'values'", "data.result[0]", None, None, "{")),
+    (_doc([{"metric": _labels(), "values": [[T, "1"]]}], "vector"),
+     ("series without 'value'", "data.result[0]", None, None, "{")),
+    (_doc([{"metric": _labels(), "values": [[T, "1"], [T]]}]),
+     ('sample is not a [timestamp, "value"] pair', "data.result[0].values[1]", f"[{T}]", None,
+      "[")),
+    (_doc([{"metric": _labels(), "values": [[True, "1"]]}]),
+     ("timestamp is not a number", "data.result[0].values[0]", "True", "float UTC epoch seconds",
+      "[")),
+    (_doc([{"metric": _labels(), "values": [[str(T), "1"]]}]),
+     ("timestamp is not a number", "data.result[0].values[0]", repr(str(T)),
+      "float UTC epoch seconds", "[")),
+    (_doc([{"metric": _labels(), "values": [[T, 1]]}]),
+     ("value is not a JSON string", "data.result[0].values[0]", "1",
+      'a quoted number such as "42" or "NaN"', "[")),
+    (_doc([{"metric": _labels(), "value": [T, "abc"]}], "vector"),
+     ("value 'abc' is not a number", "data.result[0].value", "abc",
+      'a number, "NaN", "+Inf" or "-Inf"', '"value": [')),
+])
+def test_each_refusal_names_its_json_path_and_line(tmp_path, doc, want):
+    assert _refusal(tmp_path, doc) == want
+
+
+def test_a_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / "l.json"
+    path.write_bytes(b'{"status": "succ\xe8s"}')
+    with pytest.raises(InputError) as info:
+        _read(path)
+    assert (info.value.path, info.value.message) == (str(path), "not UTF-8 text (invalid "
+                                                                "continuation byte)")
+
+
+@pytest.mark.parametrize("series,sampling", [
+    ([], "raw"),
+    ([[T]], "raw"),                                         # no step to judge by
+    ([[T, T]], "raw"),                                      # a repeated instant
+    ([[T, T + 60, T + 120], [T + 60.0009, T + 180]], "resampled"),  # within 1 ms of the grid
+    ([[T, T + 60, T + 120], [T + 60.0011, T + 180]], "raw"),
+    ([[T + 59.9991, T + 120], [T, T + 60]], "resampled"),   # 0.9 ms early is on the grid too
+    ([[T + 120], [T + 60, T + 120]], "resampled"),          # a lone sample on the grid
+    ([[T + 30], [T + 60, T + 120]], "raw"),                 # the grid starts at the earliest
+    ([[T, T + 60], [T + 30, T + 90]], "raw"),
+])
+def test_sampling_is_resampled_only_on_one_shared_grid(series, sampling):
+    import numpy as np
+
+    from swftools.telemetry.readers_promjson import _detect_sampling
+
+    assert _detect_sampling([np.array(t, dtype=float) for t in series]) == sampling

@@ -90,8 +90,10 @@ def read_promjson(path: str | Path, buffer: SampleBuffer, src: int,
             raise _fail(path, text, ["data", "result", i, "metric"],
                         "series has no __name__ label (an expression result?); export the raw "
                         "metric or rename it", field="__name__", expected="a metric name")
-        pairs = [series.get("value")] if vector else series.get("values")
         key = "value" if vector else "values"
+        pairs = series.get(key)
+        if vector and key in series:
+            pairs = [pairs]
         if not isinstance(pairs, list):
             raise _fail(path, text, ["data", "result", i], f"series without {key!r}")
         ts, values = _parse_pairs(path, text, i, key, pairs, vector)
@@ -108,11 +110,12 @@ def read_promjson(path: str | Path, buffer: SampleBuffer, src: int,
 
 def _parse_pairs(path: Path, text: str, i: int, key: str, pairs: list, vector: bool
                  ) -> tuple[np.ndarray, np.ndarray]:
-    try:
+    try:  # the checks of the loop below, at once
+        if any(len(p) != 2 or not isinstance(p[1], str) or isinstance(p[0], bool)
+               or not isinstance(p[0], (int, float)) for p in pairs):
+            raise ValueError
         ts = np.array([p[0] for p in pairs], dtype=np.float64)
         values = np.array([p[1] for p in pairs], dtype=str).astype(np.float64)
-        if any(not isinstance(p[1], str) or len(p) != 2 for p in pairs):
-            raise ValueError
         return ts, values
     except (ValueError, TypeError, IndexError, KeyError):
         pass
