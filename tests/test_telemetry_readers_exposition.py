@@ -186,3 +186,22 @@ def test_other_scripts_digits_are_not_numbers(tmp_path):
     assert (err.value.line, err.value.field, err.value.value) == (3, "value", "\u0661\u0662")
     with pytest.raises(InputError, match="is not a GPU index"):
         _read(tmp_path, PROM.replace('gpu="0"', 'gpu="\u0661"', 1))
+
+
+def test_lines_stay_right_after_openmetrics_drops_a_duplicate(tmp_path):
+    """OpenMetrics keeps one of two identical samples: the samples after it are one line
+    further down than their count says, for gauges and for counters (``_total`` samples)."""
+    gauge = (f'# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n'
+             f'DCGM_FI_DEV_GPU_UTIL{{gpu="1",Hostname="g2"}} 30 {T}\n'
+             f'DCGM_FI_DEV_GPU_UTIL{{gpu="1",Hostname="g2"}} 30 {T}\n'
+             f'DCGM_FI_DEV_GPU_UTIL{{gpu="1",Hostname="g2"}} 400 {T + 60}\n# EOF\n')
+    with pytest.raises(InputError, match="exceeds 100 %") as info:
+        _read(tmp_path, gauge, "g.om")
+    assert info.value.line == 4
+    name = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
+    counter = (f'# TYPE {name} counter\n{name}_total{{gpu="1",Hostname="g2"}} 7000 {T}\n'
+               f'{name}_total{{gpu="1",Hostname="g2"}} 7000 {T}\n'
+               f'{name}_total{{gpu="1"}} 9000 {T + 60}\n# EOF\n')
+    with pytest.raises(InputError, match="label 'Hostname' \\(the node\\) is missing") as info:
+        _read(tmp_path, counter, "c.om")
+    assert info.value.line == 4

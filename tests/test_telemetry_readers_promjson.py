@@ -217,3 +217,23 @@ def test_sampling_is_resampled_only_on_one_shared_grid(series, sampling):
     from swftools.telemetry.readers_promjson import _detect_sampling
 
     assert _detect_sampling([np.array(t, dtype=float) for t in series]) == sampling
+
+
+def test_sampling_on_a_sub_second_grid_and_at_exactly_one_millisecond():
+    import numpy as np
+
+    from swftools.telemetry.readers_promjson import _detect_sampling
+
+    assert _detect_sampling([np.array([T, T + 0.5, T + 1.0])]) == "resampled"
+    # phase 0.001 of a 0.5 s grid, exactly representable here: on the grid (the bound is strict)
+    assert _detect_sampling([np.array([0.0, 0.5]), np.array([0.001])]) == "resampled"
+    assert _detect_sampling([np.array([0.0, 0.5]), np.array([0.0011])]) == "raw"
+
+
+def test_a_long_bad_sample_is_shown_cut_to_sixty_characters(tmp_path):
+    sample = [T, "1", "x" * 80]
+    message, field, value, _, _ = _refusal(tmp_path, _doc([{"metric": _labels(),
+                                                            "values": [sample]}]))
+    assert (message, field) == ('sample is not a [timestamp, "value"] pair',
+                                "data.result[0].values[0]")
+    assert value == json.dumps(sample)[:60] and len(value) == 60
