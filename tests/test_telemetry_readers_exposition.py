@@ -205,3 +205,47 @@ def test_lines_stay_right_after_openmetrics_drops_a_duplicate(tmp_path):
     with pytest.raises(InputError, match="label 'Hostname' \\(the node\\) is missing") as info:
         _read(tmp_path, counter, "c.om")
     assert info.value.line == 4
+
+
+def test_the_tokens_after_a_sample_name_and_labels():
+    from swftools.telemetry.readers_exposition import _bad_number, _sample_tail
+
+    assert _sample_tail('m{a="x}y",b="}"} 5 17') == ["5", "17"]   # the last brace closes
+    assert _sample_tail('m{a="1"}5 17') == ["5", "17"]
+    assert _sample_tail("m") == ["m"]
+    assert _bad_number('m{a="x}y"} 1_000 17') == ("value", "1_000")
+    assert _bad_number("m 5 17_0") == ("timestamp", "17_0")
+    assert _bad_number("m 5 x") == ("timestamp", "x")
+    assert _bad_number("m 5 17") == (None, None)
+
+
+def test_unreadable_files_and_unknown_formats_are_named(tmp_path):
+    path = tmp_path / "a-folder.prom"
+    path.mkdir()
+    path2 = tmp_path / "latin.prom"
+    path2.write_bytes(PROM.replace("utilization", "utilizaci\xf3n").encode("latin-1"))
+    for bad, start in ((path, "cannot read file: "), (path2, "not UTF-8 text (invalid")):
+        with pytest.raises(InputError) as info:
+            read_exposition(bad, SampleBuffer(load_metric_map("dcgm")), 0)
+        assert info.value.path == str(bad) and info.value.message.startswith(start)
+    good = tmp_path / "good.prom"
+    good.write_text(PROM)
+    with pytest.raises(InputError) as info:
+        read_exposition(good, SampleBuffer(load_metric_map("dcgm")), 0, fmt="json")
+    err = info.value
+    assert (err.path, err.message, err.expected) == (str(good), "unknown text format 'json'",
+                                                     "prometheus-text or openmetrics")
+
+
+def test_an_exposition_is_utf8_whatever_the_locale(tmp_path):
+    from .conftest import text_under_c_locale
+
+    path = tmp_path / "u.prom"
+    path.write_text(PROM.replace('Hostname="g1"', 'Hostname="nœud-1"'), encoding="utf-8")
+    code = ("import sys; from swftools.telemetry.buffer import SampleBuffer; "
+            "from swftools.telemetry.metric_map import load_metric_map; "
+            "from swftools.telemetry.readers_exposition import read_exposition; "
+            "b = SampleBuffer(load_metric_map('dcgm')); read_exposition(sys.argv[1], b, 0); "
+            "print(b.to_table().column('node')[0].as_py().encode().hex())")
+    assert text_under_c_locale(code, str(path)) == "nœud-1"
+    assert _read(tmp_path, path.read_text(encoding="utf-8"))[1][0]["node"] == "nœud-1"
