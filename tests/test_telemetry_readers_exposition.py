@@ -212,7 +212,11 @@ def test_the_tokens_after_a_sample_name_and_labels():
 
     assert _sample_tail('m{a="x}y",b="}"} 5 17') == ["5", "17"]   # the last brace closes
     assert _sample_tail('m{a="1"}5 17') == ["5", "17"]
-    assert _sample_tail("m") == ["m"]
+    assert _sample_tail("m") == [] and _sample_tail("  m 5") == ["5"]
+    assert _sample_tail('m{a="x}y"} 5 17 # {trace_id="a}b"} 1 17') == [
+        "5", "17", "#", '{trace_id="a}b"}', "1", "17"]               # an exemplar's braces
+    assert _sample_tail('m{a="say \\"}\\""} 5') == ["5"]            # an escaped quote
+    assert _sample_tail('m{a="x"') == []
     assert _bad_number('m{a="x}y"} 1_000 17') == ("value", "1_000")
     assert _bad_number("m 5 17_0") == ("timestamp", "17_0")
     assert _bad_number("m 5 x") == ("timestamp", "x")
@@ -249,3 +253,14 @@ def test_an_exposition_is_utf8_whatever_the_locale(tmp_path):
             "print(b.to_table().column('node')[0].as_py().encode().hex())")
     assert text_under_c_locale(code, str(path)) == "nœud-1"
     assert _read(tmp_path, path.read_text(encoding="utf-8"))[1][0]["node"] == "nœud-1"
+
+
+def test_a_value_in_other_digits_before_an_exemplar_is_refused(tmp_path):
+    name = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
+    text = (f'# TYPE {name} counter\n'
+            f'{name}_total{{gpu="1",Hostname="g2"}} \u0661\u0662 {T} # {{trace_id="a"}} 1 {T}\n'
+            "# EOF\n")
+    with pytest.raises(InputError) as info:
+        _read(tmp_path, text, "e.om")
+    err = info.value
+    assert (err.message, err.line, err.field) == ("'\u0661\u0662' is not a number", 2, "value")

@@ -99,9 +99,24 @@ def read_exposition(path: str | Path, buffer: SampleBuffer, src: int,
 
 
 def _sample_tail(line: str) -> list[str]:
-    """The tokens after a sample's name and labels: value, then timestamp (and exemplar)."""
-    brace = line.rfind("}")
-    return (line[brace + 1:] if brace >= 0 else line.split(None, 1)[-1]).split()
+    """The tokens after a sample's name and labels: value, then timestamp (and exemplar). The
+    labels end at the first ``}`` outside a quoted value (an exemplar has braces too)."""
+    line = line.lstrip()
+    name_end = min((k for k in (line.find("{"), line.find(" ")) if k >= 0), default=len(line))
+    if line[name_end:name_end + 1] != "{":
+        return line[name_end:].split()
+    quoted = escaped = False
+    for k in range(name_end + 1, len(line)):
+        c = line[k]
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c == '"':
+            quoted = not quoted
+        elif c == "}" and not quoted:
+            return line[k + 1:].split()
+    return []
 
 
 def _bad_number(line: str) -> tuple[str | None, str | None]:
