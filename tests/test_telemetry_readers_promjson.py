@@ -237,3 +237,65 @@ def test_a_long_bad_sample_is_shown_cut_to_sixty_characters(tmp_path):
     assert (message, field) == ('sample is not a [timestamp, "value"] pair',
                                 "data.result[0].values[0]")
     assert value == json.dumps(sample)[:60] and len(value) == 60
+
+
+@pytest.mark.parametrize("value", ["1_000", "\u0661\u0662", "0x10", ""])
+def test_a_value_is_a_number_as_prometheus_writes_it(tmp_path, value):
+    message, field, got, expected, _ = _refusal(tmp_path, _doc([{"metric": _labels(), "values": [
+        [T, "1"], [T + 60, value]]}]))
+    assert (message, field, got, expected) == (f"value {value!r} is not a number",
+                                               "data.result[0].values[1]", value,
+                                               'a number, "NaN", "+Inf" or "-Inf"')
+
+
+def test_stats_name_the_file_and_its_format(tmp_path):
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps(_doc([{"metric": _labels(), "values": [[T, "1"]]}])))
+    _, stats = _read(path)
+    assert stats.as_dict() == {"file": str(path), "format": "prometheus-json", "samples_read": 1,
+                               "rows_mapped": 1, "non_finite_dropped": 0, "sampling": "raw",
+                               "warnings": []}
+
+
+def test_sample_checks_point_at_the_sample_line(tmp_path):
+    matrix = _pretty(tmp_path, _doc([{"metric": _labels(), "values": [[T, "1"], [T + 60, "400"]]}]))
+    with pytest.raises(InputError) as info:
+        _read(matrix)
+    lines = matrix.read_text().splitlines()
+    assert info.value.path == str(matrix) and "exceeds 100 %" in info.value.message
+    assert lines[info.value.line - 1].strip() == "[" and '"400"' in lines[info.value.line + 1]
+    vector = tmp_path / "v.json"
+    vector.write_text('{"status": "success", "data": {"resultType": "vector", "result": [\n'
+                      + json.dumps({"metric": _labels(), "value": [T, "400"]}) + "\n]}}")
+    with pytest.raises(InputError) as info:
+        _read(vector)
+    assert info.value.line == 2
+
+
+def test_unreadable_and_invalid_files_are_named(tmp_path):
+    folder = tmp_path / "f.json"
+    folder.mkdir()
+    with pytest.raises(InputError) as info:
+        _read(folder)
+    assert info.value.path == str(folder)
+    assert info.value.message.startswith("cannot read gzip/JSON file: ")
+    bad = tmp_path / "b.json"
+    bad.write_text("{\n")
+    with pytest.raises(InputError) as info:
+        _read(bad)
+    assert (info.value.path, info.value.line) == (str(bad), 2)
+
+
+def test_a_response_is_utf8_whatever_the_locale(tmp_path):
+    from .conftest import text_under_c_locale
+
+    path = tmp_path / "u.json"
+    path.write_text(json.dumps(_doc([{"metric": _labels(host="nœud-1"), "values": [[T, "1"]]}]),
+                               ensure_ascii=False), encoding="utf-8")
+    code = ("import sys; from swftools.telemetry.buffer import SampleBuffer; "
+            "from swftools.telemetry.metric_map import load_metric_map; "
+            "from swftools.telemetry.readers_promjson import read_promjson; "
+            "b = SampleBuffer(load_metric_map('dcgm')); read_promjson(sys.argv[1], b, 0); "
+            "print(b.to_table().column('node')[0].as_py().encode().hex())")
+    assert text_under_c_locale(code, str(path)) == "nœud-1"
+    assert _read(path)[0][0]["node"] == "nœud-1"

@@ -108,11 +108,23 @@ def read_promjson(path: str | Path, buffer: SampleBuffer, src: int,
     return stats
 
 
+def _number_text(v: str) -> bool:
+    """A value as Prometheus writes it: Python's ``float()`` also takes '1_000' and other
+    scripts' digits ('١٢' as 12), which no exporter writes."""
+    if not v.isascii() or "_" in v:
+        return False
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
 def _parse_pairs(path: Path, text: str, i: int, key: str, pairs: list, vector: bool
                  ) -> tuple[np.ndarray, np.ndarray]:
     try:  # the checks of the loop below, at once
-        if any(len(p) != 2 or not isinstance(p[1], str) or isinstance(p[0], bool)
-               or not isinstance(p[0], (int, float)) for p in pairs):
+        if any(len(p) != 2 or not isinstance(p[1], str) or not _number_text(p[1])
+               or isinstance(p[0], bool) or not isinstance(p[0], (int, float)) for p in pairs):
             raise ValueError
         ts = np.array([p[0] for p in pairs], dtype=np.float64)
         values = np.array([p[1] for p in pairs], dtype=str).astype(np.float64)
@@ -131,9 +143,7 @@ def _parse_pairs(path: Path, text: str, i: int, key: str, pairs: list, vector: b
         if not isinstance(v, str):
             raise _fail(path, text, where, "value is not a JSON string", value=repr(v),
                         expected='a quoted number such as "42" or "NaN"')
-        try:
-            float(v)
-        except ValueError:
+        if not _number_text(v):
             raise _fail(path, text, where, f"value {v!r} is not a number", value=v,
-                        expected='a number, "NaN", "+Inf" or "-Inf"') from None
+                        expected='a number, "NaN", "+Inf" or "-Inf"')
     raise _fail(path, text, ["data", "result", i], "unreadable samples")  # pragma: no cover
