@@ -217,6 +217,9 @@ def test_the_tokens_after_a_sample_name_and_labels():
         "5", "17", "#", '{trace_id="a}b"}', "1", "17"]               # an exemplar's braces
     assert _sample_tail('m{a="say \\"}\\""} 5') == ["5"]            # an escaped quote
     assert _sample_tail('m{a="x"') == []
+    assert _sample_tail("m{} 5 17") == ["5", "17"]
+    assert _sample_tail('m{a="x y"} 5 17 # {t="z"} 1') == ["5", "17", "#", '{t="z"}', "1"]
+    assert _sample_tail('{a="x y"} 5') == ["5"]                      # no name: labels first
     assert _bad_number('m{a="x}y"} 1_000 17') == ("value", "1_000")
     assert _bad_number("m 5 17_0") == ("timestamp", "17_0")
     assert _bad_number("m 5 x") == ("timestamp", "x")
@@ -264,3 +267,17 @@ def test_a_value_in_other_digits_before_an_exemplar_is_refused(tmp_path):
         _read(tmp_path, text, "e.om")
     err = info.value
     assert (err.message, err.line, err.field) == ("'\u0661\u0662' is not a number", 2, "value")
+
+
+def test_a_sample_without_timestamp_is_located_in_full(tmp_path):
+    text = PROM.replace(f"20 {T + 60}500", "20")
+    with pytest.raises(InputError) as info:
+        _read(tmp_path, text)
+    err = info.value
+    assert (err.path, err.message, err.line, err.field, err.expected) == (
+        str(tmp_path / "x.prom"), "sample of DCGM_FI_DEV_GPU_UTIL has no timestamp", 4,
+        "timestamp", "every sample with a timestamp")
+    text = PROM.replace(f'{{gpu="0",Hostname="g1"}} 20', '{gpu="0"} 20')
+    with pytest.raises(InputError) as info:
+        _read(tmp_path, text)
+    assert info.value.path == str(tmp_path / "x.prom") and info.value.line == 4
