@@ -16,6 +16,8 @@ from swftools.cli import app
 from swftools.errors import InputError, UsageError
 from swftools.formats import slurm
 from swftools.formats.sacct_command import RECOMMENDED_COMMAND, RECOMMENDED_FORMAT
+from swftools.formats.skipping import skipped_lines
+from swftools.formats.slurm.fields import TIME_EXPECTED, TIMELIMIT_EXPECTED
 from swftools.metadata import TableMetadata
 
 from .strategies import sacct_layouts
@@ -62,6 +64,76 @@ def test_any_layout_reads_as_the_plain_file(tmp_path, case):
     got = slurm.read(b, tz="Asia/Tokyo", **options)
     assert got.equals(expected)
     assert TableMetadata.from_table(got).unit == TableMetadata.from_table(expected).unit
+
+
+# ------------------------------------------------------------------------- cells (columns.py)
+
+def _first_error(tmp_path: Path, *rows: str, header: str = HEADER, **options) -> InputError:
+    with pytest.raises(InputError) as info:
+        slurm.read(_write(tmp_path, "\n".join([header, *rows]) + "\n"), **options)
+    return info.value
+
+
+@pytest.mark.parametrize("cells,field,message,expected", [
+    ({"Submit": "Unknown"}, "Submit", "'Unknown' is unknown", "YYYY-MM-DDTHH:MM:SS (local time)"),
+    ({"Submit": "yesterday"}, "Submit", "'yesterday' is not a time",
+     "YYYY-MM-DDTHH:MM:SS (local time)"),
+    ({"Start": "yesterday"}, "Start", "'yesterday' is not a time", TIME_EXPECTED),
+    ({"Start": "2023-01-01 00:01:00"}, "Start", "'2023-01-01 00:01:00' is not a time",
+     TIME_EXPECTED),
+    ({"Start": "2023-01-01X00:01:00"}, "Start", "'2023-01-01X00:01:00' is not a time",
+     TIME_EXPECTED),
+    ({"JobIDRaw": ""}, "JobIDRaw", "'' is empty", "a non-negative integer"),
+    ({"NNodes": "two"}, "NNodes", "'two' is not a non-negative integer", "a non-negative integer"),
+    ({"Timelimit": "soon"}, "Timelimit", "'soon' is not a valid time limit", TIMELIMIT_EXPECTED),
+])
+def test_a_bad_cell_says_what_it_is_and_what_was_expected(tmp_path, cells, field, message,
+                                                          expected):
+    """Only the second job line is bad: the error names its line, its column, why and the
+    form the column takes (a required Submit is a time; Start may be Unknown)."""
+    err = _first_error(tmp_path, _row(), _row("6", "6", **cells))
+    assert (err.line, err.message, err.expected) == (3, message, expected), str(err)
+    assert err.field.startswith(f"field {field!r} ("), str(err)
+
+
+def test_times_with_a_space_for_the_t_are_refused_even_in_every_row(tmp_path):
+    """sacct writes ``YYYY-MM-DDTHH:MM:SS``; a column of ``YYYY-MM-DD HH:MM:SS`` is no sacct
+    output (not read as times)."""
+    spaced = {name: f"2023-01-01 00:0{i}:00" for i, name in enumerate(("Submit", "Start", "End"))}
+    err = _first_error(tmp_path, _row(**spaced), _row("6", "6", **spaced))
+    assert (err.line, err.value, err.message) == (2, "2023-01-01 00:02:00",  # End: read first
+                                                  "'2023-01-01 00:02:00' is not a time")
+
+
+def test_a_time_that_does_not_exist_in_the_zone_is_located(tmp_path):
+    """2023-03-26 02:30 is skipped by Berlin's spring change: refused, not shifted."""
+    times = dict(Submit="2023-03-26T01:00:00", End="2023-03-26T04:00:00")
+    err = _first_error(tmp_path, _row(Start="2023-03-26T01:30:00", **times),
+                       _row("6", "6", Start="2023-03-26T02:30:00", **times), tz="Europe/Berlin")
+    assert (err.line, err.value, err.expected) == (3, "2023-03-26T02:30:00",
+                                                   "a local time that exists once")
+    assert err.message == ("'2023-03-26T02:30:00' is ambiguous or does not exist in Europe/Berlin "
+                           "local time (a daylight-saving change)")
+    assert err.field.startswith("field 'Start' (")
+
+
+def test_the_first_bad_time_is_reported_whatever_its_length(tmp_path):
+    """A cell of the wrong length before a 19-character one that is no date: the first is
+    reported; with --skip-bad-lines both lines are left out."""
+    rows = [_row("6", "6", Start="yesterday"), _row("7", "7", Start="2023-13-01T00:00:00"),
+            _row()]
+    assert _first_error(tmp_path, *rows).line == 2
+    table = slurm.read(_write(tmp_path, "\n".join([HEADER, *rows]) + "\n"),
+                       skip_bad_lines=True)
+    assert table.column("job_id").to_pylist() == [5]
+    assert [s["line"] for s in skipped_lines(table)] == [2, 3]
+
+
+def test_a_cell_against_a_pattern_is_not_valid_here(tmp_path):
+    header = HEADER + "|ExitCode"
+    err = _first_error(tmp_path, _row() + "|0:0", _row("6", "6") + "|0", header=header)
+    assert (err.line, err.message, err.expected) == (3, "'0' is not valid here",
+                                                     "EXIT:SIGNAL such as 0:0")
 
 
 # ------------------------------------------------------------------------- header or --columns

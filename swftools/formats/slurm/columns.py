@@ -112,15 +112,13 @@ def check_pattern(col: Column, pattern: str, expected: str) -> None:
     reject_rows(~good, lambda row: col.error(row, "is not valid here", expected))
 
 
-def by_distinct(col: Column, parse: Callable[[str], Any],
-                cells: pa.Array | None = None) -> tuple[list[Any], np.ndarray]:
+def by_distinct(col: Column, parse: Callable[[str], Any]) -> tuple[list[Any], np.ndarray]:
     """Parse every distinct cell once: (the parsed values, each row's index into them).
 
     ``parse`` raises ``ValueError`` (its message: what was expected) for a bad cell; the first
     row holding one is reported (while collecting, every one; their values are None).
     """
-    cells = col.cells if cells is None else cells
-    encoded = pc.dictionary_encode(cells)
+    encoded = pc.dictionary_encode(col.cells)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     values: list[Any] = []

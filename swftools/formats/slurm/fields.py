@@ -197,9 +197,7 @@ def gres_gpus(text: str) -> int | None:
         m = _GRES_ITEM.fullmatch(item)
         if not m:
             raise ValueError(GRES_EXPECTED)
-        name, kind, count = m.groups()
-        if kind is not None and kind.isdigit() and count is None:
-            kind, count = None, kind  # gpu:2
+        name, _, count = m.groups()  # gpu:2 is a count: the type group is tried last
         if name == "gpu":
             total += int(count) if count is not None else 1
     return total
