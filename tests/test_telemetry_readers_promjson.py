@@ -299,3 +299,22 @@ def test_a_response_is_utf8_whatever_the_locale(tmp_path):
             "print(b.to_table().column('node')[0].as_py().encode().hex())")
     assert text_under_c_locale(code, str(path)) == "nœud-1"
     assert _read(path)[0][0]["node"] == "nœud-1"
+
+
+def test_a_huge_integer_timestamp_is_refused_not_a_crash(tmp_path):
+    path = tmp_path / "h.json"
+    path.write_text('{"status": "success", "data": {"resultType": "matrix", "result": [\n'
+                    + json.dumps({"metric": _labels(), "values": [[T, "1"]]})[:-3]
+                    + '], [' + "9" * 400 + ', "1"]]}\n]}}')
+    with pytest.raises(InputError) as info:
+        _read(path)
+    err = info.value
+    assert (err.message, err.field, err.value, err.line) == (
+        "timestamp is out of range", "data.result[0].values[1]", "9" * 60, 2)
+
+
+def test_a_vector_sample_error_points_at_its_value(tmp_path):
+    path = _pretty(tmp_path, _doc([{"metric": _labels(), "value": [T, "400"]}], "vector"))
+    with pytest.raises(InputError) as info:
+        _read(path)
+    assert path.read_text().splitlines()[info.value.line - 1].strip() == '"value": ['

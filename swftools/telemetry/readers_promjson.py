@@ -129,7 +129,7 @@ def _parse_pairs(path: Path, text: str, i: int, key: str, pairs: list, vector: b
         ts = np.array([p[0] for p in pairs], dtype=np.float64)
         values = np.array([p[1] for p in pairs], dtype=str).astype(np.float64)
         return ts, values
-    except (ValueError, TypeError, IndexError, KeyError):
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError):
         pass
     for j, p in enumerate(pairs):  # locate the culprit
         where = ["data", "result", i, key] + ([] if vector else [j])
@@ -140,6 +140,11 @@ def _parse_pairs(path: Path, text: str, i: int, key: str, pairs: list, vector: b
         if isinstance(t, bool) or not isinstance(t, (int, float)):
             raise _fail(path, text, where, "timestamp is not a number", value=repr(t),
                         expected="float UTC epoch seconds")
+        try:
+            float(t)
+        except OverflowError:  # an integer of hundreds of digits
+            raise _fail(path, text, where, "timestamp is out of range", value=repr(t)[:60],
+                        expected="float UTC epoch seconds") from None
         if not isinstance(v, str):
             raise _fail(path, text, where, "value is not a JSON string", value=repr(v),
                         expected='a quoted number such as "42" or "NaN"')
