@@ -168,3 +168,29 @@ def test_a_column_of_integer_cells_is_checked_as_each_cell_alone(tokens):
     characters; mixed with long cells, each cell still gets the per-cell verdict."""
     mask = cells.valid_mask("integer", pa.array(tokens, pa.string())).to_pylist()
     assert mask == [cells.is_valid("integer", t) for t in tokens]
+
+
+@pytest.mark.parametrize("kind, token, ok", [
+    ("number", "12345678901234567890.5", True), ("number", "1" * 25, True),
+    ("number", "-" + "9" * 30 + "e-5", True), ("number", "1" * 25 + "x", False),
+    ("boolean", "true" + " " * 20, False), ("boolean", "1", True)])
+def test_long_cells_of_other_types_get_no_64_bit_check(kind, token, ok):
+    """Only integers are bounded by 64 bits: a long number is still a number."""
+    column = pa.array([token, "1"], pa.string())
+    assert cells.valid_mask(kind, column).to_pylist() == [ok, True]
+    assert validator_cell_ok(kind, token) is ok and reader_cell_ok(kind, token) is ok
+
+
+@pytest.mark.parametrize("kind", ["string", "date", "any"])
+def test_a_type_without_a_grammar_accepts_any_text(kind):
+    column = pa.array(["", "x7", " 5 ", "1_000"], pa.string())
+    assert cells.valid_mask(kind, column).to_pylist() == [True] * 4
+    assert all(cells.is_valid(kind, t) and cells.matches(kind, t) for t in column.to_pylist())
+
+
+def test_missing_values_are_the_texts_the_schema_declares():
+    assert cells.missing_values({"fields": []}) == [""]  # the Table Schema default
+    assert cells.missing_values({"missingValues": []}) == []
+    assert cells.missing_values({"missingValues": ["", "NA", {"value": "-"}, {"label": "x"}, 5,
+                                                   {"value": 5}, None]}) == ["", "NA", "-", ""]
+    assert cells.missing_values({"missingValues": "NA"}) == []  # not a list: nothing declared

@@ -243,15 +243,19 @@ def test_parquet_without_a_column_or_of_a_wrong_type_is_refused(tmp_path):
     schema = arrow_schema()
     path = tmp_path / "jobs.parquet"
     pq.write_table(pa.table({"job_id": [1, 2]}), path)
-    with pytest.raises(InputError, match=f"column '{schema.names[1]}' missing"):
+    with pytest.raises(InputError) as err:
         read_parquet(path, schema)
+    assert (err.value.path, err.value.message, err.value.expected) == (
+        str(path), f"column '{schema.names[1]}' missing", f"the columns {', '.join(schema.names)}")
     table = pa.table({f.name: pa.nulls(2, f.type) for f in schema})
     pq.write_table(table.set_column(0, "job_id", pa.array(["a", "b"])), path)
-    with pytest.raises(InputError, match="wrong type"):
+    with pytest.raises(InputError, match="wrong type") as err:
         read_parquet(path, schema)
+    assert err.value.path == str(path)
     path.write_bytes(b"not parquet")
-    with pytest.raises(InputError, match="not a readable Parquet file"):
+    with pytest.raises(InputError, match="not a readable Parquet file") as err:
         read_parquet(path, schema)
+    assert err.value.path == str(path)
 
 
 def test_a_package_written_before_the_newer_columns_reads_them_as_unknown(tmp_path):
@@ -286,3 +290,112 @@ def test_a_package_written_before_the_newer_columns_reads_them_as_unknown(tmp_pa
     schema_path.write_text(json.dumps(schema, indent=2) + "\n")
     with pytest.raises(InputError):
         dp.read(pkg)
+
+
+def test_declared_missing_values_of_a_csv_are_unknown(tmp_path):
+    """As validate's schema-type: a typed cell equal to a declared missing value is unknown
+    (null), a required one is missing; text cells keep the text."""
+    schema = dict(GENERIC_SCHEMA, missingValues=["", "NA", {"value": "-"}, {"label": "x"}, 5])
+    path = tmp_path / "t.csv"
+    path.write_text('key,ratio,label,flag\n1,NA,NA,-\n2,-,"",NA\n3,1.5,x,true\n')
+    table = read_csv_gz(path, schema, compressed=False)
+    assert table.to_pydict() == {"key": [1, 2, 3], "ratio": [None, None, 1.5],
+                                 "label": ["NA", "", "x"], "flag": [None, None, True]}
+    path.write_text("key,ratio,label,flag\n1,2,a,true\nNA,2,b,false\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.line, err.value.field, err.value.message, err.value.value) == (
+        3, "key", "required value is missing", "NA")
+    path.write_text("key,ratio,label,flag\n1,NA,a,true\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, GENERIC_SCHEMA, compressed=False)  # NA not declared: not a number
+    assert (err.value.line, err.value.field, err.value.message) == (2, "ratio", "'NA' is not a number")
+
+
+def test_a_required_text_cell_that_is_empty_is_located(tmp_path):
+    schema = {"fields": [{"name": "key", "type": "integer"},
+                         {"name": "label", "type": "string", "constraints": {"required": True}}]}
+    path = tmp_path / "t.csv"
+    path.write_text("key,label\n1,a\n2,\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.line, err.value.field, err.value.value, err.value.expected) == (
+        3, "label", "", "a value")
+
+
+@pytest.mark.parametrize("bad, line, message", [
+    (b"1,x7\n", 2, "'x7' is not an integer"),
+    (b"1,\xff\n", 2, "not UTF-8 text (byte 0xff at column 3)"),
+    (b"1,2\n" * 3000 + b"1,\xff\n", 3002, "not UTF-8 text (byte 0xff at column 3)")])  # past
+def test_a_misnamed_gzip_file_is_warned_about_once_while_its_error_is_located(  # the header's
+        tmp_path, bad, line, message):  # read: found by the scan that locates errors
+    import warnings
+
+    schema = {"fields": [{"name": "key", "type": "integer"}, {"name": "n", "type": "integer"}]}
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(b"key,n\n" + bad)
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(InputError) as err:
+        warnings.simplefilter("always")
+        read_csv_gz(path, schema, compressed=True)
+    assert err.value.line == line and err.value.message == message
+    assert [w.category for w in caught] == [MisnamedGzipWarning]
+
+
+def test_a_csv_that_vanishes_while_its_error_is_located_is_an_input_error(tmp_path, monkeypatch):
+    from swftools.formats.datapackage import files
+
+    path = tmp_path / "t.csv"
+    path.write_text("key,n\n1,x7\n")
+    real = files.pacsv.read_csv
+
+    def read_then_vanish(*args, **kwargs):
+        table = real(*args, **kwargs)
+        path.unlink()
+        return table
+    monkeypatch.setattr(files.pacsv, "read_csv", read_then_vanish)
+    schema = {"fields": [{"name": "key", "type": "integer"}, {"name": "n", "type": "integer"}]}
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert err.value.path == str(path) and err.value.line is None
+    assert err.value.message.startswith("cannot read: [Errno 2] No such file or directory")
+
+
+def test_numeric_columns_are_made_contiguous_and_text_columns_keep_their_chunks():
+    from swftools.formats.datapackage.files import _contiguous
+
+    numbers = pa.chunked_array([[1, 2, 3], [None, 4]], pa.int64())
+    one = _contiguous(numbers)
+    assert one.num_chunks == 1 and one.type == pa.int64() and one.to_pylist() == [1, 2, 3, None, 4]
+    text = pa.chunked_array([["a"], ["b", None]], pa.string())
+    assert _contiguous(text).num_chunks == 2 and _contiguous(text).equals(text)
+    single = pa.chunked_array([[1.5, 2.5]], pa.float64())
+    assert _contiguous(single).num_chunks == 1 and _contiguous(single).equals(single)
+
+
+def test_csv_extra_column(pkg):
+    lines = csv_text(pkg).splitlines(keepends=True)
+    lines = [line.rstrip("\n") + (',"extra"\n' if i == 0 else ",x\n") for i, line in enumerate(lines)]
+    csv_path, err = csv_error(pkg, "".join(lines))
+    assert str(err) == f"{csv_path}:1: column {N_COLUMNS + 1} 'extra' is not in the Table Schema"
+    assert (err.path, err.line) == (str(csv_path), 1)
+
+
+def test_quoted_empty_and_multi_line_cells(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text('key,ratio,label,flag\n1,"","a\nb",""\n')
+    # an empty typed cell is unknown even when missingValues does not list ""
+    table = read_csv_gz(path, dict(GENERIC_SCHEMA, missingValues=[]), compressed=False)
+    assert table.to_pylist() == [{"key": 1, "ratio": None, "label": "a\nb", "flag": None}]
+
+
+def test_a_plain_csv_declared_gzip_is_read_with_one_warning(tmp_path):
+    import warnings
+
+    path = tmp_path / "t.csv"
+    path.write_text("key,ratio,label,flag\n1,x,a,true\n")
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(InputError) as err:
+        warnings.simplefilter("always")
+        read_csv_gz(path, GENERIC_SCHEMA, compressed=True)
+    assert err.value.line == 2 and err.value.field == "ratio"
+    assert [str(w.message) for w in caught] == [
+        f"{path}: declared gzip-compressed but the content is not gzip; reading it as plain text"]

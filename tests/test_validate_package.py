@@ -382,3 +382,185 @@ def test_without_missing_values_an_empty_cell_is_unknown(package):
     schema.pop("missingValues", None)
     edit_descriptor(package, lambda d: d["resources"][0].update({"schema": schema}))
     assert run(package, "schema-type").findings == []  # the CSV has empty cells (unknowns)
+
+
+# --- issue 30: the CSV as the package names it, malformed schemas and extensions -------------
+
+def _plain_csv(package, name, declared):
+    """The jobs CSV rewritten as plain text in ``data/name`` (declared gzip or not), its size and
+    checksums dropped from the descriptor."""
+    old = package / "data" / "jobs.csv.gz"
+    text = gzip.decompress(old.read_bytes())
+    old.unlink()
+    (package / "data" / name).write_bytes(text)
+
+    def change(desc):
+        res = desc["resources"][0]
+        for key in ("bytes", "hash", "compression"):
+            res.pop(key, None)
+        res.update({"path": f"data/{name}", **({"compression": "gz"} if declared else {})})
+        desc["swftools"]["files"].pop("data/jobs.csv.gz")
+    edit_descriptor(package, change)
+
+
+@pytest.mark.parametrize("name, declared, warned", [
+    ("jobs.csv", True, "declared gzip-compressed but the content is not gzip"),
+    ("jobs.csv.gz", False, "named .gz but the content is not gzip"),
+    ("jobs.csv", False, None)])
+def test_a_plain_csv_said_to_be_gzip_is_read_with_one_warning(package, name, declared, warned):
+    import warnings
+
+    from swftools.formats.inputs import MisnamedGzipWarning
+    _plain_csv(package, name, declared)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = run(package)
+    assert report.valid and report.rows == 40, [f.render() for f in report.findings]
+    said = [str(w.message) for w in caught if issubclass(w.category, MisnamedGzipWarning)]
+    assert said == ([f"{package / 'data' / name}: {warned}; reading it as plain text"]
+                    if warned else [])
+
+
+def test_a_cell_may_span_lines_and_a_parse_error_is_reported_on_one_line(package):
+    def change(lines):
+        header = [h.strip("\"") for h in lines[0].split(",")]
+        cells = lines[2].split(",")
+        cells[header.index("user")] = '"u\r\nv"'
+        lines[2] = ",".join(cells)
+        return lines
+    rewrite_csv(package, change)
+    assert run(package, "schema-structure", "schema-type").findings == []
+    rewrite_csv(package, lambda lines: lines[:5] + [lines[5] + ',"x\ny"'] + lines[6:])
+    found = run(package, "schema-structure").findings
+    columns = len(gzip.decompress((package / "data" / "jobs.csv.gz").read_bytes()).decode()
+                  .split("\n")[0].split(","))
+    assert len(found) == 1 and found[0].message.startswith(
+        f"the CSV cannot be parsed: CSV parse error: Expected {columns} columns, got {columns + 1}: ")
+    assert found[0].message.endswith(',"x')  # the first line of pyarrow's message
+
+
+def test_a_header_label_keeps_its_line_break(package):
+    path = package / "data" / "jobs.csv.gz"
+    lines = gzip.decompress(path.read_bytes()).split(b"\n")
+    lines[0] += b',"extra\r\nlabel"'
+    lines[1:] = [line + b",1" for line in lines[1:] if line]
+    path.write_bytes(gzip.compress(b"\n".join(lines) + b"\n", mtime=0))
+    found = run(package, "schema-structure").findings
+    assert [f.value for f in found] == ["extra\r\nlabel"]
+
+
+@pytest.mark.parametrize("broken", [
+    {"missingValues": [5]}, {"missingValues": "NA"}, {"missingValues": [{"value": 5}]},
+    {"fields": [1]}, {"fields": [{"type": "integer"}]}, {"fields": [{"name": 5}]},
+    {"fields": [{"name": "gpus", "type": ["integer"]}]}])
+def test_a_table_schema_the_cell_rules_cannot_follow_gives_way_to_the_canonical_one(
+        package, broken):
+    """A malformed schema is the package reader's finding; the cell rules then check the CSV
+    against the canonical schema instead of failing."""
+    schema = json.loads((package / "schemas" / "jobs.json").read_text())
+    fewer = dict(schema, fields=[f for f in schema["fields"] if f["name"] != "gpus"])
+    if "fields" in broken:
+        broken = {"fields": fewer["fields"] + broken["fields"]}
+    for where in ("inline", "file"):
+        bad = dict(fewer, **broken)
+        if where == "file":
+            (package / "schemas" / "bad.json").write_text(json.dumps(bad))
+            bad = "schemas/bad.json"
+        assert _structure(package, bad) == ([], None), where
+        assert run(package, "schema-type").findings == []
+
+
+def test_a_missing_value_without_its_value_is_the_empty_cell(package):
+    schema = json.loads((package / "schemas" / "jobs.json").read_text())
+    fewer = dict(schema, fields=[f for f in schema["fields"] if f["name"] != "gpus"],
+                 missingValues=[{"label": "unknown"}])
+    col = 1 + [f["name"] for f in schema["fields"]].index("gpus")
+    assert _structure(package, fewer) == ([f"column {col} 'gpus' is not in the Table Schema"],
+                                          None)  # the schema is followed
+    assert run(package, "schema-type").findings == []  # its empty cells are unknown
+    fewer.pop("missingValues")
+    assert _structure(package, fewer)[0] == [f"column {col} 'gpus' is not in the Table Schema"]
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d.update(swftools=[1]), lambda d: d["swftools"].update(files=[1]),
+    lambda d: d["swftools"].update(metadata=[1]),
+    lambda d: d["swftools"].update(metadata={"jobs": [1]})])
+def test_an_extension_of_the_wrong_shape_is_a_finding_not_a_crash(package, change):
+    edit_descriptor(package, change)
+    report = run(package)
+    found = assert_fires(report, "unreadable-input", 1)
+    assert "is not of type 'object'" in found[0].message
+    assert_silent(report, "package-integrity")
+
+
+def test_a_hash_with_an_unknown_algorithm_is_not_checked(package):
+    import hashlib
+    md5 = hashlib.md5((package / "data" / "jobs.csv.gz").read_bytes()).hexdigest()
+    assert _integrity(package, "md5:v2:" + "0" * 32) == []  # algorithm 'md5:v2'
+    assert _integrity(package, f"md5:{md5}") == []
+
+
+def test_the_fallback_table_reads_every_cell_it_can(package):
+    """Signed integers, cells that span lines, columns after a missing one, a descriptor
+    without recorded job metadata."""
+    from swftools import table as jt
+    from swftools.validate.package_checks import table_from_cells
+
+    def change(lines):
+        header = [h.strip("\"") for h in lines[0].split(",")]
+        rows = [line.split(",") for line in lines[1:4]]
+        rows[0][header.index("gpus")] = "+7"
+        rows[1][header.index("user")] = '"a\nb"'
+        rows[2][header.index("nodes")] = "lots"  # the reader refuses
+        drop = header.index("group")
+        lines[0] = ",".join(h for i, h in enumerate(lines[0].split(",")) if i != drop)
+        lines[1:4] = [",".join(c for i, c in enumerate(r) if i != drop) for r in rows]
+        lines[4:] = [",".join(c for i, c in enumerate(line.split(",")) if i != drop)
+                     for line in lines[4:] if line]
+        return lines
+    rewrite_csv(package, change)
+    edit_descriptor(package, lambda d: d["swftools"].pop("metadata"))
+    table, lines = table_from_cells(load_package(package, str(package)))
+    assert table.column("gpus").to_pylist()[:2] == [7, 1]
+    assert table.column("user").to_pylist()[:3] == ["u0", "a\nb", "u2"]
+    assert table.column("group").null_count == 40 and table.column("queue").null_count == 0
+    assert jt.get_metadata(table)["time_zone"] == "Asia/Tokyo" and lines.tolist()[:2] == [2, 3]
+
+
+def test_fallback_findings_name_lines_as_integers(package):
+    (package / "data" / "jobs.parquet").unlink()
+    edit_descriptor(package, lambda d: d["resources"].pop(1))
+
+    def change(lines):
+        header = [h.strip("\"") for h in lines[0].split(",")]
+        cells = lines[4].split(",")
+        cells[header.index("job_id")] = "2"  # line 5 repeats line 3's id
+        cells[header.index("nodes")] = "lots"  # the reader refuses
+        lines[4] = ",".join(cells)
+        return lines
+    rewrite_csv(package, change)
+    found = assert_fires(run(package, "job-id-unique"), "job-id-unique", 1)
+    assert (found[0].line, found[0].message) == (5, "job id 2 already used on line 3")
+
+
+def test_a_package_is_read_as_utf8_whatever_the_locale(package):
+    """Descriptor, schema file and CSV header are UTF-8 (a non-ASCII column name here)."""
+    from .conftest import text_under_c_locale
+
+    desc = json.loads((package / "datapackage.json").read_text())
+    desc["description"] = "Tōkyō"
+    (package / "datapackage.json").write_text(json.dumps(desc, ensure_ascii=False),
+                                              encoding="utf-8")
+    schema = json.loads((package / "schemas" / "jobs.json").read_text())
+    for f in schema["fields"]:
+        if f["name"] == "queue":
+            f["name"] = "queüe"
+    (package / "schemas" / "jobs.json").write_text(json.dumps(schema, ensure_ascii=False),
+                                                   encoding="utf-8")
+    rewrite_csv(package, lambda lines: [lines[0].replace("queue", "queüe")] + lines[1:])
+    code = ("import sys; from swftools.validate import validate; "
+            "r = validate(sys.argv[1], rules=['package-descriptor', 'schema-structure']); "
+            "print(repr([f.message for f in r.findings]).encode('utf-8').hex())")
+    assert text_under_c_locale(code, str(package)) == "[]"
+    assert run(package, "schema-structure").findings == []

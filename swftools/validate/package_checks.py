@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +35,7 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # The cell grammar is the package reader's (one grammar: swftools.formats.datapackage.cells).
 TYPE_PATTERNS = cell_grammar.PATTERNS
 _EXPECTED = cell_grammar.EXPECTED
+_CSV_ERRORS = (pa.ArrowException, OSError, EOFError, UnicodeDecodeError, ValueError, InputError)
 
 
 @dataclass
@@ -48,7 +49,7 @@ class PackageInput:
     load_error: tuple[str, int | None] | None = None
     problems: int = 0  # package-phase errors found (they explain a failing reader)
     csv_error: str | None = None
-    _raw: dict[str, Any] = field(default_factory=dict)
+    _scans: dict[tuple, CellScan] = field(default_factory=dict)  # cell_scan's, by arguments
 
     @property
     def desc_path(self) -> Path:
@@ -56,7 +57,7 @@ class PackageInput:
 
     def shown(self, rel: str) -> str:
         """How a path inside the package is printed in findings."""
-        return str(PurePosixPath(self.display_root) / rel) if self.display_root else rel
+        return str(PurePosixPath(self.display_root) / rel)
 
     def resources(self) -> list[dict[str, Any]]:
         res = (self.descriptor or {}).get("resources")
@@ -75,68 +76,40 @@ class PackageInput:
     def table_schema(self, res: dict[str, Any]) -> dict[str, Any]:
         """The resource's Table Schema (inline or a file in the package), else the canonical one."""
         schema = res.get("schema")
-        if isinstance(schema, dict) and isinstance(schema.get("fields"), list):
-            return schema
         if isinstance(schema, str) and not _URL.match(schema) and safe_path(schema) is None:
             try:
-                loaded = json.loads((self.root / schema).read_text(encoding="utf-8"))
-                if isinstance(loaded, dict) and isinstance(loaded.get("fields"), list):
-                    return loaded
+                schema = json.loads((self.root / schema).read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 pass
-        return jt.table_schema()
+        return schema if _readable_schema(schema) else jt.table_schema()
 
     def raw_cells(self) -> tuple[pa.Table, list[str]] | None:
         """The jobs CSV as text cells (all columns string) and its header; None if unreadable."""
-        if "cells" in self._raw:
-            return self._raw["cells"]
-        res, cells = self.jobs_csv, None
-        if res is not None:
-            path = self.root / res["path"]
-            declared = res.get("compression") == "gz" or path.name.endswith(".gz")
-            try:
-                compressed = detect_gzip(path, declared=declared)  # by content
-                header = _header(path, compressed)
-                with open_binary(path, compressed=compressed) as stream:  # bounded
-                    table = pacsv.read_csv(stream, read_options=pacsv.ReadOptions(
-                        column_names=[f"c{i}" for i in range(len(header))], skip_rows=1),
-                        parse_options=pacsv.ParseOptions(newlines_in_values=True),
-                        convert_options=pacsv.ConvertOptions(
-                            column_types={f"c{i}": pa.string() for i in range(len(header))},
-                            strings_can_be_null=False, null_values=[]))
-                cells = (table, header)
-            except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError, ValueError,
-                    InputError) as exc:
-                self.csv_error = str(exc).split("\n")[0]
-        self._raw["cells"] = cells
-        return cells
-
+        res = self.jobs_csv
+        if res is None:
+            return None
+        try:
+            header, stream = self._open_csv(res)
+            with stream, _cell_reader(stream, len(header)) as reader:
+                return reader.read_all(), header
+        except _CSV_ERRORS:  # schema-structure has reported why
+            return None
 
     def cell_scan(self, types: dict[str, str], missing: list[str]) -> CellScan | None:
         """One streamed pass over the jobs CSV (record batches, never the whole file in memory):
         its header, whether it parses, and the bad cells of the typed columns ``types`` (field
         name -> Table Schema type) that are not one of ``missing``. None without a jobs CSV."""
-        key = ("scan", tuple(sorted(types.items())), tuple(missing))
-        if key in self._raw:
-            return self._raw[key]
+        key = (tuple(sorted(types.items())), tuple(missing))
+        if key in self._scans:
+            return self._scans[key]
         res, scan = self.jobs_csv, None
         if res is not None:
-            path = self.root / res["path"]
-            declared = res.get("compression") == "gz" or path.name.endswith(".gz")
             scan = CellScan()
             try:
-                compressed = detect_gzip(path, declared=declared)  # by content
-                scan.header = _header(path, compressed)
-                names = [f"c{i}" for i in range(len(scan.header))]
-                checked = {i: types[label] for i, label in enumerate(scan.header)
-                           if label in types and scan.header.index(label) == i}
-                stream = open_binary(path, compressed=compressed)  # bounded decompression
-                with stream, pacsv.open_csv(stream, read_options=pacsv.ReadOptions(
-                        column_names=names, skip_rows=1, block_size=SCAN_BLOCK_BYTES),
-                        parse_options=pacsv.ParseOptions(newlines_in_values=True),
-                        convert_options=pacsv.ConvertOptions(
-                            column_types={n: pa.string() for n in names},
-                            strings_can_be_null=False, null_values=[])) as reader:
+                scan.header, stream = self._open_csv(res)
+                with stream, _cell_reader(stream, len(scan.header)) as reader:
+                    checked = {i: types[label] for i, label in enumerate(scan.header)
+                               if label in types and scan.header.index(label) == i}
                     for batch in reader:
                         for i, kind in checked.items():
                             col = batch.column(i)
@@ -146,12 +119,28 @@ class PackageInput:
                                 rows.append(bad + scan.rows)
                                 values.append(col.take(pa.array(bad)))
                         scan.rows += batch.num_rows
-            except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError, ValueError,
-                    InputError) as exc:
+            except _CSV_ERRORS as exc:
                 scan.error = str(exc).split("\n")[0]
                 self.csv_error = self.csv_error or scan.error
-        self._raw[key] = scan
+        self._scans[key] = scan
         return scan
+
+    def _open_csv(self, res: dict[str, Any]) -> tuple[list[str], BinaryIO]:
+        """The jobs CSV's header row and the file opened for reading its cells (gzip by
+        content, decompression bounded)."""
+        path = self.root / res["path"]
+        compressed = detect_gzip(path, declared=res.get("compression") == "gz")
+        return _header(path, compressed), open_binary(path, compressed=compressed)
+
+
+def _cell_reader(stream: BinaryIO, columns: int) -> pacsv.CSVStreamingReader:
+    """A reader of the CSV rows after the header as text cells, one record batch at a time."""
+    names = [f"c{i}" for i in range(columns)]
+    return pacsv.open_csv(
+        stream, read_options=pacsv.ReadOptions(  # the header is a record: it may span lines
+            column_names=names, skip_rows_after_names=1, block_size=SCAN_BLOCK_BYTES),
+        parse_options=pacsv.ParseOptions(newlines_in_values=True),
+        convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names}))
 
 
 @dataclass
@@ -162,6 +151,20 @@ class CellScan:
     rows: int = 0
     error: str | None = None  # the CSV does not parse (the first problem)
     bad: dict[str, tuple[list[np.ndarray], list[pa.Array]]] = field(default_factory=dict)
+
+
+def _readable_schema(schema: Any) -> bool:
+    """Whether ``schema`` is a Table Schema the cell rules can follow: a list of fields, each
+    named, with a type name if any, and missing values that are text."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("fields"), list):
+        return False
+    fields, missing = schema["fields"], schema.get("missingValues", [])
+    named = all(isinstance(f, dict) and isinstance(f.get("name"), str)
+                and isinstance(f.get("type", ""), str) for f in fields)
+    texts = isinstance(missing, list) and all(
+        isinstance(m, str) or isinstance(m, dict) and isinstance(m.get("value", ""), str)
+        for m in missing)
+    return named and texts
 
 
 def _header(path: Path, compressed: bool) -> list[str]:
@@ -217,6 +220,13 @@ def _line_of(pkg: PackageInput, needle: Any) -> int | None:
     return pkg.text.count("\n", 0, index) + 1 if index >= 0 else None
 
 
+def _section(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """``obj[key]`` when it is a JSON object, else an empty one (a malformed descriptor is the
+    reader's finding, not a crash here)."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _package(ctx: Context) -> PackageInput:
     pkg = getattr(ctx, "package", None)
     if pkg is None:
@@ -269,8 +279,9 @@ def package_descriptor(ctx: Context) -> None:
         problem("no 'jobs' resource", expected="a resource named 'jobs' (the job table)")
 
 
-def _declared(res: dict[str, Any], recorded: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(algorithm, hex, origin) digests to verify for a resource."""
+def _declared(res: dict[str, Any], record: Any) -> list[tuple[str, str, str]]:
+    """(algorithm, hex, origin) digests to verify for a resource (``record``: what swftools
+    recorded for its file)."""
     out = []
     declared = res.get("hash")
     if isinstance(declared, str) and declared:
@@ -278,7 +289,6 @@ def _declared(res: dict[str, Any], recorded: dict[str, Any]) -> list[tuple[str, 
         algorithm = (algorithm or "md5").lower()
         if algorithm in ("md5", "sha1", "sha256", "sha512"):
             out.append((algorithm, hexdigest.lower(), "hash"))
-    record = recorded.get(res.get("path")) if isinstance(res.get("path"), str) else None
     if isinstance(record, dict) and isinstance(record.get("sha256"), str) and \
             not any(a == "sha256" for a, _, _ in out):
         out.append(("sha256", record["sha256"].lower(), "swftools.files"))
@@ -293,7 +303,7 @@ def package_integrity(ctx: Context) -> None:
     pkg = _package(ctx)
     if pkg.descriptor is None:
         raise NotApplicable("no readable descriptor")
-    recorded = (pkg.descriptor.get("swftools") or {}).get("files") or {}
+    recorded = _section(_section(pkg.descriptor, "swftools"), "files")
     for res in pkg.resources():
         rel = res.get("path")
         if not isinstance(rel, str) or safe_path(rel) or not (pkg.root / rel).is_file():
@@ -305,7 +315,7 @@ def package_integrity(ctx: Context) -> None:
             ctx.note(f"resource {res.get('name')!r}: {size} bytes, the descriptor declares "
                      f"{res['bytes']}", path=pkg.shown(rel), field="bytes", value=size,
                      expected=str(res["bytes"]))
-        for algorithm, expected, origin in _declared(res, recorded):
+        for algorithm, expected, origin in _declared(res, recorded.get(rel)):
             actual = file_digest(path, algorithm)
             if actual != expected:
                 pkg.problems += 1
@@ -381,8 +391,7 @@ def schema_type(ctx: Context) -> None:
 def _typed_fields(pkg: PackageInput, res: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
     """The fields ``schema-type`` checks (name -> type) and the schema's missing values."""
     schema = pkg.table_schema(res)
-    missing = [m if isinstance(m, str) else m.get("value", "")
-               for m in schema.get("missingValues", [""])]
+    missing = cell_grammar.missing_values(schema)
     types = {f["name"]: f.get("type", "string") for f in schema["fields"]
              if f.get("type", "string") in TYPE_PATTERNS}
     return types, missing
@@ -394,7 +403,7 @@ def bad_cells(col: pa.Array, kind: str, missing: list[str]) -> np.ndarray:
     ok = cell_grammar.valid_mask(kind, col)
     if missing:
         ok = pc.or_(ok, pc.is_in(col, value_set=pa.array(missing, pa.string())))
-    return np.flatnonzero(~np.asarray(ok.fill_null(False), bool))
+    return np.flatnonzero(~np.asarray(ok, bool))
 
 
 def table_from_cells(pkg: PackageInput) -> tuple[pa.Table, np.ndarray] | None:
@@ -404,7 +413,7 @@ def table_from_cells(pkg: PackageInput) -> tuple[pa.Table, np.ndarray] | None:
     on everything that is readable.
     """
     cells = pkg.raw_cells()
-    if cells is None or pkg.jobs_csv is None:
+    if cells is None:
         return None
     table, header = cells
     schema = jt.arrow_schema()
@@ -423,8 +432,8 @@ def table_from_cells(pkg: PackageInput) -> tuple[pa.Table, np.ndarray] | None:
         columns[name] = cell_grammar.parse(kind, clean, target)
     if "job_id" not in columns:
         return None
-    ext = (pkg.descriptor or {}).get("swftools") or {}
-    metadata = dict((ext.get("metadata") or {}).get(JOBS, {}))
+    ext = _section(pkg.descriptor, "swftools")
+    metadata = dict(_section(_section(ext, "metadata"), JOBS))
     if ext.get("time_zone"):
         metadata["time_zone"] = ext["time_zone"]
     metadata["source_format"] = "package"

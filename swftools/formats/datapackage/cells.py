@@ -21,6 +21,7 @@ for pyarrow (RE2, whole columns at a time) and :func:`is_valid` matches them wit
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -47,6 +48,15 @@ _NON_FINITE = {float("inf"): "INF", float("-inf"): "-INF"}
 
 
 _INT64_MAX = str(2**63 - 1)
+
+
+def missing_values(table_schema: dict[str, Any]) -> list[str]:
+    """The texts ``table_schema`` declares missing (``missingValues``, ``[""]`` when absent;
+    entries as text or ``{"value": text}``, others ignored): a cell equal to one is unknown."""
+    declared = table_schema.get("missingValues", [""])
+    texts = [m.get("value", "") if isinstance(m, dict) else m
+             for m in (declared if isinstance(declared, list) else [])]
+    return [t for t in texts if isinstance(t, str)]  # a malformed entry is the profile's finding
 
 
 def in_range(kind: str, text: str) -> bool:

@@ -166,6 +166,7 @@ def read_csv_gz(path: Path, table_schema: dict[str, Any], compressed: bool) -> p
     """
     schema = arrow_schema_of(table_schema)
     kinds = {f["name"]: f.get("type", "string") for f in table_schema["fields"]}
+    missing = pa.array(sorted({"", *cells.missing_values(table_schema)}), pa.string())
     compressed = detect_gzip(path, declared=compressed)
     header = _read_header(path, compressed)
     _check_header(path, header, schema.names)
@@ -183,8 +184,10 @@ def read_csv_gz(path: Path, table_schema: dict[str, Any], compressed: bool) -> p
     for field in schema:
         column, kind = table.column(field.name), kinds[field.name]
         if kind in cells.GRAMMAR:
-            # an empty cell is missing whether quoted or not (as in _check_cell and validate)
-            column = pc.if_else(pc.equal(column, ""), pa.scalar(None, pa.string()), column)
+            # an empty cell, quoted or not, and a declared missing value are unknown (as in
+            # _check_cell and validate)
+            column = pc.if_else(pc.is_in(column, value_set=missing), pa.scalar(None, pa.string()),
+                                column)
             if pc.all(cells.valid_mask(kind, column)).as_py() is False:  # None: no cells
                 _locate_error(path, table_schema, compressed)
                 raise InputError(str(path), f"a cell is not {cells.EXPECTED[kind]}",
@@ -239,7 +242,7 @@ def _stream_problem(exc: BaseException, compressed: bool) -> str:
 
 def _locate_error(path: Path, table_schema: dict[str, Any], compressed: bool) -> None:
     """Scan the file slowly and raise an InputError at the first bad row or cell (if any)."""
-    fields = table_schema["fields"]
+    fields, missing = table_schema["fields"], cells.missing_values(table_schema)
     try:
         with _open_text(path, compressed) as fh:
             reader = csv.reader(fh)
@@ -252,7 +255,7 @@ def _locate_error(path: Path, table_schema: dict[str, Any], compressed: bool) ->
                     raise InputError(str(path), f"{len(row)} fields, expected {len(header)}",
                                      line=reader.line_num)
                 for name, i, kind, required in checks:
-                    _check_cell(path, reader.line_num, name, row[i], kind, required)
+                    _check_cell(path, reader.line_num, name, row[i], kind, required, missing)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(str(path), _stream_problem(exc, compressed)) from None
     except UnicodeDecodeError:
@@ -271,9 +274,11 @@ def _not_utf8(path: Path, compressed: bool) -> InputError:
     return InputError(str(path), "not UTF-8 text")
 
 
-def _check_cell(path: Path, line: int, name: str, value: str, kind: str, required: bool) -> None:
-    """Raise an InputError when one cell is missing but required, or breaks the cell grammar."""
-    if value == "":
+def _check_cell(path: Path, line: int, name: str, value: str, kind: str, required: bool,
+                missing: list[str] | tuple[str, ...] = ()) -> None:
+    """Raise an InputError when one cell is missing (empty, or in a typed column one of the
+    ``missing`` values, as in :func:`read_csv_gz`) but required, or breaks the cell grammar."""
+    if value == "" or kind in cells.GRAMMAR and value in missing:
         if required:
             raise InputError(str(path), "required value is missing", line=line, field=name,
                              value=value, expected=cells.EXPECTED.get(kind, "a value"))
