@@ -124,8 +124,6 @@ def parse_select(text: str) -> list[Chunk]:
             if not m or m.group(1) in resources:
                 raise ValueError(SELECT_EXPECTED)
             resources[m.group(1)] = m.group(2)
-        if not resources and not chunk.isdigit():
-            raise ValueError(SELECT_EXPECTED)
         chunks.append((count, resources))
     return chunks
 
@@ -192,13 +190,13 @@ def count_exec_hosts(text: str) -> int:
 def exec_host_shape(text: str) -> tuple[int, int]:
     """(distinct hosts, execution slots) of ``exec_host``: ``node/0*8`` is 8 slots (PBS Pro),
     ``node/0-79`` 80 and ``node/0,4-5`` 3 (Torque), ``node/5`` or ``node`` one."""
-    hosts: dict[str, None] = {}
+    hosts: set[str] = set()
     slots = 0
     for part in text.split("+"):
         host, slash, spec = part.partition("/")
         if not host or any(c.isspace() for c in host):
             raise ValueError(EXEC_HOST_EXPECTED)
-        hosts[host] = None
+        hosts.add(host)
         if not slash:
             slots += 1
             continue

@@ -239,7 +239,7 @@ def _no_jobs(text: str, records: Records) -> str:
 
 def _not_utf8(raw: bytes, name: str) -> list[InputError]:
     """The lines that are not UTF-8 text (the first only unless ``--skip-bad-lines``
-    collects)."""
+    collects); one at least, as b"\\n" is never part of a UTF-8 sequence."""
     from swftools.formats.skipping import collecting
 
     found = []
@@ -251,7 +251,7 @@ def _not_utf8(raw: bytes, name: str) -> list[InputError]:
                                     expected="UTF-8 text"))
             if not collecting():
                 break
-    return found or [InputError(name, "is not UTF-8 text", expected="UTF-8 text")]
+    return found
 
 
 def _table(rows: list[dict[str, Any]], records: Records, name: str, site_obj: Site | None,
@@ -276,14 +276,13 @@ def _table(rows: list[dict[str, Any]], records: Records, name: str, site_obj: Si
                                 else None for g, n, r in zip(size, columns["nodes"], rows)]
     columns["wait_s"] = [s - q if s is not None and q is not None and s >= q else None
                          for s, q in zip(columns["start_time"], columns["submit_time"])]
-    columns["swf_status"] = [SWF_STATUS.get(t) if t is not None else None
-                             for t in columns["termcode"]]
+    columns["swf_status"] = [SWF_STATUS.get(t) for t in columns["termcode"]]
     strings = ("user", "group", "queue", "source_job_id")
     if source is not None:
         columns["source_job_id"] = [r["source"] for r in rows]
     arrays = {k: pa.array(v, pa.string() if k in strings else pa.int64())
               for k, v in columns.items()}
-    requeued = sum(1 for j in records.jobs.values() if j.is_row and (j.reruns or j.end_records > 1))
+    requeued = sum(1 for j in records.jobs.values() if j.is_row and j.requeued)
     pbs = {"jobs": len(rows),
            "without_end_record": sum(1 for j in records.jobs.values()
                                      if j.is_row and j.ended is None),

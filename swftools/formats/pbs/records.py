@@ -35,7 +35,6 @@ class Job:
     """What the records of one job say (times are naive local seconds of the record stamps)."""
 
     key: str
-    first_line: int
     id_text: str = ""  # the id as the record the row comes from writes it
     queued_at: int | None = None
     started: dict[str, str] | None = None
@@ -43,8 +42,7 @@ class Job:
     ended: dict[str, str] | None = None
     ended_at: int | None = None
     ended_line: int = 0
-    end_records: int = 0
-    reruns: int = 0
+    requeued: bool = False  # an R record, or a second E record
     deleted: tuple[int, str, int] | None = None  # (time, requestor, line)
     aborted: tuple[int, int] | None = None  # (time, line)
 
@@ -125,7 +123,7 @@ def _record(out: Records, pattern: re.Pattern[str], line: str, number: int,
         attributes = fx.parse_attributes(message, strict=False)
     job = out.jobs.get(jid.key)
     if job is None:
-        job = out.jobs[jid.key] = Job(jid.key, number, id_text=job_text)
+        job = out.jobs[jid.key] = Job(jid.key, id_text=job_text)
     _add(job, kind, naive, number, job_text, attributes)
 
 
@@ -137,7 +135,8 @@ def _add(job: Job, kind: str, naive: int, number: int, job_text: str,
         if (naive, number) > job.started_at:
             job.started, job.started_at = attributes, (naive, number)
     elif kind == "E":
-        job.end_records += 1
+        if job.ended is not None:
+            job.requeued = True
         if job.ended is None or (naive, number) > (job.ended_at, job.ended_line):
             job.ended, job.ended_at, job.ended_line = attributes, naive, number
             job.id_text = job_text
@@ -148,4 +147,4 @@ def _add(job: Job, kind: str, naive: int, number: int, job_text: str,
         if job.aborted is None or naive >= job.aborted[0]:
             job.aborted = (naive, number)
     else:  # R: rerun (requeued)
-        job.reruns += 1
+        job.requeued = True
