@@ -94,3 +94,54 @@ def test_what_needs_the_whole_text_is_read_whole(tmp_path):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(logfile, "STREAM_MIN_BYTES", 1 << 30)
         assert logfile.load_log(_log(tmp_path, RAW_ROWS)).source is None  # small: in memory
+
+
+def _streams_with(path: Path, head: int, block: int) -> bool:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(logfile, "STREAM_MIN_BYTES", STREAMED)
+        mp.setattr(logfile, "_HEAD_BYTES", head)
+        mp.setattr(logfile, "_SCAN_BYTES", block)
+        return logfile.load_log(path).source is not None
+
+
+def test_the_scan_after_the_head_sees_every_block_boundary(tmp_path):
+    """Past the bytes split_log looks at, the block scan alone decides: a separator followed
+    by a space split over two blocks, or a NUL byte, keeps the log in memory (where it is
+    rewritten or refused), whatever the block size; a plain log streams with any block size."""
+    head = len(RAW_HEADER) + len(RAW_ROWS[0]) + 2  # the header and the first job line
+    plain = _log(tmp_path, RAW_ROWS)
+    spaced_path = tmp_path / "spaced.csv"
+    spaced_path.write_bytes(plain.read_bytes().replace(b"3,carol", b"3, carol"))
+    nul_path = tmp_path / "nul.csv"
+    nul_path.write_bytes(plain.read_bytes().replace(b"carol", b"car\x00l"))
+    body = len(spaced_path.read_bytes()) - len(RAW_HEADER) - 1  # scanned from the first job line
+    for block in range(1, body + 2):
+        assert _streams_with(plain, head, block), block
+        assert not _streams_with(spaced_path, head, block), block
+        with pytest.raises(InputError, match="NUL byte") as info:  # read whole: refused
+            _streams_with(nul_path, head, block)
+        assert info.value.line == 4
+
+
+def test_text_errors_name_the_line_of_the_byte():
+    for data, line in ((b"\nab\x00c\nd\ne\n", 2), (b"a\nb\nc\x00\nd\ne\nf\n", 3)):
+        with pytest.raises(InputError) as info:
+            logfile.check_text(data, "log.csv")
+        assert info.value.line == line
+    with pytest.raises(InputError) as info:
+        logfile.check_utf8(b"a\nb\n\xe9\nc\nd\n", "log.csv", line_offset=1)
+    assert info.value.line == 4
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("line, what", [(RAW_ROWS[1] + ",9", "14 fields"), ("x", "1 field"),
+                                        ("", "empty line"), ("  ", "empty line")])
+def test_a_wrong_field_count_is_one_error_and_no_other_output(tmp_path, capfd, line, what):
+    """Python prints an exception raised in pyarrow's invalid-row callback on stderr ("Exception
+    ignored in ..."; pytest turns it into a warning, here an error)."""
+    path = _log(tmp_path, [RAW_ROWS[0], line, RAW_ROWS[2]])
+    with pytest.raises(InputError) as info:
+        nqsii.read(path)
+    assert str(info.value) == f"{path}:3: {what}, expected 13 (one per header column)"
+    assert info.value.value == line
+    assert capfd.readouterr() == ("", "")

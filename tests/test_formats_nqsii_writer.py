@@ -98,3 +98,29 @@ def test_needs_a_table_and_writes_nothing_on_error(tmp_path, good):
         nqsii.write_chunks([good, bad], tmp_path / "y.csv")
     assert not (tmp_path / "y.csv").exists() and not (tmp_path / "x.csv").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("form", ["raw", "published"])
+@pytest.mark.parametrize("layout", [None, {"format": "iso", "separator": "T", "offset": None}])
+def test_an_instant_after_year_9999_is_a_located_error(tmp_path, form, layout):
+    """Local and ISO date-times stop at 9999-12-31; UNIX seconds (published) have no end."""
+    import json
+
+    table = jt.from_columns({"job_id": pa.array([1]), "user": pa.array(["u"]),
+                             "group": pa.array(["g"]), "queue": pa.array(["Normal"]),
+                             "submit_time": pa.array([0]), "start_time": pa.array([10]),
+                             "finish_time": pa.array([10**12]), "requested_walltime_s": pa.array([60]),
+                             "nodes": pa.array([1]), "gpus": pa.array([1]), "wait_s": pa.array([10]),
+                             "walltime_s": pa.array([10**12 - 10]),
+                             "gpus_per_node": pa.array([1]), "termcode": pa.array([0])}, {})
+    if layout is not None:
+        meta = {"nqsii": {"form": "raw", "formats": {"finish": layout}}}
+        table = table.replace_schema_metadata({**table.schema.metadata,
+                                               b"swftools": json.dumps(meta).encode()})
+    if form == "published":
+        nqsii.write(table, tmp_path / "log.csv", form=form)
+        assert "1000000000000" in (tmp_path / "log.csv").read_text()
+        return
+    with pytest.raises(InputError, match="after year 9999 cannot be written as a date"):
+        nqsii.write(table, tmp_path / "log.csv", form=form)
+    assert not (tmp_path / "log.csv").exists()

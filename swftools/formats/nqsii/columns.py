@@ -233,10 +233,7 @@ def _parse_timestamps_mixed(tokens: pa.Array, ref: FieldRef, formats: tuple[str,
 
     if masks["other"].any():
         row = _first(masks["other"])
-        token = tokens[row].as_py()
-        why = describe_bad_integer(token, "a timestamp")
-        problems.append((row, why if why in ("is negative", "is out of range") or token == ""
-                         else "is not a timestamp"))
+        problems.append((row, describe_bad_integer(tokens[row].as_py(), "a timestamp")))
     fmt: dict = {}
     for kind in ("epoch", "local", "iso"):
         mask = masks.get(kind)
@@ -298,10 +295,8 @@ def parse_durations(tokens: pa.Array, ref: FieldRef, formats: tuple[str, ...]) -
     if bad.any():
         row = _first(bad)
         token = tokens[row].as_py()
-        why = describe_bad_integer(token, "a duration")
-        if why not in ("is negative", "is empty", "is out of range"):
-            why = "is not a duration"
-        raise ref.error(row, token, why, describe_formats(formats))
+        raise ref.error(row, token, describe_bad_integer(token, "a duration"),
+                        describe_formats(formats))
     values = hms_values  # parse_hms's own array
     if seconds_mask.any():
         subset = tokens.filter(pa.array(seconds_mask))

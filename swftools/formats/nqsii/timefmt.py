@@ -8,6 +8,7 @@ parsed and formatted as an ``(n, 19)`` byte matrix with numpy; the zone offset i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
@@ -74,11 +75,6 @@ def row_pieces(arr: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, pa.Array]
         for i in range(0, len(chunk), CHUNK_ROWS):
             yield start + i, chunk.slice(i, CHUNK_ROWS)
         start += len(chunk)
-
-
-def string_lengths(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """Byte length of every string (int64)."""
-    return np.asarray(pc.binary_length(arr).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def string_matrix(arr: pa.Array | pa.ChunkedArray, width: int) -> np.ndarray | None:
@@ -188,6 +184,8 @@ def parse_datetimes(arr: pa.Array | pa.ChunkedArray, separator: bytes = b" ") ->
 
 
 _YEAR_1 = -62_135_596_800  # 0001-01-01 00:00:00
+_YEAR_10000 = 253_402_300_800  # 10000-01-01 00:00:00
+_OUTSIDE = "date outside years 1..9999"
 
 
 def format_datetime_matrix(naive_s: np.ndarray, separator: str = " ") -> np.ndarray:
@@ -202,7 +200,7 @@ def format_datetime_matrix(naive_s: np.ndarray, separator: str = " ") -> np.ndar
     month_start = date.astype("datetime64[M]")
     year = month_start.astype("datetime64[Y]").astype(np.int64) + 1970
     if len(year) and (year.min() < 1 or year.max() > 9999):
-        raise ValueError("date outside years 1..9999")
+        raise ValueError(_OUTSIDE)
     month = month_start.astype(np.int64) % 12 + 1
     day = days - month_start.astype("datetime64[D]").astype(np.int64) + 1
     parts = (year // 1000, year // 100 % 10, year // 10 % 10, year % 10,
@@ -277,18 +275,26 @@ def _local_to_utc_rows(naive_s: np.ndarray, zone_name: str) -> tuple[np.ndarray,
 
 
 def utc_offsets(utc_s: np.ndarray, zone_name: str) -> np.ndarray:
-    """UTC offset (seconds) of ``zone_name`` at each UTC epoch second."""
+    """UTC offset (seconds) of ``zone_name`` at each UTC epoch second.
+
+    Raises ``ValueError`` for instants outside years 1..9999, in UTC or in the zone.
+    """
     zone = _zone(zone_name)
     utc_s = np.asarray(utc_s, dtype=np.int64)
     if not len(utc_s):
         return utc_s.copy()
+    if utc_s.min() < _YEAR_1 or utc_s.max() >= _YEAR_10000:
+        raise ValueError(_OUTSIDE)
     days, inverse = _distinct(utc_s // _DAY_S)
     day_offset = np.zeros(len(days), dtype=np.int64)
     uniform = np.ones(len(days), dtype=bool)
 
     def offset_at(t: int) -> int:
         moment = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=t)
-        return int(moment.astimezone(zone).utcoffset().total_seconds())
+        try:
+            return int(moment.astimezone(zone).utcoffset().total_seconds())
+        except OverflowError:  # the zone's date is in year 0 or 10000
+            raise ValueError(_OUTSIDE) from None
 
     for i, day in enumerate(days.tolist()):
         first, last = offset_at(day * _DAY_S), offset_at(day * _DAY_S + _DAY_S - 1)
@@ -300,14 +306,17 @@ def utc_offsets(utc_s: np.ndarray, zone_name: str) -> np.ndarray:
     return offset
 
 
+_OFFSET = re.compile(r"[+-]([0-9]{2}):?([0-9]{2})")
+
+
 def parse_offset(text: str) -> int | None:
     """Seconds east of UTC for ``Z``, ``+HH:MM`` or ``+HHMM``; None if not a valid offset."""
     if text == "Z":
         return 0
-    body = text[1:].replace(":", "", 1)
-    if text[:1] not in "+-" or len(body) != 4 or not body.isdigit():
+    match = _OFFSET.fullmatch(text)
+    if match is None:
         return None
-    hours, minutes = int(body[:2]), int(body[2:])
+    hours, minutes = int(match[1]), int(match[2])
     if hours > 23 or minutes > 59:
         return None
     seconds = hours * 3600 + minutes * 60
@@ -402,7 +411,7 @@ def format_instants(utc_s: np.ndarray, fmt: dict, zone_name: str) -> pa.Array:
     offsets = utc_offsets(utc_s, zone_name)
     base = matrix_strings(format_datetime_matrix(utc_s + offsets, separator))
     distinct, inverse = np.unique(offsets, return_inverse=True)
-    suffix = pa.array([format_offset(o) for o in distinct.tolist()]).take(pa.array(inverse))
+    suffix = pa.array([format_offset(o) for o in distinct.tolist()], pa.string()).take(inverse)
     return pc.binary_join_element_wise(base, suffix, "")
 
 
