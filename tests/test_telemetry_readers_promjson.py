@@ -309,8 +309,9 @@ def test_a_huge_integer_timestamp_is_refused_not_a_crash(tmp_path):
     with pytest.raises(InputError) as info:
         _read(path)
     err = info.value
-    assert (err.message, err.field, err.value, err.line) == (
-        "timestamp is out of range", "data.result[0].values[1]", "9" * 60, 2)
+    assert (err.path, err.message, err.field, err.value, err.line, err.expected) == (
+        str(path), "timestamp is out of range", "data.result[0].values[1]", "9" * 60, 2,
+        "float UTC epoch seconds")
 
 
 def test_a_vector_sample_error_points_at_its_value(tmp_path):
