@@ -320,3 +320,11 @@ def test_lines_stay_right_in_a_later_family_and_after_indented_comments(tmp_path
         _read(tmp_path, text)
     assert "label 'Hostname' (the node) is missing" in info.value.message
     assert info.value.line == _line_of(text, '{gpu="0"} 1 ')
+
+
+def test_a_file_of_blank_lines_is_read_as_text_and_has_no_samples(tmp_path):
+    with pytest.raises(InputError) as info:
+        _read(tmp_path, "\n  \n\n", "blank.prom")
+    assert (info.value.message, info.value.expected) == (
+        "no samples", "prometheus-text samples with timestamps")
+    assert detect_text_format(["\n", " \n"]) == "prometheus-text"
