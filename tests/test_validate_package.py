@@ -101,18 +101,23 @@ def test_every_bad_cell_is_reported_with_its_line(package):
     assert {f.field for f in integrity} == {"bytes", "hash"}
 
 
-def test_semantic_rules_still_run_when_the_reader_refuses(package):
+def _csv_only_with_cells(package, index, **cells):
+    """The package without its Parquet file, CSV line ``index + 1`` with ``cells`` replaced."""
     (package / "data" / "jobs.parquet").unlink()
     edit_descriptor(package, lambda d: d["resources"].pop(1))
 
     def change(lines):
         header = [h.strip("\"") for h in lines[0].split(",")]
-        cells = lines[3].split(",")
-        cells[header.index("gpus")] = "lots"
-        cells[header.index("queue")] = '"Galaxy"'
-        lines[3] = ",".join(cells)
+        row = lines[index].split(",")
+        for name, value in cells.items():
+            row[header.index(name)] = value
+        lines[index] = ",".join(row)
         return lines
     rewrite_csv(package, change)
+
+
+def test_semantic_rules_still_run_when_the_reader_refuses(package):
+    _csv_only_with_cells(package, 3, gpus="lots", queue='"Galaxy"')
     report = run(package, site="aaic")
     assert_fires(report, "schema-type", 1)
     found = assert_fires(report, "queue-unknown", 1)
@@ -529,17 +534,8 @@ def test_the_fallback_table_reads_every_cell_it_can(package):
 
 
 def test_fallback_findings_name_lines_as_integers(package):
-    (package / "data" / "jobs.parquet").unlink()
-    edit_descriptor(package, lambda d: d["resources"].pop(1))
-
-    def change(lines):
-        header = [h.strip("\"") for h in lines[0].split(",")]
-        cells = lines[4].split(",")
-        cells[header.index("job_id")] = "2"  # line 5 repeats line 3's id
-        cells[header.index("nodes")] = "lots"  # the reader refuses
-        lines[4] = ",".join(cells)
-        return lines
-    rewrite_csv(package, change)
+    # line 5 repeats line 3's id; "lots" of nodes makes the reader refuse
+    _csv_only_with_cells(package, 4, job_id="2", nodes="lots")
     found = assert_fires(run(package, "job-id-unique"), "job-id-unique", 1)
     assert (found[0].line, found[0].message) == (5, "job id 2 already used on line 3")
 
