@@ -66,6 +66,15 @@ def test_csv_wrong_type(pkg):
     assert (err.line, err.field, err.value) == (3, "nodes", "x7")
 
 
+def test_an_integer_past_64_bits_is_out_of_range(pkg):
+    lines = csv_text(pkg).splitlines(keepends=True)
+    lines[2] = lines[2].replace(',"Short",1,', ',"Short",9223372036854775808,')
+    csv_path, err = csv_error(pkg, "".join(lines))
+    assert (err.path, err.message, err.line, err.field, err.value, err.expected) == (
+        str(csv_path), "'9223372036854775808' is out of range", 3, "nodes",
+        "9223372036854775808", "an integer that fits in 64 bits")
+
+
 def test_csv_wrong_number_type(pkg):
     lines = csv_text(pkg).splitlines(keepends=True)
     at = _cells(lines[0]).index('"avg_cpu_time_s"')
