@@ -62,3 +62,11 @@ def test_a_header_of_neither_form_names_both(tmp_path):
     with pytest.raises(InputError) as info:
         alibaba.read(src)
     assert info.value.line == 1 and "or the 5 columns " + SHORT in str(info.value)
+
+
+def test_the_phase_written_for_each_termcode():
+    from swftools.formats.alibaba.schema import phase_of
+
+    assert [phase_of(t, True) for t in (0, 1, 2, 3, 4, 5, None)] == [
+        "Succeeded", "Failed", "Failed", "Pending", "Failed", "Running", "Running"]
+    assert phase_of(4, False) == "Failed"

@@ -145,6 +145,16 @@ def test_platform_path_option_and_default_name(tmp_path):
     assert not (tmp_path / "x.platform.xml").exists()
 
 
+def test_the_default_platform_name_drops_only_a_json_suffix():
+    from pathlib import Path
+
+    from swftools.formats.batsim.platform import platform_path
+
+    assert platform_path(Path("d/w.json")) == Path("d/w.platform.xml")
+    assert platform_path(Path("d/W.JSON")) == Path("d/W.platform.xml")
+    assert platform_path(Path("d/w.batsim")) == Path("d/w.batsim.platform.xml")
+
+
 def test_nb_res_from_the_site_or_the_widest_job(tmp_path):
     table = _hand_table()
     batsim.write(table, tmp_path / "a.json", site="aaic")
