@@ -188,3 +188,21 @@ def test_gpu_count_schedules_are_feasible(case, name, policy, seed):
     if policy == "fcfs":
         starts = r.jobs.column("start_time").to_pylist()
         assert starts == sorted(starts)
+
+
+def test_spread_takes_the_nodes_with_most_free_gpus_and_their_lowest_gpus():
+    """Three 4-GPU nodes with 1, 3 and 4 free GPUs (node 0 holds GPUs 0-2, node 1 GPU 0): six
+    GPUs come from node 2 (all four) and node 1 (its lowest free, 1 and 2); a ninth GPU is
+    not there."""
+    from swftools.replay.model import GpuState
+    from swftools.replay.placement.counts import free_count, spread
+
+    state = GpuState(GpuNodes(gpu_site(nodes=3, gpus=4)), 0)
+    state.set_capacity(3)
+    state.take_set(0b001, 3, 0b0111)
+    state.take_set(0b010, 1, 0b0001)
+    assert free_count(state) == 8
+    assert spread(state, 6) == [(1, 0b0110), (2, 0b1111)]
+    assert spread(state, 1) == [(2, 0b0001)]
+    with pytest.raises(AssertionError, match=r"^spread\(\) called for a job that does not fit$"):
+        spread(state, 9)
