@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import astuple
+
 import duckdb
 import pyarrow as pa
 import pytest
@@ -224,10 +226,6 @@ def test_prepare_allocations_equals_a_reference(case):
 
 # --- reading the table: every source, every located error ----------------------------------
 
-def _fields(exc: InputError) -> tuple:
-    return exc.path, exc.message, exc.line, exc.field, exc.value, exc.expected
-
-
 def _raw(con) -> list[tuple]:
     return con.execute("SELECT job_id, node, gpu_index, line FROM alloc_raw ORDER BY line").fetchall()
 
@@ -247,7 +245,7 @@ def test_an_arrow_table_is_cast_and_numbered_like_a_csv_file():
     assert _raw(con) == [(12, "n1", 3, 2), (13, "n2", None, 3)]
     with pytest.raises(InputError) as exc:
         load_allocations(con, table.drop(["node"]))
-    assert _fields(exc.value) == ("<allocations>", "missing column node", None, None, None,
+    assert astuple(exc.value) == ("<allocations>", "missing column node", None, None, None,
                                   "job_id, node, gpu_index")
     with pytest.raises(InputError) as exc:
         load_allocations(con, table.select(["extra"]))
@@ -285,7 +283,7 @@ def test_files_that_are_no_allocation_table(tmp_path):
     other.write_text("job_id\tnode\tgpu_index\n")
     with pytest.raises(InputError) as exc:
         load_allocations(con, other)
-    assert _fields(exc.value) == (str(other), "not an allocation table", None, None, None,
+    assert astuple(exc.value) == (str(other), "not an allocation table", None, None, None,
                                   ".csv, .csv.gz or .parquet")
     broken = tmp_path / "a.parquet"
     broken.write_bytes(b"PAR1 not really")
@@ -294,12 +292,12 @@ def test_files_that_are_no_allocation_table(tmp_path):
     assert exc.value.message.startswith("cannot read: ") and "\n" not in exc.value.message
     with pytest.raises(InputError) as exc:
         load_allocations(con, tmp_path)
-    assert _fields(exc.value)[:3] == (str(tmp_path), "no such allocation file", None)
+    assert astuple(exc.value)[:3] == (str(tmp_path), "no such allocation file", None)
     header = tmp_path / "h.csv"
     header.write_text("job_id,gpu\n1,2\n")
     with pytest.raises(InputError) as exc:
         load_allocations(con, header)
-    assert _fields(exc.value) == (str(header), "missing columns node, gpu_index", 1, "header",
+    assert astuple(exc.value) == (str(header), "missing columns node, gpu_index", 1, "header",
                                   None, "job_id, node, gpu_index")
 
 
@@ -320,7 +318,7 @@ def test_a_bad_row_is_located_after_good_ones(tmp_path, row, want):
     path.write_text("job_id,node,gpu_index\n1,a,0\n2,b,\n0,c,7\n" + row + "\n4,d,x\n")
     with pytest.raises(InputError) as exc:
         load_allocations(duckdb.connect(), path)
-    assert _fields(exc.value) == (str(path), want[0], 5, *want[1:])
+    assert astuple(exc.value) == (str(path), want[0], 5, *want[1:])
 
 
 def test_a_job_overlapped_by_an_earlier_long_job_shares_its_node(tmp_path):

@@ -215,3 +215,12 @@ def test_range_edges_of_timestamps_and_values_in_a_series():
         path, message, line, field, value, _ = _error("util", {"host": "n1", "idx": "0"},
                                                       (T0, T0 + 1), values)
         assert (path, message, line, field, value) == ("f", bad, 11, "value", repr(values[1]))
+
+
+def test_number_text_is_what_exporters_write():
+    from swftools.telemetry.buffer import number_text
+
+    for text in ("42", "-1.5e3", "NaN", "+Inf", "-Inf"):
+        assert number_text(text), text
+    for text in ("1_000", "\u0661\u0662", "0x10", "", "n/a"):
+        assert not number_text(text), text

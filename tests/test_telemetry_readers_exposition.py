@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import astuple
+
 import pytest
 from hypothesis import given, strategies as st
 
@@ -283,32 +285,28 @@ def test_a_sample_without_timestamp_is_located_in_full(tmp_path):
     assert info.value.path == str(tmp_path / "x.prom") and info.value.line == 4
 
 
-def _fields(err):
-    return err.path, err.message, err.line, err.field, err.value, err.expected
-
-
 def test_every_file_level_refusal_word_for_word(tmp_path):
     path, _, stats = _read(tmp_path, OM, "s.om")
     assert (stats.path, stats.format, stats.samples_read) == (str(path), "openmetrics", 3)
     bad = PROM.replace(f"20 {T + 60}500", f"20 {T + 60}5x0")
     with pytest.raises(InputError) as info:
         _read(tmp_path, bad)
-    err = _fields(info.value)
+    err = astuple(info.value)
     assert err[0] == str(tmp_path / "x.prom") and err[1].startswith("prometheus-text parse error: ")
     assert err[2:] == (4, "timestamp", f"{T + 60}5x0",
                        "prometheus-text exposition with timestamps in milliseconds")
     with pytest.raises(InputError) as info:
         _read(tmp_path, OM.replace(" 30 ", " 3x0 "), "b.om")
-    assert _fields(info.value)[2:] == (2, "value", "3x0",
+    assert astuple(info.value)[2:] == (2, "value", "3x0",
                                        "openmetrics exposition with timestamps in seconds")
     with pytest.raises(InputError) as info:
         _read(tmp_path, "# HELP m nothing\n  # an indented comment\n\n", "c.prom")
-    assert _fields(info.value) == (str(tmp_path / "c.prom"), "no samples", None, None, None,
+    assert astuple(info.value) == (str(tmp_path / "c.prom"), "no samples", None, None, None,
                                    "prometheus-text samples with timestamps")
     digits = PROM.replace(f"20 {T + 60}500", "\u0662\u0660 " + f"{T + 60}500")
     with pytest.raises(InputError) as info:
         _read(tmp_path, digits)
-    assert _fields(info.value) == (str(tmp_path / "x.prom"), "'\u0662\u0660' is not a number", 4,
+    assert astuple(info.value) == (str(tmp_path / "x.prom"), "'\u0662\u0660' is not a number", 4,
                                    "value", "\u0662\u0660",
                                    "ASCII digits (a float value, an integer timestamp)")
 

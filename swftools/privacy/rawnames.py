@@ -19,7 +19,6 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from swftools.errors import InputError
+from swftools.formats.pbs.records import record_pattern
 
 KINDS = ("user", "group", "host", "job")
 MAX_EXPANDED = 4096  # names one host-list cell may expand to; beyond it only the prefixes count
@@ -144,16 +144,9 @@ def slurm_line(names: list[str], line: str, into: Collector) -> None:
             into.add(kind, cell)
 
 
-@lru_cache(maxsize=1)
-def _pbs_record() -> re.Pattern[str]:
-    from swftools.formats.pbs.records import schema  # the reader's record grammar
-
-    return re.compile(schema()["recordPattern"])
-
-
 def pbs_line(line: str, into: Collector) -> None:
     """The identifying attributes of one PBS accounting record (also a malformed one)."""
-    m = _pbs_record().match(line)
+    m = record_pattern().match(line)  # the PBS reader's record grammar
     if m:
         job_id, message = m.group(4), m.group(5)
         _, dot, server = job_id.partition(".")

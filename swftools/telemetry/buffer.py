@@ -49,6 +49,18 @@ def timestamp_problem(ts: float, expected_unit: str = "s") -> str | None:
     return f"timestamp {ts!r} is outside 2000..2100 in UTC epoch seconds"
 
 
+def number_text(text: str) -> bool:
+    """A value or timestamp as exporters write it: Python's ``float()`` also takes '1_000' and
+    other scripts' digits ('١٢' as 12), which no exporter writes."""
+    if not text.isascii() or "_" in text:
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def value_problem(canonical: str, value: float) -> str | None:
     """Why a canonical value is implausible (wrong scale), or None: no canonical metric, gauge
     or counter, is negative; a percentage is at most 100."""

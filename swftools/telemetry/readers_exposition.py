@@ -17,7 +17,7 @@ from prometheus_client import parser as text_parser
 
 from swftools.errors import InputError
 from swftools.formats.inputs import read_text
-from swftools.telemetry.buffer import FileStats, SampleBuffer
+from swftools.telemetry.buffer import FileStats, SampleBuffer, number_text
 
 TEXT_FORMATS = ("prometheus-text", "openmetrics")
 
@@ -122,11 +122,7 @@ def _sample_tail(line: str) -> list[str]:
 def _bad_number(line: str) -> tuple[str | None, str | None]:
     """(field, token) of the value or timestamp of a sample line that does not parse."""
     for field, token in zip(("value", "timestamp"), _sample_tail(line)):
-        try:
-            float(token)
-        except ValueError:
-            return field, token
-        if "_" in token:  # float() takes '1_000'; the exposition formats do not
+        if not number_text(token):
             return field, token
     return None, None
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from swftools.errors import InputError, json_line
 from swftools.formats.inputs import read_text
-from swftools.telemetry.buffer import FileStats, SampleBuffer
+from swftools.telemetry.buffer import FileStats, SampleBuffer, number_text
 
 SAMPLINGS = ("auto", "raw", "resampled")
 
@@ -108,22 +108,10 @@ def read_promjson(path: str | Path, buffer: SampleBuffer, src: int,
     return stats
 
 
-def _number_text(v: str) -> bool:
-    """A value as Prometheus writes it: Python's ``float()`` also takes '1_000' and other
-    scripts' digits ('١٢' as 12), which no exporter writes."""
-    if not v.isascii() or "_" in v:
-        return False
-    try:
-        float(v)
-    except ValueError:
-        return False
-    return True
-
-
 def _parse_pairs(path: Path, text: str, i: int, key: str, pairs: list, vector: bool
                  ) -> tuple[np.ndarray, np.ndarray]:
     try:  # the checks of the loop below, at once
-        if any(len(p) != 2 or not isinstance(p[1], str) or not _number_text(p[1])
+        if any(len(p) != 2 or not isinstance(p[1], str) or not number_text(p[1])
                or isinstance(p[0], bool) or not isinstance(p[0], (int, float)) for p in pairs):
             raise ValueError
         ts = np.array([p[0] for p in pairs], dtype=np.float64)
@@ -148,7 +136,7 @@ def _parse_pairs(path: Path, text: str, i: int, key: str, pairs: list, vector: b
         if not isinstance(v, str):
             raise _fail(path, text, where, "value is not a JSON string", value=repr(v),
                         expected='a quoted number such as "42" or "NaN"')
-        if not _number_text(v):
+        if not number_text(v):
             raise _fail(path, text, where, f"value {v!r} is not a number", value=v,
                         expected='a number, "NaN", "+Inf" or "-Inf"')
     raise _fail(path, text, ["data", "result", i], "unreadable samples")  # pragma: no cover

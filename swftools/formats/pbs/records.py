@@ -30,6 +30,13 @@ def schema() -> dict[str, Any]:
     return load_json(SCHEMA_FILE)
 
 
+@lru_cache(maxsize=1)
+def record_pattern() -> re.Pattern[str]:
+    """The grammar of one accounting record (the schema's ``recordPattern``): groups prefix,
+    stamp, type, job id, message."""
+    return re.compile(schema()["recordPattern"])
+
+
 @dataclass
 class Job:
     """What the records of one job say (times are naive local seconds of the record stamps)."""
@@ -87,7 +94,7 @@ class Located:
 def scan(text: str, where: Located) -> Records:
     """Group the records of ``text`` by job (blank lines skipped; located errors; while
     ``--skip-bad-lines`` collects, a bad record is noted and read as if it were not there)."""
-    pattern = re.compile(schema()["recordPattern"])
+    pattern = record_pattern()
     out = Records()
     lines = text.split("\n")
     for number, raw in enumerate(lines, start=1):
