@@ -208,50 +208,41 @@ def test_a_member_over_the_cap_is_unreadable_with_its_reason(tmp_path):
     assert file == "r.tar" and member is None and "per member" in why
 
 
+def _unreadable_when_scans_raise(tmp_path, monkeypatch, exc, methods=("_scan_text",
+                                                                      "_scan_parquet")):
+    """What ``scan_path`` reports unreadable when the ``Scanner`` ``methods`` raise ``exc``."""
+    def fail(*args, **kwargs):
+        raise exc
+
+    for name in methods:
+        monkeypatch.setattr(Scanner, name, fail)
+    return _scanner().scan_path(tmp_path).unreadable
+
+
 def test_out_of_memory_and_os_errors_are_unreadable(tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("x")
     (tmp_path / "b.parquet").write_bytes(_parquet(pa.table({"u": ["x"]})))
-
-    def no_memory(*args, **kwargs):
-        raise MemoryError
-
-    monkeypatch.setattr(Scanner, "_scan_text", no_memory)
-    monkeypatch.setattr(Scanner, "_scan_parquet", no_memory)
-    result = _scanner().scan_path(tmp_path)
-    assert result.unreadable == [("a.txt", None, OUT_OF_MEMORY), ("b.parquet", None, OUT_OF_MEMORY)]
-
-    def os_error(*args, **kwargs):
-        raise PermissionError(13, "Permission denied")
-
-    monkeypatch.setattr(Scanner, "_scan_parquet", os_error)
-    monkeypatch.setattr(Scanner, "_scan_text", os_error)
-    result = _scanner().scan_path(tmp_path)
-    assert result.unreadable == [("a.txt", None, "PermissionError: [Errno 13] Permission denied"),
-                                 ("b.parquet", None, "Permission denied")]
+    assert _unreadable_when_scans_raise(tmp_path, monkeypatch, MemoryError()) == [
+        ("a.txt", None, OUT_OF_MEMORY), ("b.parquet", None, OUT_OF_MEMORY)]
+    denied = PermissionError(13, "Permission denied")
+    assert _unreadable_when_scans_raise(tmp_path, monkeypatch, denied) == [
+        ("a.txt", None, "PermissionError: [Errno 13] Permission denied"),
+        ("b.parquet", None, "Permission denied")]
 
 
 def test_an_input_error_is_unreadable_with_its_message_and_expectation(tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("x")
     (tmp_path / "b.parquet").write_bytes(b"x")
-
-    def refuse(*args, **kwargs):
-        raise InputError("a.txt", "too big", expected="a smaller file")
-
-    monkeypatch.setattr(Scanner, "_scan_text", refuse)
-    monkeypatch.setattr(Scanner, "_scan_parquet", refuse)
-    result = _scanner().scan_path(tmp_path)
-    assert result.unreadable == [("a.txt", None, "too big (expected a smaller file)"),
-                                 ("b.parquet", None, "too big (expected a smaller file)")]
+    refused = InputError("a.txt", "too big", expected="a smaller file")
+    assert _unreadable_when_scans_raise(tmp_path, monkeypatch, refused) == [
+        ("a.txt", None, "too big (expected a smaller file)"),
+        ("b.parquet", None, "too big (expected a smaller file)")]
 
 
 def test_an_os_error_without_strerror_is_reported_by_its_text(tmp_path, monkeypatch):
     (tmp_path / "b.parquet").write_bytes(b"x")
-
-    def os_error(*args, **kwargs):
-        raise OSError("disk gone")
-
-    monkeypatch.setattr(Scanner, "_scan_parquet", os_error)
-    assert _scanner().scan_path(tmp_path).unreadable == [("b.parquet", None, "disk gone")]
+    assert _unreadable_when_scans_raise(tmp_path, monkeypatch, OSError("disk gone"),
+                                        ("_scan_parquet",)) == [("b.parquet", None, "disk gone")]
 
 
 # --- parquet ---------------------------------------------------------------------------------
