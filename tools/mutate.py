@@ -88,6 +88,9 @@ ALSO_COPY = ["schemas/", "archive/", "samples/", "swftools/", "docs/", "benchmar
              "pyproject.toml"]
 
 
+TIMEOUT_MULTIPLIER = 5.0
+
+
 def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str, str]:
     """mutmut on one module in a scratch copy; returns ``mutant -> status``."""
     shutil.rmtree(work, ignore_errors=True)
@@ -99,7 +102,10 @@ def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str,
              f"source_paths = [{str(path)!r}]\n"
              f"also_copy = {ALSO_COPY!r}\n"
              f"pytest_add_cli_args = {PYTEST_ARGS!r}\n"
-             f"pytest_add_cli_args_test_selection = {tests!r}\n")
+             f"pytest_add_cli_args_test_selection = {tests!r}\n"
+             # mutmut's default (15 x the clean run) let one infinite-loop mutant hold a
+             # worker for about ten minutes; timeouts are left out of the score either way.
+             f"timeout_multiplier = {TIMEOUT_MULTIPLIER!r}\n")
     (work / "pyproject.toml").write_text(text, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": ""}
     mutmut = [sys.executable, "-m", "mutmut"]
