@@ -100,21 +100,55 @@ def test_the_simulator_sample_reads(tmp_path):
     assert {j["model_name"] for j in tiresias_load(path)} <= SIMULATOR_MODELS
 
 
-@pytest.mark.parametrize("text,line,field", [
-    ("job_id,num_gpu,submit_time,duration\n1,2,3\n", 2, None),
-    ("job_id,num_gpu,submit_time,duration\n1,0,3,4\n", 2, "num_gpu"),
-    ("job_id,num_gpu,submit_time,duration\n1,2,-3,4\n", 2, "submit_time"),
-    ("job_id,num_gpu,submit_time,duration\n1,2,3,4\n1,2,x,4\n", 3, "submit_time"),
-    ("job_id,num_gpu,submit_time,duration\n1,2,3,inf\n", 2, "duration"),
-    ("job_id,num_gpu,submit,duration\n1,2,3,4\n", 1, "header"),
-    ("job_id,num_gpu,submit_time,duration\n", 1, None),
+H = "job_id,num_gpu,submit_time,duration\n"
+COLUMNS = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval"
+
+
+@pytest.mark.parametrize("text,located", [
+    (H + "1,2,3\n", ("3 fields, the header has 4", 2, None, "1,2,3", "4 comma-separated fields")),
+    (H + "1,0,3,4\n", ("'0' is not a whole number of at least 1", 2, "num_gpu", "0",
+                       "digits only, >= 1")),
+    (H + "1,\u0662,3,4\n", ("'\u0662' is not a whole number of at least 1", 2, "num_gpu", "\u0662",
+                            "digits only, >= 1")),
+    (H + "x,2,3,4\n", ("'x' is not a whole number of at least 0", 2, "job_id", "x",
+                       "digits only, >= 0")),
+    (H + "1,2,-3,4\n", ("'-3' is not a whole number of at least 0", 2, "submit_time", "-3",
+                        "digits only, >= 0")),
+    (H + "1,2,3,4\n1,2,x,4\n", ("'x' is not a whole number of at least 0", 3, "submit_time", "x",
+                                "digits only, >= 0")),
+    (H + "1,2,3,inf\n", ("'inf' is not a duration in seconds", 2, "duration", "inf",
+                         "a number of seconds >= 0")),
+    (H + "1,2,3,-1\n", ("'-1' is not a duration in seconds", 2, "duration", "-1",
+                        "a number of seconds >= 0")),
+    (H + "1,2,3,abc\n", ("'abc' is not a duration in seconds", 2, "duration", "abc",
+                         "a number of seconds >= 0")),
+    (H + "1,2,3,\u0661\n", ("'\u0661' is not a duration in seconds", 2, "duration", "\u0661",
+                            "a number of seconds >= 0")),
+    ("job_id,num_gpu,submit,duration\n1,2,3,4\n",
+     ("header lacks submit_time", 1, "header", "job_id,num_gpu,submit,duration", "the columns " + COLUMNS)),
+    ("job_id,submit,duration\n1,3,4\n",
+     ("header lacks num_gpu, submit_time", 1, "header", "job_id,submit,duration", "the columns " + COLUMNS)),
+    (H, ("no job rows: the file holds only a header", 1, None, None,
+         "one job per line after the header, or --allow-empty for an empty trace")),
+    ("", ("empty file", 1, None, None, "a header row: " + COLUMNS)),
 ])
-def test_bad_traces_are_located(tmp_path, text, line, field):
+def test_bad_traces_are_located(tmp_path, text, located):
     path = tmp_path / "bad.csv"
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError) as info:
         dlsim.read(path)
-    assert (info.value.line, info.value.field) == (line, field), str(info.value)
+    e = info.value
+    assert (e.path, (e.message, e.line, e.field, e.value, e.expected)) == (str(path), located)
+
+
+def test_durations_are_cut_to_whole_seconds_and_columns_found_by_name(tmp_path):
+    """As the simulator does (int(float(duration))); columns in any order, extra ones ignored."""
+    path = tmp_path / "t.csv"
+    path.write_text("model_name,duration,submit_time,num_gpu,job_id\nvgg19,2.9,7,3,4\n"
+                    "vgg11,1e2,7,1,2\n")
+    rows = dlsim.read(path).to_pylist()
+    assert [(r["job_id"], r["gpus"], r["submit_time"], r["walltime_s"]) for r in rows] == \
+        [(2, 1, 7, 100), (4, 3, 7, 2)]
 
 
 def test_model_name_must_be_a_plain_name(tmp_path):
