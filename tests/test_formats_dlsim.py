@@ -183,3 +183,55 @@ def test_a_model_column_beside_the_table_names_each_job(tmp_path):
     assert {j["model_name"] for j in tiresias_load(path)} == {"vgg19"}  # the option wins
     with pytest.raises(UsageError, match="plain name"):
         dlsim.write(table.append_column("model_name", pa.array(["a,b"] * 6)), tmp_path / "y.csv")
+
+
+def test_a_null_model_cell_of_a_written_job_is_the_placeholder(tmp_path):
+    import pyarrow as pa
+
+    models = pa.array(["resnet50", "vgg16", "x", "x", None, "x"])
+    path = tmp_path / "m.csv"
+    dlsim.write(_hand_table().append_column("model_name", models), path)
+    assert [(j["job_id"], j["model_name"]) for j in tiresias_load(path)] == \
+        [(11, "vgg16"), (10, "resnet50"), (14, "unknown")]
+
+
+def test_a_model_name_may_hold_any_letter(tmp_path):
+    path = tmp_path / "x.csv"
+    dlsim.write(_hand_table(), path, model_name="Xception")
+    assert {j["model_name"] for j in tiresias_load(path)} == {"Xception"}
+
+
+def test_an_existing_trace_is_kept_without_force(tmp_path):
+    path = tmp_path / "k.csv"
+    path.write_text("mine\n")
+    with pytest.raises(UsageError, match="already exists"):
+        dlsim.write(_hand_table(), path)
+    assert path.read_text() == "mine\n"
+
+
+def test_the_loss_report_counts_each_reason(tmp_path):
+    table = jt.from_columns({"job_id": [1, 2, 3, 4, 5], "gpus": [1, 0, None, 2, 1],
+                             "submit_time": [10, 20, 30, None, 40],
+                             "walltime_s": [5, 5, 5, 5, None]}, {"source_format": "nqsii"})
+    losses = dlsim.write(table, tmp_path / "l.csv")
+    assert losses[:3] == [
+        "1 job skipped: submit_time unknown",
+        "1 job skipped: never ran (walltime_s unknown): the simulator needs a duration",
+        "2 jobs skipped: requesting no GPUs or an unknown number (gpus): the simulator places "
+        "num_gpu >= 1"]
+
+
+def test_a_read_trace_names_its_format_file_and_unit(tmp_path):
+    path = tmp_path / "60_job.csv"
+    path.write_text("job_id,num_gpu,submit_time,duration\n0,1,0,5\n")
+    meta = jt.get_metadata(dlsim.read(path))
+    assert (meta["source_format"], meta["source_file"], meta["processor_unit"]) == \
+        ("tiresias", "60_job.csv", "gpu")
+
+
+def test_a_cell_is_quoted_in_an_error_as_the_file_holds_it(tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_bytes(b'job_id,num_gpu,submit_time,duration\r\n"7\r\n",1,0,5\r\n')
+    with pytest.raises(InputError) as info:
+        dlsim.read(path)
+    assert (info.value.line, info.value.field, info.value.value) == (2, "job_id", "7\r\n")
