@@ -1643,3 +1643,47 @@ json_values = st.recursive(
 # hex digits nor pseudonym prefixes, many sharing prefixes (``xyz``, ``xyzx``, ``xyy``).
 trie_word_sets = st.lists(st.text("xyz", min_size=3, max_size=5), min_size=1, max_size=8,
                           unique=True)
+
+
+# JSON values for schema checks: few distinct keys and numbers, so that schemas and documents
+# meet (1 and 1.0 and True side by side, nested lists holding booleans).
+schema_values = st.recursive(
+    st.none() | st.booleans() | st.sampled_from([-1, 0, 1, 2, 0.5, 1.0, -1.0]) |
+    st.sampled_from(["", "a", "b"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "c"]),
+                                                                inner, max_size=3),
+    max_leaves=8)
+_SCHEMA_TYPES = ["string", "integer", "number", "object", "array"]
+
+
+@st.composite
+def subset_schemas(draw, depth: int = 2):
+    """A JSON Schema of the subset ``swftools.formats.batsim.schema.compile_schema`` compiles."""
+    sub = (lambda: subset_schemas(depth - 1)) if depth else (lambda: st.just({}))
+    keys = draw(st.lists(st.sampled_from(
+        ["type", "minimum", "exclusiveMinimum", "const", "enum", "anyOf", "if", "then",
+         "required", "properties", "additionalProperties", "items", "description"]),
+        max_size=3, unique=True))
+    schema: dict = {}
+    for key in keys:
+        if key == "type":
+            schema[key] = draw(st.sampled_from(_SCHEMA_TYPES) |
+                               st.lists(st.sampled_from(_SCHEMA_TYPES), min_size=1, max_size=2,
+                                        unique=True))
+        elif key in ("minimum", "exclusiveMinimum"):
+            schema[key] = draw(st.sampled_from([-1, 0, 1, 0.5, 1.0]))
+        elif key == "const":
+            schema[key] = draw(schema_values)
+        elif key == "enum":
+            schema[key] = draw(st.lists(schema_values, min_size=1, max_size=3))
+        elif key == "anyOf":
+            schema[key] = draw(st.lists(sub(), min_size=1, max_size=2))
+        elif key in ("if", "then", "additionalProperties", "items"):
+            schema[key] = draw(sub())
+        elif key == "required":
+            schema[key] = draw(st.lists(st.sampled_from(["a", "b", "c"]), max_size=2, unique=True))
+        elif key == "properties":
+            schema[key] = draw(st.dictionaries(st.sampled_from(["a", "b", "c"]), sub(), max_size=2))
+        else:
+            schema[key] = "an annotation"
+    return schema

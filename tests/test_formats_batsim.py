@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -19,7 +19,7 @@ from swftools.errors import InputError, UsageError
 from swftools.formats import batsim, detect_format
 from swftools.formats.batsim import workload as _workload  # noqa: F401  (batsim.workload)
 from swftools.formats.formatinfo import skipped_jobs
-from tests.strategies import aaic_jobs, swf_jobs
+from tests.strategies import aaic_jobs, schema_values, subset_schemas, swf_jobs
 from . import goldens
 
 GOLDEN = Path(__file__).parent / "golden" / "batsim"
@@ -277,3 +277,29 @@ def test_the_fast_check_agrees_with_jsonschema(changes, dropped, profile_changes
                if k not in profile_dropped}
     doc = {"nb_res": 4, "jobs": [job], "profiles": {"p": profile}}
     assert compile_schema(schema)(doc) == jsonschema.Draft202012Validator(schema).is_valid(doc)
+
+
+@settings(max_examples=400, deadline=None)
+@given(subset_schemas(), st.lists(schema_values, min_size=1, max_size=4))
+@example({"const": [1]}, [[True], [1.0], [1]])
+@example({"enum": [{"a": 0}, "b"]}, [{"a": False}, {"a": 0.0}, "b", True])
+@example({"const": 1}, [True, 1.0])
+def test_a_compiled_schema_agrees_with_jsonschema_on_any_schema_of_its_subset(schema, docs):
+    """Any schema of the subset, not only the workload's: every keyword and type both ways."""
+    import jsonschema
+
+    from swftools.formats.batsim.schema import compile_schema
+
+    check = compile_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for doc in docs:
+        assert check(doc) == validator.is_valid(doc), (schema, doc)
+
+
+@pytest.mark.parametrize("schema", [{"type": "boolean"}, {"type": ["string", "null"]},
+                                    {"maximum": 3}, {"items": {"pattern": "a"}}])
+def test_a_keyword_outside_the_subset_is_unsupported(schema):
+    from swftools.formats.batsim.schema import Unsupported, compile_schema
+
+    with pytest.raises(Unsupported):
+        compile_schema(schema)

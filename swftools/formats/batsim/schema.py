@@ -43,7 +43,19 @@ def compile_schema(schema: dict[str, Any]) -> Predicate:
     closures); constants travel in a namespace, never as text."""
     consts: list[Any] = []
     source = _expr(schema, "v", 0, consts)
-    return eval(f"lambda v: {source}", {"C": consts})  # noqa: S307 (our own schema file)
+    return eval(f"lambda v: {source}", {"C": consts, "E": _equal})  # noqa: S307 (our own schema file)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """JSON equality as JSON Schema's ``const`` and ``enum`` mean it: 1 equals 1.0, but a boolean
+    equals only a boolean, at any depth of arrays and objects."""
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if type(a) is list and type(b) is list:
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    return a == b
 
 
 def _const(value: Any, consts: list[Any]) -> str:
@@ -69,12 +81,12 @@ def _keyword(key: str, arg: Any, schema: dict[str, Any], var: str, depth: int,
         op = ">=" if key == "minimum" else ">"
         return f"(not {number} or {var} {op} {_const(arg, consts)})"
     if key == "const":
-        return (f"({var} == {_const(arg, consts)} and "
-                f"(type({var}) is bool) == {isinstance(arg, bool)})")
+        if type(arg) in (int, float, str):  # the common case, inline: no call per value
+            return f"({var} == {_const(arg, consts)} and type({var}) is not bool)"
+        return f"E({var}, {_const(arg, consts)})"
     if key == "enum":
         item = f"e{depth}"
-        return (f"any({var} == {item} and (type({var}) is bool) == (type({item}) is bool) "
-                f"for {item} in {_const(list(arg), consts)})")
+        return f"any(E({var}, {item}) for {item} in {_const(list(arg), consts)})"
     if key == "anyOf":
         return "(" + " or ".join(_expr(s, var, depth, consts) for s in arg) + ")"
     if key == "if":
