@@ -524,3 +524,66 @@ def test_priority_wc_compiled_ranks_past_one_word():
     gains = [1.0, 100.0] + [2.0 + i for i in range(40)]
     nodes = ["0", "1"] + ["1"] * 40
     assert _priority_wc_nodes(rows, gains, 1) == [nodes, nodes]
+
+
+def test_integer_gains_rank_as_numbers_in_both_twins():
+    """Gains handed to ``run_gpu``'s placement as unsigned integers (a numpy ``uint8`` array):
+    ``priority-wc`` ranks them as numbers, compiled as in Python (negated they must not wrap).
+    A P100 node (0) and a V100 node (1) of one GPU, two one-GPU jobs at 0, gains 0 and 1: job 1,
+    of the higher gain, waits when job 0 is placed and claims the V100, so job 0 takes the P100."""
+    from swftools.replay.placement import make_placement
+
+    from .test_replay import gpu_site, gpu_table
+
+    model = GpuNodes(gpu_site(nodes=2, gpus=1))
+    work = prepare(gpu_table([(1, 0, 150, 1, 1, 150), (2, 0, 150, 1, 1, 150)]), model)
+    machine = PlacementInputs(gpu_model=[0, 1], model_speed=[1.0, 1.5]).resolved(2, 1)
+    for compiled in (False, True):
+        placement = make_placement("priority-wc", machine, np.array([0, 1], dtype=np.uint8))
+        run = run_gpu(work, model, "easy", placement, compiled=compiled)
+        assert (run.node_sets is None) == compiled
+        assert run.node_ids().to_pylist() == ["0", "1"], compiled
+
+
+def test_placement_tables_decline_what_the_compiled_placements_cannot_hold():
+    """None (the Python path) for a policy without a compiled twin, a machine not of the
+    replay's size, GPU model indices outside 0..62 (bits of an int64), ``priority`` gains not
+    one per job, node-group or class-threshold masks past ``MAX_WORDS`` words; the limits
+    themselves are taken."""
+    from swftools.replay.placement import tables
+
+    def t(name, inputs, n=2, g=2, gains=None, jobs=2):
+        return tables.placement_tables(name, inputs.resolved(n, g), n, g, gains, jobs)
+
+    plain = PlacementInputs()
+    assert t("packed", plain) is not None
+    assert t("mine", plain) is None
+    machine = plain.resolved(2, 2)
+    assert tables.placement_tables("packed", machine, 3, 2, None, 1) is None
+    assert tables.placement_tables("packed", machine, 2, 1, None, 1) is None
+    # a Machine made by hand whose lists are not of its size
+    from swftools.replay.placement.base import Machine
+
+    ok = dict(n_nodes=2, g=2, rack=[0, 0], model=[0, 0], score=[[1.0, 1.0]] * 2,
+              cls=[[0, 0]] * 2, model_speed=[1.0])
+    assert tables.placement_tables("packed", Machine(**ok), 2, 2, None, 1) is not None
+    for bad in ({"n_nodes": 3}, {"rack": [0]}, {"model": [0]}, {"score": [[1.0, 1.0], [1.0]]},
+                {"cls": [[0, 0], [0]]}):
+        assert tables.placement_tables("packed", Machine(**{**ok, **bad}), 2, 2, None,
+                                       1) is None, bad
+    assert t("packed", PlacementInputs(gpu_model=[0, 62], model_speed=[1.0] * 63)) is not None
+    assert t("packed", PlacementInputs(gpu_model=[0, 63], model_speed=[1.0] * 64)) is None
+    assert t("packed", PlacementInputs(gpu_model=[-1, 0])) is None
+    assert t("priority", plain, gains=[1.0, 2.0, 3.0]) is None
+    assert t("priority", plain, gains=[1.0, 2.0])[2].tolist() == [False, True]
+    assert t("priority", plain, gains=[])[2].tolist() == [False, False]
+    # even: four models on 1-GPU nodes, four group masks of one or two words (34 nodes); lxv:
+    # two class thresholds of (g + 2) masks each
+    even = PlacementInputs(gpu_model=[k % 4 for k in range(34)], model_speed=[1.0] * 4)
+    lxv = PlacementInputs(gpu_class=[[k % 2] for k in range(34)])
+    for name, inputs, n, words in (("even", even, 4, 4), ("even", even, 34, 8),
+                                   ("lxv", lxv, 2, 6), ("lxv", lxv, 34, 12)):
+        with mock.patch.object(tables, "MAX_WORDS", words):
+            assert t(name, inputs, n=n, g=1) is not None, name
+        with mock.patch.object(tables, "MAX_WORDS", words - 1):
+            assert t(name, inputs, n=n, g=1) is None, name

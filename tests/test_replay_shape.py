@@ -206,3 +206,76 @@ def test_spread_takes_the_nodes_with_most_free_gpus_and_their_lowest_gpus():
     assert spread(state, 1) == [(2, 0b0001)]
     with pytest.raises(AssertionError, match=r"^spread\(\) called for a job that does not fit$"):
         spread(state, 9)
+
+
+def _count_state(nodes, gpus, taken=()):
+    """A state of ``nodes`` nodes of ``gpus`` GPUs, ``taken``: (node, GPU bit set) held."""
+    from swftools.replay.model import GpuState
+
+    state = GpuState(GpuNodes(gpu_site(nodes=nodes, gpus=gpus)), 0)
+    state.set_capacity(nodes)
+    for k, held in taken:
+        state.take_set(1 << k, held.bit_count(), held)
+    return state
+
+
+def _by_count(name, state, j, count, gains=None, **inputs):
+    from swftools.replay.placement import make_placement
+    from swftools.replay.placement.counts import choose_by_count
+
+    machine = PlacementInputs(**inputs).resolved(state.n_nodes, state.g)
+    placement = make_placement(name, machine, gains)
+    placement.start(state, None)
+    return choose_by_count(placement, state, j, count)
+
+
+def test_a_count_one_node_holds_takes_the_policys_one_node_choice():
+    """No whole free node; node 0 has 2 free GPUs, node 1 three: two GPUs go where ``packed``
+    puts them (node 0, its GPUs 2 and 3), not where spreading would (node 1, most free)."""
+    state = _count_state(2, 4, [(0, 0b0011), (1, 0b0001)])
+    assert _by_count("packed", state, 0, 2) == [(0, 0b1100)]
+
+
+def test_a_count_of_whole_nodes_takes_the_policys_whole_node_choice():
+    """Three free 2-GPU nodes, node 2 the fast model; ``priority``, job 1 above the median
+    gain: four GPUs are the fastest whole nodes (node 2, then node 0), not the spread's lowest
+    nodes 0 and 1."""
+    state = _count_state(3, 2)
+    assert _by_count("priority", state, 1, 4, gains=[1.0, 2.0], gpu_model=[0, 0, 1],
+                     model_speed=[1.0, 1.5]) == [(0, 0b11), (2, 0b11)]
+
+
+def test_pm_first_by_count_ranks_by_the_jobs_class():
+    """Two classes ranking two 1-GPU nodes oppositely: job 1, of class 1, gets node 1."""
+    state = _count_state(2, 1)
+    grids = [[[2.0], [1.0]], [[1.0], [2.0]]]
+    assert _by_count("pm-first", state, 1, 1, class_score=grids, job_class=[0, 1]) == [(1, 1)]
+    assert _by_count("pm-first", state, 0, 1, class_score=grids, job_class=[0, 1]) == [(0, 1)]
+
+
+def test_pm_first_by_count_refuses_a_job_that_does_not_fit():
+    state = _count_state(2, 2, [(0, 0b01)])
+    with pytest.raises(AssertionError,
+                       match=r"^choose_by_count\(\) called for a job that does not fit$"):
+        _by_count("pm-first", state, 0, 4)
+
+
+def test_a_user_placement_is_asked_with_the_job_and_its_shape():
+    """``choose_by_count`` calls a placement's ``choose`` as the contract says: the job, then
+    one node of ``count`` GPUs, or ``count // g`` whole nodes of ``g`` GPUs."""
+    from swftools.replay.placement import Placement
+    from swftools.replay.placement.counts import choose_by_count
+
+    calls = []
+
+    class Recording(Placement):
+        def choose(self, state, j, nodes, per_node):
+            calls.append((j, nodes, per_node))
+            return super().choose(state, j, nodes, per_node)
+
+    state = _count_state(3, 2)
+    placement = Recording()
+    placement.start(state, None)
+    assert choose_by_count(placement, state, 5, 4) == [(0, 0b11), (1, 0b11)]
+    assert choose_by_count(placement, state, 6, 1) == [(0, 0b01)]
+    assert calls == [(5, 2, 2), (6, 1, 1)]
