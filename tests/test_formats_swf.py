@@ -527,3 +527,38 @@ def test_a_bad_token_names_its_field_by_the_definitions_words(field):
     definition = SWF_DEFINITION_NAMES[field.value - 1].lower().replace("(", "").replace(")", "")
     assert label.replace("CPU", "cpu") == label.lower()  # no capital but CPU's
     assert set(label.lower().split()) <= set(definition.split()), (label, definition)
+
+
+# --- issue 30 (mutation testing): file order, comment lines across chunks --------------------
+
+def test_an_swf_file_keeps_its_job_order_and_other_tables_are_sorted(tmp_path):
+    """SWF written back from SWF keeps the file's order, even out of submit order (PWA
+    cleaned logs are); the same jobs from another format are written in submit order."""
+    text = "".join(_GOOD.format(job).replace(" 0 0 10 ", f" {submit} 0 10 ", 1) + "\n"
+                   for job, submit in ((1, 50), (2, 10), (3, 30)))
+    table = swf.read(_write(tmp_path, text))
+    assert to_bytes(table) == text.encode()
+    swf.write(table, tmp_path / "out.swf")
+    assert (tmp_path / "out.swf").read_bytes() == text.encode()
+    other = jt.with_metadata(table, {"source_format": "nqsii"})
+    lines = [line.split() for line in to_bytes(other).decode().splitlines()
+             if not line.startswith(";")]
+    assert [(line[0], line[1]) for line in lines] == [("2", "0"), ("3", "20"), ("1", "40")]
+
+
+def test_comment_lines_among_jobs_survive_chunked_formatting(tmp_path, tiny_chunks):
+    """Comment and blank lines among the jobs go back between the right job lines when the
+    job lines are formatted in several chunks (threads)."""
+    lines = [_GOOD.format(i) for i in range(1, 8)]
+    lines[2:2] = ["; a comment among the jobs", ""]
+    lines.insert(8, ";")
+    text = "; Version: 2.2\n" + "\n".join(lines) + "\n"
+    table = swf.read(_write(tmp_path, text))
+    assert to_bytes(table) == text.encode()
+    from swftools.formats.swf.writer import format_chunks, format_lines
+
+    widths = jt.get_metadata(table)["swf_layout"]["widths"]
+    assert len(format_chunks(table, widths)) == 3
+    jobs = "".join(f"{line}\n" for line in lines if line and not line.startswith(";"))
+    assert format_lines(table, widths) == jobs.encode()
+

@@ -108,6 +108,9 @@ def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str,
              f"timeout_multiplier = {TIMEOUT_MULTIPLIER!r}\n")
     (work / "pyproject.toml").write_text(text, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": ""}
+    # the tests look for the real traces in ../shared beside the checkout: the scratch copy
+    # has none there, so point them at the checkout's (unless the caller chose a folder)
+    env.setdefault("SWFTOOLS_SHARED", str(ROOT.parent / "shared"))
     mutmut = [sys.executable, "-m", "mutmut"]
     subprocess.run([*mutmut, "run", "--max-children", str(jobs)], cwd=work,
                    env=env, check=False)

@@ -277,6 +277,8 @@ def read(path: str | Path, *, site: Any = None, progress: bool = False,
             numbers.append(np.rint(exact).astype(np.int64))
             if np.any(numbers[-1] != exact):
                 reasons.append(f"{field.label}: fractional values rounded to whole seconds")
+            else:  # '10.0' is written back as '10'
+                reasons.append(f"{field.label}: decimal points dropped (whole seconds)")
         else:
             numbers.append(ints[k])
     if unknown[0]:
