@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import tempfile
+import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -16,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from .strategies import aaic_jobs, bad_integer_tokens, nqsii_layouts
+import swftools
 from swftools.formats import nqsii
 from swftools import table as jt
 from swftools.errors import InputError, UsageError
@@ -118,11 +120,13 @@ def test_golden_files_read_as_expected(name, form):
     assert meta["source_file"] == name and meta["source_format"] == "nqsii"
     assert meta["site"] == "aaic" and meta["time_zone"] == "Asia/Tokyo"
     assert meta["nqsii"]["form"] == form
+    assert meta["converter_version"] == swftools.__version__
 
 
 def test_golden_raw_records_each_column_format():
     layout = jt.get_metadata(nqsii.read(GOLDEN / "raw.csv"))["nqsii"]
     assert layout["separator"] == ", "
+    assert layout["gpus_column"] == "per_node"
     assert layout["header"][:3] == ["JobID", "User", "Group"]
     assert layout["formats"] == {
         "submit": {"format": "local"},
@@ -278,11 +282,23 @@ def test_gpus_total_reads_the_gpu_column_as_a_total(tmp_path):
     rows = _with_field(2, "nodes", "2", rows=_with_field(2, "gpus", "16"))
     rows = _with_field(1, "gpus", "3", rows=_with_field(1, "nodes", "2", rows=rows))
     table = nqsii.read(_raw(tmp_path, rows), gpus_total=True)
+    assert jt.get_metadata(table)["nqsii"]["gpus_column"] == "total"
     assert table.column("gpus").to_pylist() == [1, 3, 16]
     assert table.column("gpus_per_node").to_pylist() == [1, None, 8]
     out = tmp_path / "out.csv"
     nqsii.write(table, out)
     assert out.read_text() == (tmp_path / "log.csv").read_text()
+
+
+def test_gpus_total_on_zero_nodes_leaves_gpus_per_node_unknown(tmp_path):
+    rows = _with_field(0, "nodes", "0", rows=_with_field(0, "gpus", "4"))
+    rows = _with_field(1, "nodes", "0", rows=_with_field(1, "gpus", "0", rows=rows))
+    rows = _with_field(2, "gpus", str(2**53 + 1), rows=rows)  # exact beyond float precision
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy division warning either
+        table = nqsii.read(_raw(tmp_path, rows), gpus_total=True)
+    assert table.column("gpus").to_pylist() == [4, 0, 2**53 + 1]
+    assert table.column("gpus_per_node").to_pylist() == [None, None, 2**53 + 1]
 
 
 def test_site_time_zone_and_queue_numbers(tmp_path):
@@ -326,6 +342,36 @@ def test_progress_bar_does_not_change_the_result(tmp_path, monkeypatch, capsys):
     path = _raw(tmp_path)
     assert jt.equal(nqsii.read(path, progress=True), nqsii.read(path))
     assert capsys.readouterr().out == ""
+
+
+def _bars(monkeypatch) -> list[dict]:
+    """The progress bars a read shows (label, total, shown, steps), recorded."""
+    import contextlib
+
+    bars: list[dict] = []
+
+    @contextlib.contextmanager
+    def bar(label, total, enabled, **_):
+        bars.append({"label": label, "total": total, "shown": enabled, "steps": []})
+        yield lambda n=1, description=None: bars[-1]["steps"].append((n, description))
+
+    monkeypatch.setattr("swftools.progress.bar", bar)
+    return bars
+
+
+@pytest.mark.parametrize("large", [True, False])
+def test_progress_bar_steps_through_the_columns_for_large_logs(tmp_path, monkeypatch, large):
+    monkeypatch.setattr("swftools.progress.LARGE_INPUT_LINES", 0 if large else 10**9)
+    bars = _bars(monkeypatch)
+    path = _raw(tmp_path)
+    nqsii.read(path, progress=True)
+    assert [b["shown"] for b in bars] == [large]
+    assert bars[0]["label"] == "reading log.csv" and bars[0]["total"] == 15
+    names = form_schema("raw").names
+    assert bars[0]["steps"] == [(1, f"reading log.csv: {d}")
+                                for d in ["CSV parsed", *names, "checks"]]
+    nqsii.read(path)  # no progress asked: none, however large
+    assert not bars[1]["shown"]
 
 
 # --------------------------------------------------------------------------------- writing
@@ -520,6 +566,32 @@ def test_header_without_job_rows(tmp_path):
     assert nqsii.read(path, allow_empty=True).num_rows == 0
 
 
+@pytest.mark.parametrize("header, form", [(PUBLISHED_HEADER, "published"), (RAW_HEADER, "raw")])
+def test_a_header_only_log_takes_its_form_from_the_separator(tmp_path, header, form):
+    path = tmp_path / "log.csv"
+    path.write_text(header + "\n")
+    layout = jt.get_metadata(nqsii.read(path, allow_empty=True))["nqsii"]
+    assert (layout["form"], layout["separator"]) == (form, ", " if form == "published" else ",")
+
+
+def test_errors_with_a_forced_form_name_the_file(tmp_path):
+    path = _raw(tmp_path, header=RAW_HEADER.replace("termcode", "exit_status"))
+    assert _error(path, form="raw").startswith(f"{path}:1: header: unknown column 'exit_status'")
+    path = _raw(tmp_path, [RAW_ROWS[0], RAW_ROWS[1].rsplit(",", 1)[0]])
+    assert _error(path, form="raw") == f"{path}:3: 12 fields, expected 13 (one per header column)"
+
+
+@pytest.mark.parametrize("column", ["user", "group"])
+def test_published_user_and_group_are_integer_ids(tmp_path, column):
+    path = tmp_path / "p.csv"
+    rows = _with_field(1, column, "alice", PUBLISHED_ROWS, PUBLISHED_HEADER)
+    path.write_text("\n".join([PUBLISHED_HEADER, *rows]) + "\n")
+    with pytest.raises(InputError) as info:
+        nqsii.read(path, form="published")
+    assert (info.value.line, info.value.value) == (3, "alice")
+    assert info.value.field.startswith(f"field {column!r}")
+
+
 def test_binary_garbage(tmp_path):
     path = tmp_path / "log.csv"
     path.write_bytes((RAW_HEADER + "\n").encode() + b"1,\x00\x01\x02\xff\n")
@@ -562,6 +634,28 @@ def test_unknown_repeated_or_absent_header(tmp_path):
                                    "(expected a header naming the 13 columns")
 
 
+@pytest.mark.parametrize("old, new", [("termcode", "exit_status"), ("termcode", "end")])
+def test_a_bad_header_column_is_the_error_value(tmp_path, old, new):
+    with pytest.raises(InputError) as info:
+        nqsii.read(_raw(tmp_path, header=RAW_HEADER.replace(old, new)))
+    # unknown: the name itself; repeated: the later column ('finish' after 'end')
+    assert info.value.value == ("finish" if new == "end" else new)
+
+
+def test_header_names_ignore_case_spaces_and_hyphens(tmp_path):
+    header = ("Job ID,USER,group-id, Queue ,Num  Nodes,gpus - per - node,Walltime Req,TermCode,"
+              "Submit Time,start,finish,wait,walltime")
+    table = nqsii.read(_raw(tmp_path, header=header))
+    assert table.column("gpus_per_node").to_pylist() == [1, 1, 8]
+    assert jt.get_metadata(table)["nqsii"]["header"][:3] == ["Job ID", "USER", "group-id"]
+
+
+def test_header_case_folding_is_not_unicode_upper_case(tmp_path):
+    """'ſ' (long s) upper-cases to 'S' but is no 's': the column is unknown, not 'user'."""
+    path = _raw(tmp_path, header=RAW_HEADER.replace("user", "uſer"))
+    assert _error(path).startswith(f"{path}:1: header: unknown column 'uſer' (expected")
+
+
 # --- issue 13 sweep: a bad token in any number field is refused, located, and nothing written --
 
 def _sample_lines(form: str) -> list[str]:
@@ -601,3 +695,18 @@ def test_a_bad_token_in_any_number_field_names_line_and_field(form, data, row, t
     assert err.value.line == row + 2
     assert err.value.field.startswith(f"field {column!r}")
     assert err.value.value == token
+
+
+def test_the_package_loads_its_reader_and_writer_on_first_use():
+    import importlib
+
+    reader = importlib.import_module("swftools.formats.nqsii.reader")
+    writer = importlib.import_module("swftools.formats.nqsii.writer")
+    assert (nqsii.read, nqsii.FORMS) == (reader.read, ("published", "raw"))
+    assert (nqsii.render, nqsii.write, nqsii.write_chunks) == (
+        writer.render, writer.write, writer.write_chunks)
+    assert nqsii.write is nqsii.write is writer.write  # the same on every use
+    with pytest.raises(AttributeError) as info:
+        nqsii.reader_of_nothing  # noqa: B018
+    assert str(info.value) == ("module 'swftools.formats.nqsii' has no attribute "
+                               "'reader_of_nothing'")

@@ -100,6 +100,24 @@ def test_needs_a_table_and_writes_nothing_on_error(tmp_path, good):
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_render_defaults_to_the_raw_form_and_honours_the_site():
+    import json
+    from pathlib import Path
+
+    from swftools.resources import schemas_dir
+    from swftools.site import site_from_settings
+
+    golden = Path(__file__).parent / "golden" / "nqsii"
+    table = jt.from_columns(json.loads((golden / "raw.expected.json").read_text()))
+    text, losses = nqsii.render(table)
+    assert text == (golden / "default-raw.csv").read_bytes() and losses == []
+    settings = json.loads((schemas_dir() / "sites" / "aaic.json").read_text())
+    settings.update(name="ny", time_zone="America/New_York")
+    text, _ = nqsii.render(table, site=site_from_settings(settings))
+    line = text.splitlines()[1]  # submitted 2018-01-05 09:30:00 in Tokyo: 19:30 the day before in New York
+    assert b",2018-01-04 19:30:00," in line and b"2018-01-05 09:30:00" not in line
+
+
 @pytest.mark.parametrize("form", ["raw", "published"])
 @pytest.mark.parametrize("layout", [None, {"format": "iso", "separator": "T", "offset": None}])
 def test_an_instant_after_year_9999_is_a_located_error(tmp_path, form, layout):

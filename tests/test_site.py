@@ -90,3 +90,8 @@ def test_a_site_file_is_still_validated(tmp_path):
     path.write_text(json.dumps(settings), encoding="utf-8")
     with pytest.raises(InputError, match=r"queues/0/nodes_min: 'one' is not of type 'integer'"):
         load_site(path)
+
+
+def test_the_nqsii_copy_takes_the_tables_site_before_its_default():
+    assert schema.resolve_site(None, _table("abci")).name == "abci"
+    assert schema.resolve_site(None, _table()).name == "aaic"

@@ -74,3 +74,21 @@ def test_scratch_copy_takes_new_test_files_but_not_ignored_ones(tmp_path):
     assert "tests/test_zz_mutate_untracked_probe.py" in files
     assert "tests/__pycache__/zz_mutate_probe.pyc" not in files
     assert "tools/mutate.py" in files and "tests/test_tools_mutate.py" in files
+
+
+def test_the_scratch_conftest_turns_hypothesis_shrinking_off(tmp_path):
+    """A mutant failing a property test fails at once instead of shrinking into a timeout;
+    the fast tier's other settings stay."""
+    import os
+    import subprocess
+    import sys
+
+    code = ((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8") + mutate.NO_SHRINK
+            + "\nprint(sorted(p.name for p in settings.default.phases), "
+              "settings.default.max_examples)\n")
+    (tmp_path / "conftest.py").write_text(code, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    done = subprocess.run([sys.executable, str(tmp_path / "conftest.py")], capture_output=True,
+                          text=True, cwd=ROOT, env=env, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['explicit',", "'generate',", "'reuse']", "30"]

@@ -90,12 +90,27 @@ ALSO_COPY = ["schemas/", "archive/", "samples/", "swftools/", "docs/", "benchmar
 
 TIMEOUT_MULTIPLIER = 5.0
 
+# Appended to the scratch copy's tests/conftest.py: a mutant that fails a property test fails at
+# its first counterexample. Shrinking it (minutes per mutant on the writers' round trips) made
+# such mutants time out, and timeouts are left out of the score.
+NO_SHRINK = """
+
+# tools/mutate.py: no shrinking under mutation testing (a failure is all that counts)
+from hypothesis import Phase as _Phase
+
+settings.register_profile("mutate", settings.default,
+                          phases=[_Phase.explicit, _Phase.reuse, _Phase.generate])
+settings.load_profile("mutate")
+"""
+
 
 def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str, str]:
     """mutmut on one module in a scratch copy; returns ``mutant -> status``."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     scratch_copy(work)
+    conftest = work / "tests" / "conftest.py"
+    conftest.write_text(conftest.read_text(encoding="utf-8") + NO_SHRINK, encoding="utf-8")
     text = (work / "pyproject.toml").read_text(encoding="utf-8")
     text = text.replace("-n auto --dist loadfile", "")
     text += ("\n[tool.mutmut]\n"

@@ -182,8 +182,10 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
                       "not plain numbers; the ids are kept as source_job_id)",
         "source_back": "source_job_id read back as the written id (JOB_ID.swftools) in a log "
                        "renumbered on reading",
+        "source_lost": "source_job_id read back as unknown (the written ids are plain numbers, "
+                       "read back as job_id alone)",
     }
-    counts["renumbered"], counts["source_back"] = _renumbered(rows, written)
+    counts["renumbered"], counts["source_back"], counts["source_lost"] = _renumbered(rows, written)
     if unit == "gpu" and cpu_log:
         notes["gpus"] = notes.pop("cpu_log")
     for name, n in counts.items():
@@ -232,16 +234,18 @@ def _size_back(row: dict[str, Any], unit: str, cpu_log: bool) -> int | None:
     return row["gpus"]
 
 
-def _renumbered(rows: list[dict[str, Any]], written: list[str]) -> tuple[int, int]:
+def _renumbered(rows: list[dict[str, Any]], written: list[str]) -> tuple[int, int, int]:
     """(jobs the reader will number otherwise than ``job_id``, jobs whose source_job_id comes
-    back otherwise): it numbers the jobs in submit order when an id is not a plain number, and
-    then keeps every written id as the source id."""
+    back as another id, jobs whose source_job_id comes back unknown): it numbers the jobs in
+    submit order when an id is not a plain number, and then keeps every written id as the
+    source id; else it keeps none."""
     keys = [fx.parse_job_id(text).key for text in written]
     # the reader orders jobs by submit time, then by their E record's line (row order here)
     ids, source = number_jobs(keys, [r["submit_time"] for r in rows])
-    back = [None] * len(rows) if source is None else written
-    return (sum(1 for r, i in zip(rows, ids) if r["job_id"] != i),
-            sum(1 for r, text in zip(rows, back) if r["source_job_id"] != text))
+    renumbered = sum(1 for r, i in zip(rows, ids) if r["job_id"] != i)
+    if source is None:
+        return renumbered, 0, sum(1 for r in rows if r["source_job_id"] is not None)
+    return renumbered, sum(1 for r, text in zip(rows, written) if r["source_job_id"] != text), 0
 
 
 def write(table: pa.Table, path: str | Path, *, force: bool = False,
