@@ -284,6 +284,12 @@ def test_the_fast_check_agrees_with_jsonschema(changes, dropped, profile_changes
 @example({"const": [1]}, [[True], [1.0], [1]])
 @example({"enum": [{"a": 0}, "b"]}, [{"a": False}, {"a": 0.0}, "b", True])
 @example({"const": 1}, [True, 1.0])
+@example({"const": True}, [1, True, 1.0])
+@example({"enum": [False, "a"]}, [0, False, 0.0])
+@example({"minimum": 1, "exclusiveMinimum": 0}, [1, 1.0, 0.5, 0, True])
+@example({"properties": {"a": {}}, "additionalProperties": {"type": "string"}},
+         [{"a": 1}, {"a": 1, "b": 2}, {"b": "x"}])
+@example({"type": ["string", "integer", "number", "object", "array"]}, [None, True, 1, "a"])
 def test_a_compiled_schema_agrees_with_jsonschema_on_any_schema_of_its_subset(schema, docs):
     """Any schema of the subset, not only the workload's: every keyword and type both ways."""
     import jsonschema
@@ -296,10 +302,44 @@ def test_a_compiled_schema_agrees_with_jsonschema_on_any_schema_of_its_subset(sc
         assert check(doc) == validator.is_valid(doc), (schema, doc)
 
 
-@pytest.mark.parametrize("schema", [{"type": "boolean"}, {"type": ["string", "null"]},
-                                    {"maximum": 3}, {"items": {"pattern": "a"}}])
-def test_a_keyword_outside_the_subset_is_unsupported(schema):
+@pytest.mark.parametrize("schema,named", [
+    ({"type": "boolean"}, ["boolean"]), ({"type": ["string", "null"]}, ["string", "null"]),
+    ({"maximum": 3}, "maximum"), ({"items": {"pattern": "a"}}, "pattern")])
+def test_a_keyword_outside_the_subset_is_unsupported(schema, named):
     from swftools.formats.batsim.schema import Unsupported, compile_schema
 
-    with pytest.raises(Unsupported):
+    with pytest.raises(Unsupported) as info:
         compile_schema(schema)
+    assert info.value.args == (named,)
+
+
+_DOC = {"nb_res": 4, "jobs": [_VALID_JOB], "profiles": {"p": {"type": "delay", "delay": 3}}}
+
+
+def _first_error(**changes):
+    from swftools.formats.batsim.schema import first_error
+
+    err = first_error({**_DOC, **changes})
+    return None if err is None else (list(err.path), err.message)
+
+
+def test_the_first_error_is_the_documents_then_the_first_refused_jobs():
+    bad_res, bad_walltime = {**_VALID_JOB, "res": -1}, {**_VALID_JOB, "walltime": 0}
+    assert _first_error() is None
+    # the document's own members before its jobs, though "jobs" sorts before "nb_res"
+    assert _first_error(nb_res=-4, jobs=[bad_res]) == (["nb_res"], "-4 is less than the minimum of 1")
+    # jobs in file order (job 2 before job 10, though "10" sorts before "2"), located in the file
+    jobs = [_VALID_JOB] * 2 + [bad_res] + [_VALID_JOB] * 7 + [bad_walltime]
+    assert _first_error(jobs=jobs) == (["jobs", 2, "res"], "-1 is less than the minimum of 0")
+    # within one job or the document, by path
+    assert _first_error(jobs=[{**bad_res, "walltime": 0}]) == \
+        (["jobs", 0, "res"], "-1 is less than the minimum of 0")
+    assert _first_error(nb_res="x", profiles=5) == (["nb_res"], "'x' is not of type 'integer'")
+    assert _first_error(nb_res=0, jobs=[], profiles={"p": {"type": "delay"}}) == \
+        (["nb_res"], "0 is less than the minimum of 1")
+    assert _first_error(profiles={"p": {"type": "delay", "delay": -1}},
+                        swftools={"processor_unit": "cpu"})[0] == ["profiles", "p", "delay"]
+    assert _first_error(jobs=5) == (["jobs"], "5 is not of type 'array'")
+    from swftools.formats.batsim.schema import first_error
+    assert first_error([]).message == "[] is not of type 'object'"
+    assert _first_error(jobs=[bad_res, "x"]) == (["jobs", 0, "res"], "-1 is less than the minimum of 0")

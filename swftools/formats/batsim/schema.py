@@ -130,7 +130,8 @@ def _first(errors: Any) -> Any:
 
 
 def first_error(doc: Any) -> Any:
-    """The first jsonschema error of ``doc`` (by path), or None when it is a valid workload."""
+    """The first jsonschema error of ``doc``, or None when it is a valid workload: the document's
+    own (its members but the jobs) by path, else the first refused job's (in file order) by path."""
     validator, whole, item = _compiled()
     if whole is not None and whole(doc):
         return None
