@@ -255,6 +255,7 @@ _json_values = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats
 
 
 _VALID_JOB = {"id": "1", "subtime": 0, "walltime": 10, "res": 1, "profile": "p"}
+_DOC = {"nb_res": 4, "jobs": [_VALID_JOB], "profiles": {"p": {"type": "delay", "delay": 3}}}
 
 
 @settings(max_examples=300, deadline=None)
@@ -275,7 +276,7 @@ def test_the_fast_check_agrees_with_jsonschema(changes, dropped, profile_changes
     job = {k: v for k, v in {**_VALID_JOB, **changes}.items() if k not in dropped}
     profile = {k: v for k, v in {"type": "delay", "delay": 3, **profile_changes}.items()
                if k not in profile_dropped}
-    doc = {"nb_res": 4, "jobs": [job], "profiles": {"p": profile}}
+    doc = {**_DOC, "jobs": [job], "profiles": {"p": profile}}
     assert compile_schema(schema)(doc) == jsonschema.Draft202012Validator(schema).is_valid(doc)
 
 
@@ -311,9 +312,6 @@ def test_a_keyword_outside_the_subset_is_unsupported(schema, named):
     with pytest.raises(Unsupported) as info:
         compile_schema(schema)
     assert info.value.args == (named,)
-
-
-_DOC = {"nb_res": 4, "jobs": [_VALID_JOB], "profiles": {"p": {"type": "delay", "delay": 3}}}
 
 
 def _first_error(**changes):

@@ -152,6 +152,10 @@ def test_max_findings_caps_the_report(tmp_path):
 def test_the_package_is_callable(tmp_path):
     path = write_swf(tmp_path / "c.swf", swf_jobs(2))
     assert swftools.validate(path).to_json() == validate(path).to_json()
+    # every argument reaches validate()
+    assert swftools.validate(path, rules=["job-id-unique"]).rules_run == ["job-id-unique"]
+    assert swftools.validate(path, rules=["job-id-unique"]).to_json() == \
+        validate(path, rules=["job-id-unique"]).to_json()
 
 
 def test_options_are_keywords():

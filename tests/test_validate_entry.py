@@ -10,21 +10,18 @@ import json
 import pyarrow as pa
 import pytest
 
-import swftools
 from swftools import formats
 from swftools.errors import UsageError
 from swftools.formats import datapackage
 from swftools.site import preset
 from swftools.validate import validate
 
+from .test_formats_slurm import HEADER, _line
 from .validate_support import aaic_table, assert_fires, run, swf_line, write_swf
 
 # One sacct job whose submit time does not exist in New York (clocks went 02:00 -> 03:00).
-SACCT = ("JobID|JobIDRaw|User|Group|Partition|Submit|Eligible|Start|End|Elapsed|ElapsedRaw|"
-         "Timelimit|State|ExitCode|NNodes|NCPUS|ReqTRES|AllocTRES|NodeList\n"
-         "5|5|u|g|gpu|2023-03-12T02:30:00|2023-03-12T02:30:00|2023-03-12T03:31:00|"
-         "2023-03-12T03:32:00|00:01:00|60|01:00:00|COMPLETED|0:0|1|4|cpu=4,gres/gpu=1,node=1|"
-         "cpu=4,gres/gpu=1,node=1|gpu01\n")
+SACCT = HEADER + "\n" + _line(Submit="2023-03-12T02:30:00", Eligible="2023-03-12T02:30:00",
+                              Start="2023-03-12T03:31:00", End="2023-03-12T03:32:00") + "\n"
 GAP = {"line": 2, "job_id": None, "field": "field 'Submit' (submit time)",
        "rule": "unreadable-input", "severity": "error",
        "message": "'2023-03-12T02:30:00' is ambiguous or does not exist in America/New_York "
@@ -183,10 +180,3 @@ def test_an_explicit_site_applies_to_a_file_that_names_none(tmp_path):
     assert "queue-unknown" in validate(path).skipped
     report = validate(path, site="aaic")
     assert "queue-unknown" in report.rules_run and "queue-unknown" not in report.skipped
-
-
-def test_the_callable_package_passes_every_argument(tmp_path):
-    path = write_swf(tmp_path / "c.swf", [swf_line(1)])
-    assert swftools.validate(path, rules=["job-id-unique"]).rules_run == ["job-id-unique"]
-    assert swftools.validate(path, rules=["job-id-unique"]).to_json() == \
-        validate(path, rules=["job-id-unique"]).to_json()
