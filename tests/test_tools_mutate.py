@@ -92,3 +92,54 @@ def test_the_scratch_conftest_turns_hypothesis_shrinking_off(tmp_path):
                           text=True, cwd=ROOT, env=env, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["['explicit',", "'generate',", "'reuse']", "30"]
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+def test_stopping_the_tool_ends_the_mutmut_workers(tmp_path, stop):
+    """Killing tools/mutate.py (or Ctrl-C) ends every process its mutmut run started, not
+    only mutmut itself: before, its forked workers went on testing mutants."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pids = tmp_path / "pids"
+    # a stand-in for `mutmut run`: it forks a worker, both write their pid, then wait
+    worker = ("import os, sys, time\n"
+              "if os.fork() == 0:\n"
+              "    open(sys.argv[1] + '.worker', 'w').write(str(os.getpid()))\n"
+              "    time.sleep(120); os._exit(0)\n"
+              "open(sys.argv[1] + '.parent', 'w').write(str(os.getpid()))\n"
+              "time.sleep(120)\n")
+    driver = ("import importlib.util, signal, sys\n"
+              f"spec = importlib.util.spec_from_file_location('m', {str(ROOT / 'tools' / 'mutate.py')!r})\n"
+              "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+              "signal.signal(signal.SIGTERM, m._exit_on_sigterm)\n"
+              f"m.run_group([sys.executable, '-c', {worker!r}, {str(pids)!r}])\n")
+    tool = subprocess.Popen([sys.executable, "-c", driver])
+    worker_file, parent_file = Path(f"{pids}.worker"), Path(f"{pids}.parent")
+    deadline = time.monotonic() + 60
+    while not (worker_file.exists() and parent_file.exists()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    started = [int(parent_file.read_text()), int(worker_file.read_text())]
+    tool.send_signal(getattr(signal, stop))
+    assert tool.wait(timeout=30) != 0
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        # a zombie waits for its (gone) parent's reaper: it runs nothing
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+
+    deadline = time.monotonic() + 15
+    while any(alive(p) for p in started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in started if alive(p)]
+    for pid in left:  # do not leave them running when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert not left

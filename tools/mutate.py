@@ -16,6 +16,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -104,6 +105,27 @@ settings.load_profile("mutate")
 """
 
 
+def run_group(command: list[str], **kwargs) -> int:
+    """Run ``command`` in its own process group and end the whole group if this process is
+    stopped (Ctrl-C, ``kill``): ``mutmut run`` forks a worker per mutant, which would
+    otherwise go on testing mutants after ``tools/mutate.py`` has gone."""
+    child = subprocess.Popen(command, start_new_session=True, **kwargs)
+    try:
+        return child.wait()
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGTERM)
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+
+
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str, str]:
     """mutmut on one module in a scratch copy; returns ``mutant -> status``."""
     shutil.rmtree(work, ignore_errors=True)
@@ -127,8 +149,7 @@ def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str,
     # has none there, so point them at the checkout's (unless the caller chose a folder)
     env.setdefault("SWFTOOLS_SHARED", str(ROOT.parent / "shared"))
     mutmut = [sys.executable, "-m", "mutmut"]
-    subprocess.run([*mutmut, "run", "--max-children", str(jobs)], cwd=work,
-                   env=env, check=False)
+    run_group([*mutmut, "run", "--max-children", str(jobs)], cwd=work, env=env)
     done = subprocess.run([*mutmut, "results", "--all", "true"], cwd=work, env=env,
                           capture_output=True, text=True, check=False)
     statuses = {}
@@ -192,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="mutants tested at once (default: the number of CPUs)")
     args = parser.parse_args(argv)
+    # `kill` raises SystemExit like Ctrl-C raises KeyboardInterrupt, so run_group's cleanup runs
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     modules = [Path(m) for m in args.modules] or sorted(
