@@ -430,6 +430,41 @@ def test_inconsistent_arrays_are_refused_not_read_out_of_bounds():
             run_general(**{**pm, **bad})
 
 
+def test_pal_tables_a_choice_cannot_use_are_refused():
+    """``pal``'s compiled choice finds a node only if a cell admits every value, each node's
+    GPUs are ranked by value and ``POS`` inverts ``WORST``: tables that break one of these
+    (before, each ran on, reading before the arrays with node -1) are refused."""
+    from swftools.replay.placement._pal import check_tables
+    from swftools.replay.placement.tables import pal_tables
+
+    inputs = PlacementInputs(class_score=[[[1.0, 2.0], [1.0, 3.0]], [[3.0, 1.0], [2.0, 2.0]]],
+                             job_class=[0, 1, 1])
+    paux, pval, _ = pal_tables("pal", inputs.resolved(2, 2), 2, 2, 3)
+    assert check_tables(paux, pval, 2, 2, 3)
+    rank, worst, pos, cells = paux[4:8]  # _pal.pxd's offsets
+    first = slice(paux[cells], paux[cells + 1])  # class 0's cells: its two values, ascending
+    low, high = pval[first]
+    assert sorted(set(pval[:4])) == [low, high] and low < high
+
+    def refused(table, values):
+        return not check_tables(table, values, 2, 2, 3)
+
+    for cell_values in ([low, float("nan")], [low, (low + high) / 2], [high, low]):
+        values = pval.copy()
+        values[first] = cell_values
+        assert refused(paux, values), cell_values
+    row = rank + (1 * 2 + 1) * 2  # class 1, node 1
+    assert paux[rank:rank + 2].tolist() == [1, 0]  # class 0, node 0: GPU 1 is the lower value
+    for at, value in [(row + 1, paux[row]),  # a GPU twice
+                      (rank, 0), (pos + 1, paux[pos])]:  # higher value first; two nodes first
+        table = paux.copy()
+        table[at] = value
+        assert refused(table, pval), at
+    table = paux.copy()
+    table[worst:worst + 2] = table[worst:worst + 2][::-1]
+    assert refused(table, pval)  # WORST reversed without POS
+
+
 @settings(max_examples=250, deadline=None)
 @given(priority_wc_cases(), POLICIES, st.sampled_from(["none", "factor", "bound", "per-job"]))
 def test_priority_wc_compiled_matches_python(case, policy, factors):

@@ -32,8 +32,10 @@ TABLES_HEADER = P_HEADER  # placement.tables.PAL_HEADER must equal it (tested)
 def check_tables(const int64_t[::1] paux, const double[::1] pval, int64_t n_nodes, int64_t g,
                  int64_t n_jobs) -> bool:
     """Whether ``paux`` and ``pval`` are tables of ``n_nodes`` x ``g`` GPUs and ``n_jobs`` jobs
-    (the compiled choice reads them without bounds checks)."""
-    cdef int64_t n_c, q, cells, at, size
+    (the compiled choice reads them without bounds checks, and finds a node only if each
+    class's ``RANK`` orders every node's GPUs by value, ``POS`` inverts ``WORST`` and a cell
+    admits every value)."""
+    cdef int64_t n_c, q, cells, at, size, c, k, row, seen
     if paux.shape[0] < P_HEADER:
         return False
     n_c = paux[P_C]
@@ -56,6 +58,24 @@ def check_tables(const int64_t[::1] paux, const double[::1] pval, int64_t n_node
     for q in range(n_c):
         if paux[cells + q + 1] <= paux[cells + q]:  # every class has a cell
             return False
+    for c in range(n_c):
+        for at in range(paux[cells + c] + 1, paux[cells + c + 1]):
+            if not pval[at - 1] < pval[at]:  # ascending, no NaN
+                return False
+        for q in range(c * n_nodes * g, (c + 1) * n_nodes * g):
+            if not pval[q] <= pval[paux[cells + c + 1] - 1]:  # the last cell admits all
+                return False
+        for k in range(n_nodes):
+            if paux[paux[P_POS] + c * n_nodes + paux[paux[P_WORST] + c * n_nodes + k]] != k:
+                return False
+            row = (c * n_nodes + k) * g
+            seen = 0
+            for q in range(g):
+                at = paux[paux[P_RANK] + row + q]
+                if seen >> at & 1 or (q and not pval[row + paux[paux[P_RANK] + row + q - 1]]
+                                      <= pval[row + at]):
+                    return False
+                seen |= (<int64_t>1) << at
     for q in range(n_jobs):
         if not 0 <= paux[paux[P_CLASS] + q] < n_c:
             return False
