@@ -221,6 +221,25 @@ def test_times_in_a_daylight_saving_change_are_refused():
     render(table, tz="UTC")
 
 
+LAST = 253402300799  # 9999-12-31T23:59:59 UTC
+
+
+def test_times_past_year_9999_are_refused_not_a_traceback():
+    """sacct's local times have four-digit years: the last second of 9999 is written in UTC,
+    refused where the zone is already in 10000, and one second later refused in any zone
+    (before, a ValueError traceback)."""
+    ok = _table(submit_time=[T0, LAST - 60], start_time=[T0, LAST], finish_time=[T0, LAST])
+    assert _cells(render(ok)[0])[1]["End"] == "9999-12-31T23:59:59"
+    with pytest.raises(UsageError) as err:
+        render(ok, tz="Asia/Tokyo")
+    assert str(err.value) == (f"submit_time of job 2 ({LAST - 60}) is outside years 1..9999 in "
+                              "Asia/Tokyo: sacct's local times cannot carry it")
+    late = _table(submit_time=[T0, T0], start_time=[T0, None], finish_time=[T0, LAST + 1])
+    with pytest.raises(UsageError, match=rf"^finish_time of job 2 \({LAST + 1}\) is outside "
+                                         "years 1..9999 in UTC: "):
+        render(late)
+
+
 def test_source_ids_are_the_job_ids_when_sacct_has_their_form():
     table = _table(job_id=[1, 2, 3, 4, 5, 6],
                    source_job_id=["123_4", "9+0", "123.0", "a", None, "77"])

@@ -38,10 +38,20 @@ _NOT_CARRIED = ("avg_cpu_time_s", "used_memory_kb", "executable", "partition",
                 "preceding_job_id", "think_time_s")
 
 
-def _local_times(values: pa.Array, zone: str) -> list[str]:
+def _local_times(values: pa.Array, zone: str, name: str, job_ids: pa.Array) -> list[str]:
     """UTC epoch seconds -> ``YYYY-MM-DDTHH:MM:SS`` local text; null -> Unknown."""
     utc = jt.filled(values, 0).astype(np.int64, copy=False)
-    naive = utc + utc_offsets(utc, zone)
+    try:
+        naive = utc + utc_offsets(utc, zone)
+    except ValueError:
+        for row, value in enumerate(utc.tolist()):
+            try:
+                utc_offsets(np.array([value]), zone)
+            except ValueError:
+                raise UsageError(f"{name} of job {job_ids[row].as_py()} ({value}) is outside "
+                                 f"years 1..9999 in {zone}: sacct's local times cannot carry "
+                                 "it") from None
+        raise
     _, once = local_to_utc(naive, zone)
     valid = np.asarray(pc.is_valid(values).to_numpy(zero_copy_only=False), dtype=bool)
     if (valid & ~once).any():
@@ -107,9 +117,8 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
                       "(sacct has no wait column; it is read back as start - submit)")
     losses.append("eligible time written as the submit time (the job table has none)")
     states = write_states()
-    submit = _local_times(col["submit_time"], zone)
-    start = _local_times(col["start_time"], zone)
-    end = _local_times(col["finish_time"], zone)
+    submit, start, end = (_local_times(col[name], zone, name, col["job_id"])
+                          for name in ("submit_time", "start_time", "finish_time"))
     rows = zip(*(col[c].to_pylist() for c in (
         "job_id", "user", "group", "queue", "walltime_s", "requested_walltime_s", "termcode",
         "swf_status", "nodes", "gpus", "requested_procs", "requested_memory_kb", "start_time",
