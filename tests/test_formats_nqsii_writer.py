@@ -142,3 +142,60 @@ def test_an_instant_after_year_9999_is_a_located_error(tmp_path, form, layout):
     with pytest.raises(InputError, match="after year 9999 cannot be written as a date"):
         nqsii.write(table, tmp_path / "log.csv", form=form)
     assert not (tmp_path / "log.csv").exists()
+
+
+def _one_job(nqsii_meta: dict) -> pa.Table:
+    import json
+
+    table = jt.from_columns({"job_id": [1], "user": ["u"], "group": ["g"], "queue": ["Normal"],
+                             "submit_time": [0], "start_time": [10], "finish_time": [70],
+                             "requested_walltime_s": [60], "nodes": [1], "gpus": [1],
+                             "wait_s": [10], "walltime_s": [60], "gpus_per_node": [1],
+                             "termcode": [0]}, {})
+    return table.replace_schema_metadata({**table.schema.metadata,
+                                          b"swftools": json.dumps({"nqsii": nqsii_meta}).encode()})
+
+
+@pytest.mark.parametrize("recorded,problem", [
+    ({"formats": {"finish": {"format": "iso", "offset": "+25:00"}}},
+     "finish's UTC offset '+25:00', expected Z, +HH:MM or +HHMM"),
+    ({"formats": {"finish": {"format": "iso", "offset": 9}}},
+     "finish's UTC offset 9, expected Z, +HH:MM or +HHMM"),
+    ({"formats": {"finish": {"format": "iso", "separator": "/"}}},
+     "finish's date-time separator '/', expected 'T' or ' '"),
+    ({"formats": {"finish": {"format": "hms"}}},
+     "finish's format {'format': 'hms'}, expected one of ['local', 'epoch', 'iso']"),
+    ({"formats": {"wait": "hms"}}, "wait's format 'hms', expected one of ['hms', 'seconds']"),
+    ({"formats": {"wait": {"format": "hms", "hour_width": 3}}},
+     "wait's hour width 3, expected 1 or 2"),
+    ({"formats": {"wait": {"format": "hms", "hour_width": True}}},
+     "wait's hour width True, expected 1 or 2"),
+    ({"separator": ""}, "separator '', expected str (not empty)"),
+    ({"separator": 5}, "separator 5, expected str (not empty)"),
+    ({"line_ending": "\r"}, "line_ending '\\r', expected one of '\\n', '\\r\\n'"),
+    ({"gpus_column": "all"}, "gpus_column 'all', expected one of 'per_node', 'total'"),
+    ({"bom": "yes"}, "bom 'yes', expected bool"),
+    ({"queue_spelling": []}, "queue_spelling [], expected dict"),
+    ({"queue_spelling": {"Normal": 1}}, "a header, field or queue spelling that is not text"),
+    ({"fields": ["job_id", 1]}, "a header, field or queue spelling that is not text"),
+])
+def test_a_recorded_layout_the_writer_cannot_use_is_a_located_error(tmp_path, recorded, problem):
+    """The ``nqsii`` metadata of a hand-edited table: an error naming what it records and what
+    was expected, nothing written (before, a TypeError or AttributeError traceback, or a log
+    the reader cannot read back)."""
+    table = _one_job({"form": "raw", **recorded})
+    with pytest.raises(InputError) as err:
+        nqsii.write(table, tmp_path / "log.csv")
+    assert err.value.message == ("cannot write an NQSII log: the table's nqsii metadata records "
+                                 + problem)
+    assert err.value.field == "nqsii metadata" and not (tmp_path / "log.csv").exists()
+
+
+def test_a_recorded_layout_of_another_form_is_not_checked_and_a_good_one_is_used(tmp_path):
+    nqsii.write(_one_job({"form": "published", "bom": "yes"}), tmp_path / "a.csv")
+    good = {"form": "raw", "line_ending": "\r\n", "formats": {
+        "finish": {"format": "iso", "separator": " ", "offset": "+0900"},
+        "wait": {"format": "hms", "hour_width": 1}}}
+    nqsii.write(_one_job(good), tmp_path / "b.csv")
+    line = (tmp_path / "b.csv").read_bytes().split(b"\r\n")[1]
+    assert b",1970-01-01 09:01:10+0900,0:00:10," in line

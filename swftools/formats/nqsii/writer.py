@@ -24,18 +24,60 @@ from swftools.atomic import atomic_file
 from swftools.errors import InputError, count
 from swftools.fileio import gzip_writer
 from swftools.formats.nqsii.schema import DEFAULT_SITE, FormSchema, form_defaults, form_schema, resolve_site
-from swftools.formats.nqsii.timefmt import TIMESTAMP_FORMATS, format_durations, format_instants, format_integers
+from swftools.formats.nqsii.timefmt import (TIMESTAMP_FORMATS, format_durations, format_instants,
+                                            format_integers, parse_offset)
 from swftools.metadata import TableMetadata
 from swftools.site import Site
 
 
 
-def _layout(table: pa.Table, schema: FormSchema) -> dict[str, Any]:
+# the values the reader records (and reads back)
+_CHOICES = {"line_ending": ("\n", "\r\n"), "gpus_column": ("per_node", "total")}
+
+
+def _recorded_problem(recorded: dict[str, Any], layout: dict[str, Any],
+                      schema: FormSchema) -> str | None:
+    """What in a recorded layout the writer cannot use (a hand-edited or foreign table's
+    metadata), else None."""
+    for key, default in layout.items():
+        value = recorded.get(key, default)
+        if key in _CHOICES and value not in _CHOICES[key]:
+            return f"{key} {value!r}, expected one of {', '.join(map(repr, _CHOICES[key]))}"
+        if type(value) is not type(default) or (key == "separator" and not value):
+            return f"{key} {value!r}, expected {type(default).__name__}" + (
+                " (not empty)" if key == "separator" else "")
+    texts = [*recorded.get("header", []), *recorded.get("fields", []),
+             *recorded.get("queue_spelling", {}).values()]
+    if not all(isinstance(t, str) for t in texts):
+        return "a header, field or queue spelling that is not text"
+    for f in schema.fields:
+        fmt = recorded.get("formats", {}).get(f.name)
+        if fmt is None:
+            continue
+        kind = fmt.get("format") if isinstance(fmt, dict) else None
+        offset = fmt.get("offset") if kind == "iso" else None
+        if kind not in (f.text_formats or ()):
+            return f"{f.name}'s format {fmt!r}, expected one of {list(f.text_formats or ())}"
+        if offset is not None and (not isinstance(offset, str) or parse_offset(offset) is None):
+            return f"{f.name}'s UTC offset {offset!r}, expected Z, +HH:MM or +HHMM"
+        if kind == "iso" and fmt.get("separator", "T") not in ("T", " "):
+            return f"{f.name}'s date-time separator {fmt['separator']!r}, expected 'T' or ' '"
+        width = fmt.get("hour_width", 2) if kind == "hms" else 2
+        if type(width) is not int or width not in (1, 2):
+            return f"{f.name}'s hour width {width!r}, expected 1 or 2"
+    return None
+
+
+def _layout(table: pa.Table, schema: FormSchema, where: str) -> dict[str, Any]:
     """The recorded text layout when the table was read from this form, else the defaults."""
     layout = form_defaults(schema)
     recorded = dict(TableMetadata.from_table(table).nqsii or {})
     if recorded.get("form") != schema.form:
         return layout
+    problem = _recorded_problem(recorded, layout, schema)
+    if problem is not None:
+        raise InputError(where, f"cannot write an NQSII log: the table's nqsii metadata "
+                                f"records {problem}", field="nqsii metadata")
     fields, header = recorded.get("fields"), recorded.get("header")
     if (fields is None or header is None or len(fields) != len(header)
             or sorted(fields) != sorted(schema.names)):
@@ -249,8 +291,8 @@ class _Renderer:
         self.site = resolve_site(site)
         self.zone = self.site.time_zone if site is not None else (
             metadata.time_zone or resolve_site(DEFAULT_SITE).time_zone)
-        self.layout = _layout(first, self.schema)
         self.where = metadata.source_file or "job table"
+        self.layout = _layout(first, self.schema, self.where)
         self.ids: dict[str, dict[str, int] | None] = {}  # column -> numbering (None: as is)
         self.rows = 0
         self.merged: dict[str, tuple[tuple[int, int], str]] = {}  # kind -> (rank, report)
