@@ -63,12 +63,12 @@ class ReplayResult:
         """Write ``jobs.parquet``, ``jobs.csv``, ``skipped.csv``, ``summary.json`` and the
         ``extra`` text files (name -> content) into ``out_dir``, all at once (atomic)."""
         import pyarrow.csv as pacsv  # on use: a replay without --out needs neither (start-up)
-        import pyarrow.parquet as pq
+
+        from swftools.formats.datapackage.files import write_parquet
 
         extra = extra or {}
         with atomic_dir(out_dir, force=force) as tmp:
-            pq.write_table(self.jobs, tmp / "jobs.parquet", compression="zstd",
-                           write_statistics=False, store_schema=True)
+            write_parquet(self.jobs, tmp / "jobs.parquet")
             pacsv.write_csv(self.jobs, tmp / "jobs.csv")
             pacsv.write_csv(self.skipped, tmp / "skipped.csv")
             (tmp / "summary.json").write_text(summary_json(self.summary), encoding="utf-8")
@@ -164,7 +164,7 @@ def utilization(start: np.ndarray, end: np.ndarray, size: np.ndarray,
     for lo in range(0, len(grid) - 1, chunk):
         left = grid[lo:lo + chunk + 1]
         idx = np.searchsorted(times, left[:-1], side="right") - 1
-        busy = np.where(idx >= 0, level[np.maximum(idx, 0)], 0)
+        busy = np.where(idx >= 0, level[np.maximum(idx, 0)], 0) if len(level) else np.zeros_like(idx)
         available = np.maximum(capacity_steps(capacity, left[:-1]), busy)
         width = np.diff(left)
         busy_total += int((busy * width).sum())
