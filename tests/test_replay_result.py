@@ -105,6 +105,12 @@ def test_utilization_over_any_window_matches_a_scan(case, capacity, t0, t1):
     assert utilization(start, end, size, capacity, t0, t1) == (busy / avail if avail else None)
 
 
+def test_no_jobs_hold_nothing():
+    empty = np.zeros(0, np.int64)
+    assert peak_busy(empty, empty, empty) == 0
+    assert utilization(empty, empty, empty, [(0, 4)], 0, 10) == 0.0
+
+
 def test_capacity_steps_takes_the_entry_in_force_and_the_first_before_it():
     from swftools.replay.result import capacity_steps
 
