@@ -109,6 +109,7 @@ def test_no_jobs_hold_nothing():
     empty = np.zeros(0, np.int64)
     assert peak_busy(empty, empty, empty) == 0
     assert utilization(empty, empty, empty, [(0, 4)], 0, 10) == 0.0
+    assert utilization(empty, empty, empty, [(0, 0)], 0, 10) is None  # nothing available
 
 
 def test_capacity_steps_takes_the_entry_in_force_and_the_first_before_it():
