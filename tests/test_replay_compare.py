@@ -6,6 +6,7 @@ import json
 
 import pytest
 from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from scipy.stats import ks_2samp
 
 from swftools import table as jt
@@ -13,6 +14,7 @@ from swftools.replay import replay
 from swftools.replay.compare import compare, render_text
 
 from .strategies import replay_swf_jobs
+from .test_replay_result import _jobs, _skipped
 
 
 def recorded(rows, **extra):
@@ -140,3 +142,90 @@ def test_recorded_jobs_and_replay_use_one_job_size():
     assert dict(zip(rec["job_id"].tolist(), rec["units"].tolist())) == replayed == {1: 1, 2: 2, 3: 3}
     # 1 + 2 units fit in 4 (allocated-first would have been 4 + 2 = 6, a violation)
     assert compare(table, result)["capacity_violations"]["periods"] == 0
+
+
+_spans = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 25), st.integers(1, 6)),
+                  max_size=12)
+_timeline = st.lists(st.tuples(st.integers(-5, 90), st.integers(0, 10)), min_size=1, max_size=4,
+                     unique_by=lambda e: e[0]).map(sorted)
+
+
+def _spans_arrays(spans):
+    import numpy as np
+
+    start = np.array([s for s, _, _ in spans], dtype=np.int64)
+    finish = start + np.array([d for _, d, _ in spans], dtype=np.int64)
+    units = np.array([u for _, _, u in spans], dtype=np.int64)
+    return start, finish, units
+
+
+def _busy(start, finish, units, t):
+    return int(units[(start <= t) & (t < finish)].sum())
+
+
+def _cap(timeline, t):
+    return ([n for s, n in timeline if s <= t] or [timeline[0][1]])[-1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_spans, _timeline)
+def test_capacity_violations_are_the_over_capacity_seconds(spans, timeline):
+    """Maximal runs of seconds (from the first start) at which the recorded jobs hold more
+    than the capacity in force: their bounds, peak, lowest capacity and largest excess."""
+    from swftools.replay.compare import capacity_violations
+
+    start, finish, units = _spans_arrays(spans)
+    got = capacity_violations({"start": start, "finish": finish, "units": units}, timeline)
+    periods = []
+    if len(start):
+        last = max([int(finish.max())] + [s for s, _ in timeline])
+        run = []
+        for t in range(int(start.min()), last + 2):
+            busy, cap = _busy(start, finish, units, t), _cap(timeline, t)
+            if busy > cap:
+                run.append((t, busy, cap))
+                continue
+            if run:
+                periods.append({"start_time": run[0][0], "end_time": t,
+                                "peak_busy": max(b for _, b, _ in run),
+                                "capacity": min(c for _, _, c in run),
+                                "max_excess": max(b - c for _, b, c in run)})
+                run = []
+    assert got["list"] == periods
+    assert (got["periods"], got["total_s"], got["max_excess"]) == (
+        len(periods), sum(p["end_time"] - p["start_time"] for p in periods),
+        max([0] + [p["max_excess"] for p in periods]))
+    assert capacity_violations({"start": start, "finish": finish, "units": units}, timeline,
+                               limit=1)["list"] == periods[:1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(_spans, _spans, _timeline.filter(lambda t: all(n > 0 for _, n in t)),
+       st.integers(1, 30))
+def test_utilization_bins_are_busy_over_capacity_seconds(recorded_spans, replayed_spans,
+                                                         timeline, bin_s):
+    """Each bin from the first start rounded down to the bin: busy unit-seconds over capacity
+    unit-seconds, summed second by second, for the recorded and the replayed jobs."""
+    from swftools.replay.compare import utilization
+    from swftools.replay.result import ReplayResult
+
+    assume(recorded_spans or replayed_spans)
+    start, finish, units = _spans_arrays(recorded_spans)
+    r_start, r_finish, r_units = _spans_arrays(replayed_spans)
+    run = (r_finish - r_start).tolist()
+    result = ReplayResult(_jobs(r_start.tolist(), r_start.tolist(), run, r_units.tolist()),
+                          _skipped([]), {})
+    got = utilization({"start": start, "finish": finish, "units": units}, result, timeline,
+                      bin_s)
+    t0 = min(int(a.min()) for a in (start, r_start) if len(a))
+    t1 = max(int(a.max()) for a in (finish, r_finish) if len(a))
+    t0 -= t0 % bin_s
+    bins = []
+    for lo in list(range(t0, t1 + bin_s, bin_s))[:-1]:  # np.arange's edges, less the last
+        seconds = range(lo, lo + bin_s)
+        cap = sum(_cap(timeline, t) for t in seconds)
+        rec = sum(_busy(start, finish, units, t) for t in seconds)
+        rep = sum(_busy(r_start, r_finish, r_units, t) for t in seconds)
+        bins.append({"start_time": lo, "recorded": round(rec / cap, 4),
+                     "replayed": round(rep / cap, 4)})
+    assert got == {"bin_s": bin_s, "bins": bins}
