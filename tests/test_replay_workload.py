@@ -15,12 +15,19 @@ from swftools.replay.workload import (SKIP_NEVER_FITS, SKIP_UNKNOWN_RUNTIME, SKI
                                       SKIP_UNKNOWN_SUBMIT, job_size, prepare)
 from swftools.site import site_from_settings
 
-_small = st.one_of(st.none(), st.integers(-2, 12))
+
+
+def _mostly(values):
+    """Unknown (null) one time in five: most rows are replayable, the rest skipped."""
+    return st.one_of(values, values, values, values, st.none())
+
+
 _row = st.fixed_dictionaries({
-    "job_id": st.integers(1, 6), "submit_time": st.one_of(st.none(), st.integers(0, 40)),
-    "walltime_s": st.one_of(st.none(), st.integers(-3, 50)),
-    "requested_walltime_s": st.one_of(st.none(), st.integers(0, 60)),
-    "requested_procs": _small, "gpus": _small, "nodes": _small, "gpus_per_node": _small})
+    "job_id": st.integers(1, 6), "submit_time": _mostly(st.integers(0, 40)),
+    "walltime_s": _mostly(st.integers(-1, 50)),
+    "requested_walltime_s": _mostly(st.integers(0, 60)),
+    "requested_procs": _mostly(st.integers(-1, 10)), "gpus": _mostly(st.integers(-1, 10)),
+    "nodes": _mostly(st.integers(-1, 4)), "gpus_per_node": _mostly(st.integers(-1, 5))})
 _COLUMNS = ("job_id", "submit_time", "walltime_s", "requested_walltime_s", "requested_procs",
             "gpus", "nodes", "gpus_per_node")
 
@@ -98,6 +105,9 @@ def _check(rows, model, kill, shape):
                                            work.estimate, work.size, work.nodes,
                                            work.gpus_per_node))))
     assert got == kept
+    for name in ("row", "job_id", "submit", "runtime", "estimate", "size", "nodes",
+                 "gpus_per_node", "skipped_row"):
+        assert getattr(work, name).dtype == "int64", name
     assert list(zip(work.skipped_row.tolist(), [r.split(":")[0] for r in work.skipped_reason])) \
         == skipped
     assert len(work) == len(kept)
@@ -138,10 +148,32 @@ def test_job_size_prefers_positive_requested_processors():
     assert size.tolist()[:3] == [4, 3, 5] and known.tolist() == [True, True, True, False, False]
 
 
+def test_shapes_by_hand():
+    """Recorded 1 x 2 of a 3-processor request; recorded 2 x 1 on 4-GPU nodes (whole nodes:
+    8); 6 GPUs unrecorded (2 x 4); by GPU count the recorded 2 x 1 is 1 x 2."""
+    table = jt.from_columns({"job_id": [1, 2, 3], "submit_time": [0, 1, 2],
+                             "walltime_s": [5, 5, 5], "requested_procs": [3, 2, 6],
+                             "nodes": [1, 2, None], "gpus_per_node": [2, 1, None]}, {})
+    model = GpuNodes(_site(4, [(0, 4)]))
+    work = prepare(table, model)
+    assert (work.nodes.tolist(), work.gpus_per_node.tolist(), work.size.tolist()) == (
+        [1, 2, 2], [2, 4, 4], [2, 8, 8])
+    work = prepare(table, model, shape="gpus")
+    assert (work.nodes.tolist(), work.gpus_per_node.tolist(), work.size.tolist()) == (
+        [1, 1, 2], [2, 2, 4], [2, 2, 6])
+
+
+def test_run_times_are_capped_at_the_request_only_when_asked():
+    table = jt.from_columns({"job_id": [1], "submit_time": [0], "walltime_s": [50],
+                             "requested_walltime_s": [30], "gpus": [1]}, {})
+    assert prepare(table, FlatPool(1)).runtime.tolist() == [50]
+    assert prepare(table, FlatPool(1), kill_at_request=True).runtime.tolist() == [30]
+
+
 def test_an_empty_table_and_an_unknown_shape():
     empty = jt.from_columns({c: [] for c in _COLUMNS}, {})
-    work = prepare(empty, FlatPool(4))
-    assert len(work) == 0 and work.skipped_reason == []
+    _check([], FlatPool(4), False, "recorded")
+    _check([], GpuNodes(_site(2, [(0, 1)])), False, "recorded")
     with pytest.raises(UsageError, match=r"unknown job shape 'nodes' \(choose from recorded, "
                                          r"gpus\)"):
         prepare(empty, FlatPool(4), shape="nodes")
@@ -155,3 +187,6 @@ def test_rows_in_queue_order_are_used_as_they_are():
     swapped = jt.from_columns({"job_id": [3, 2, 1], "submit_time": [0, 5, 5],
                                "walltime_s": [1, 1, 1], "gpus": [1, 1, 1]}, {})
     assert prepare(swapped, FlatPool(2)).row.tolist() == [0, 2, 1]
+    later_first = jt.from_columns({"job_id": [1, 2], "submit_time": [5, 0],
+                                   "walltime_s": [1, 1], "gpus": [1, 1]}, {})
+    assert prepare(later_first, FlatPool(2)).row.tolist() == [1, 0]
