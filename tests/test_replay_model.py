@@ -50,6 +50,7 @@ def test_gpu_state_follows_a_plain_list_of_free_gpus(g, start_nodes, ops, alloca
     free = [set(range(g)) for _ in range(6)]  # node -> its free GPUs
     running = []
     gen = getattr(state, "gen", 0)  # the tracked state's first set_capacity counts
+    dirty = 0
     for op in ops:
         if op[0] == "cap":
             managed = op[1]
@@ -61,6 +62,7 @@ def test_gpu_state_follows_a_plain_list_of_free_gpus(g, start_nodes, ops, alloca
             nodes, gpus, per_node = running.pop(op[1] % len(running))
             state.give_back(sum(1 << k for k in nodes), sum(1 << i for i in gpus), per_node)
             gen += 1
+            dirty |= sum(1 << k for k in nodes)
             for k in nodes:
                 free[k] |= gpus
         else:
@@ -83,19 +85,23 @@ def test_gpu_state_follows_a_plain_list_of_free_gpus(g, start_nodes, ops, alloca
             node_set = state.place(n, per_node)
             assert bits(node_set) == nodes
             gpus = set(sorted(free[nodes[0]])[:per_node])
-            assert state.take(node_set, per_node) == sum(1 << i for i in gpus)
+            if len(running) % 2:  # the general path's: the GPUs chosen, given
+                state.take_set(node_set, per_node, sum(1 << i for i in gpus))
+                gen += 1
+                dirty |= node_set
+            else:  # the fast path's: the lowest free GPUs, not tracked
+                assert state.take(node_set, per_node) == sum(1 << i for i in gpus)
+                gen = getattr(state, "gen", 0)
             for k in nodes:
                 assert gpus <= free[k]
                 free[k] -= gpus
             running.append((nodes, gpus, per_node))
-            if tracked:  # take is the fast path's: the tracked state counts take_set only
-                gen = state.gen
         for f in range(g + 1):
             assert bits(state.exact[f]) == [k for k in range(managed) if len(free[k]) == f]
         assert state.free[:6] == [len(s) for s in free]
         assert state.gpu_free[:6] == [sum(1 << i for i in s) for s in free]
         if tracked:
-            assert state.gen == gen
+            assert (state.gen, state.dirty) == (gen, dirty)
 
 
 @settings(max_examples=60, deadline=None)
@@ -172,3 +178,112 @@ def test_fit_rules_and_descriptions():
     with pytest.raises(UsageError, match="site m: replay models multi-node jobs on whole nodes "
                                          r"only \(multi_node_whole_nodes must be true\)"):
         GpuNodes(_site(4, [(0, 2)], whole=False))
+
+
+@given(st.integers(0, 2**12 - 1), st.lists(st.integers(0, 4), min_size=12, max_size=12),
+       st.integers(0, 4))
+def test_nodes_with_is_the_managed_nodes_with_enough_free(managed, free, at_least):
+    from swftools.replay.model import nodes_with
+
+    assert bits(nodes_with(managed, free, at_least)) == [
+        k for k in range(12) if managed >> k & 1 and free[k] >= at_least]
+
+
+def _cap_at(timeline, t):
+    return ([n for s, n in timeline if s <= t] or [timeline[0][1]])[-1]
+
+
+def _head_fits(projected, managed, g, head_nodes, head_per_node):
+    if head_nodes > 1:
+        return sum(1 for k in range(managed) if projected[k] == g) >= head_nodes
+    return any(projected[k] >= head_per_node for k in range(managed))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from([1, 2, 4]),
+       st.lists(st.tuples(st.integers(1, 40), st.integers(1, 6)), max_size=2,
+                unique_by=lambda e: e[0]).map(sorted),
+       st.integers(2, 6),
+       st.lists(st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(0, 50)),
+                max_size=10),
+       st.integers(1, 3), st.integers(1, 4),
+       st.lists(st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(0, 5),
+                          st.booleans()), max_size=6))
+def test_easy_reservation_matches_a_brute_force_shadow(g, later, n0, jobs, head_nodes,
+                                                       head_per_node, candidates):
+    """The head's shadow time (the first instant from now at which it fits once running jobs
+    end at their estimates, overdue ones now, with the capacity then in force), the free GPUs
+    projected there, and which backfill candidates may run past it: ``may_allow`` (some
+    placement that fits now is allowed: exact until a commit, then never refusing a shape
+    with an allowed placement), ``allows`` (this placement leaves the head room) and
+    ``commit`` (the room left after it), each against a search of every case."""
+    from itertools import combinations
+
+    from swftools.replay.model import gpu_reservation
+
+    now = 10
+    timeline = [(0, n0)] + [(now + dt, n) for dt, n in later]
+    model = GpuNodes(_site(g, timeline))
+    state = GpuState(model, now)
+    managed = _cap_at(timeline, now)
+    node_sets, per_nodes, ends = [], [], []
+    for n, p, end in jobs:  # started before now, still running (estimated end: end)
+        p = g if n > 1 else min(p, g)
+        if n * p > state.fit_bound():
+            continue
+        node_set = state.place(n, p)
+        state.take(node_set, p)
+        node_sets.append(node_set)
+        per_nodes.append(p)
+        ends.append(end)
+    shift = 8
+    running = sorted(e << shift | j for j, e in enumerate(ends))
+    head_per_node = g if head_nodes > 1 else min(head_per_node, g)
+    reservation = gpu_reservation(state, model, now, head_nodes, head_per_node, running, shift,
+                                  node_sets, per_nodes)
+    instants = sorted({now} | {max(e, now) for e in ends} | {t for t, _ in timeline if t > now})
+    expected = None
+    for t in instants:
+        projected = list(state.free)
+        for j, e in enumerate(ends):
+            if max(e, now) <= t:
+                for k in bits(node_sets[j]):
+                    projected[k] += per_nodes[j]
+        if _head_fits(projected, _cap_at(timeline, t), g, head_nodes, head_per_node):
+            expected = (t, projected, _cap_at(timeline, t))
+            break
+    if expected is None:
+        assert reservation is None
+        return
+    shadow, projected, at_shadow = expected
+    assert (reservation.shadow, reservation.projected) == (shadow, projected)
+    committed = False
+    for n, p, pick, commit in candidates:
+        p = g if n > 1 else min(p, g)
+        free_now = [state.free[k] if k < managed else -1 for k in range(len(state.free))]
+        if n > 1:
+            placements = [sum(1 << k for k in c) for c in
+                          combinations([k for k, f in enumerate(free_now) if f == g], n)]
+        else:
+            placements = [1 << k for k, f in enumerate(free_now) if f >= p]
+
+        def allowed(node_set):
+            after = [f - (p if node_set >> k & 1 else 0) for k, f in enumerate(projected)]
+            return _head_fits(after, at_shadow, g, head_nodes, head_per_node)
+
+        if not placements:  # the engines ask only about jobs that fit now
+            continue
+        some = any(allowed(s) for s in placements)
+        if committed:  # a filter: it may let through a shape allows() then refuses
+            assert reservation.may_allow(state, n, p) or not some
+        else:
+            assert reservation.may_allow(state, n, p) == some
+        node_set = placements[pick % len(placements)]
+        assert reservation.allows(node_set, p) == allowed(node_set)
+        if commit and allowed(node_set):
+            reservation.commit(node_set, p)
+            committed = True
+            gpus = lowest_bits(state.gpu_free[bits(node_set)[0]], p)
+            state.take_set(node_set, p, gpus)
+            for k in bits(node_set):
+                projected[k] -= p

@@ -335,7 +335,10 @@ class Reservation:
 
     def may_allow(self, state: GpuState, nodes: int, per_node: int) -> bool:
         """Whether *some* placement of this job shape that fits now would be ``allows``-ed (the
-        general engine path filters with this, then checks the chosen placement exactly)."""
+        general engine path filters with this, then checks the chosen placement exactly).
+        Exact until the first ``commit``; after one it may also admit a shape that ``allows``
+        then refuses (``commit`` does not lower a single-node head's ``spare``; the compiled
+        twin's ``spare0`` keeps it too), never the reverse."""
         whole_now = state.exact[state.g]
         if self.head_nodes > 1:
             if nodes > 1:  # every whole free node is in ``whole``
