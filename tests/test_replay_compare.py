@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -229,3 +231,185 @@ def test_utilization_bins_are_busy_over_capacity_seconds(recorded_spans, replaye
         bins.append({"start_time": lo, "recorded": round(rec / cap, 4),
                      "replayed": round(rep / cap, 4)})
     assert got == {"bin_s": bin_s, "bins": bins}
+
+
+def _rec(rows):
+    """A recorded schedule in queue order: rows (job id, submit, start, finish, units, estimate)."""
+    import numpy as np
+
+    cols = list(zip(*rows))
+    keys = ("job_id", "submit", "start", "finish", "units", "estimate")
+    return {k: np.array(c, dtype=np.int64) for k, c in zip(keys, cols)}
+
+
+def test_jobs_ending_at_the_shadow_time_all_count_and_later_ones_do_not():
+    """At t=10, 6 of 14 units free, the head needs 8 at t=100: job 1's 2 units suffice then,
+    jobs 2 and 3 end at 100 too (spare 3), job 4 only at 200. Job 6 (2 units, past 100) fits
+    the spare; job 7 (3 more) does not: it delays the head."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 2, 100), (2, 0, 0, 100, 2, 100), (3, 0, 0, 100, 1, 100),
+                (4, 0, 0, 200, 3, 200), (5, 5, 100, 150, 8, 50), (6, 6, 10, 510, 2, 500),
+                (7, 7, 10, 510, 3, 500)])
+    assert impossible_starts(rec, [(0, 14)])["list"] == [
+        {"job_id": 7, "start_time": 10, "reason": "delays-head",
+         "detail": "behind job 5, ends after its reservation at 100 and needs 3 of 1 spare"},
+        {"job_id": 5, "start_time": 100, "reason": "no-room", "detail": "needs 8, 6 free"}]
+
+
+def test_the_shadow_is_the_first_end_that_frees_enough():
+    """The head needs 6 with 2 free: job 1's end at 100 frees exactly that (spare 0); job 2's at
+    200 is not needed. A 2-unit job running past 100 delays the head."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 4, 100), (2, 0, 0, 200, 4, 200), (3, 5, 100, 110, 6, 10),
+                (4, 6, 10, 510, 2, 500)])
+    found = impossible_starts(rec, [(0, 10)])
+    assert [(f["job_id"], f["reason"]) for f in found["list"]] == [(4, "delays-head"),
+                                                                    (3, "no-room")]
+    assert found["list"][0]["detail"].endswith("reservation at 100 and needs 2 of 0 spare")
+
+
+def test_a_head_the_running_jobs_cannot_free_enough_for():
+    """The capacity dropped to 4 at t=5: the head needs 8 (the machine once had 10), all the
+    running jobs free only 4 by t=100, so every later long job delays it."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 2, 100), (2, 1, 300, 310, 8, 10), (3, 2, 10, 510, 1, 500)])
+    found = impossible_starts(rec, [(0, 10), (5, 4)])
+    assert found["list"] == [
+        {"job_id": 3, "start_time": 10, "reason": "delays-head",
+         "detail": "behind job 2, ends after its reservation at 100 and needs 1 of 0 spare"},
+        {"job_id": 2, "start_time": 300, "reason": "no-room", "detail": "needs 8, 3 free"}]
+
+
+def test_recorded_jobs_keep_those_with_a_whole_schedule():
+    """Kept: submit, start, finish and size known, finish not before start (zero-length jobs
+    too); in (submit, id) order; run time from the schedule when unknown, estimate the
+    request else the run time; queue text, "(none)" when unknown."""
+    from swftools.replay.compare import recorded_jobs
+
+    table = jt.from_columns({
+        "job_id": [9, 1, 2, 3, 4, 5, 6, 7],
+        "submit_time": [0, None, 0, 0, 0, 0, 0, 0],
+        "start_time": [5, 0, None, 0, 0, 0, 3, 3],
+        "finish_time": [8, 9, 9, None, 9, 2, 3, 7],
+        "walltime_s": [3, 9, 9, 9, 9, 2, None, None],
+        "requested_walltime_s": [10, None, None, None, None, None, None, 60],
+        "gpus": [2, 1, 1, 1, None, 1, 1, 1], "queue": ["q", "q", "q", "q", "q", "q", None, "r"]})
+    rec = recorded_jobs(table)
+    assert rec["job_id"].tolist() == [5, 6, 7, 9]
+    assert rec["row"].tolist() == [5, 6, 7, 0]
+    assert rec["estimate"].tolist() == [2, 0, 60, 10]
+    assert rec["queue"].tolist() == ["q", "(none)", "r", "q"] and rec["queue"].dtype == object
+    empty = recorded_jobs(table.slice(0, 0))
+    assert len(empty["row"]) == 0 and len(empty["queue"]) == 0
+
+
+def test_distributions_worked_by_hand():
+    """Three jobs both schedules have (job 4 only recorded): waits 0, 10, 25 recorded and 5, 5,
+    5 replayed; per queue and overall, stats to 3 places, KS (scipy) to 6."""
+    from swftools.replay.compare import distributions
+    from swftools.replay.result import ReplayResult
+
+    rec = {"job_id": np.array([1, 2, 3, 4]), "submit": np.array([0, 0, 0, 0]),
+           "start": np.array([0, 10, 25, 0]), "finish": np.array([7, 13, 45, 1]),
+           "queue": np.array(["a", "b", "b", "a"], dtype=object)}
+    jobs = _jobs([0, 0, 0], [5, 5, 5], [7, 3, 20], [1, 1, 1])
+    jobs = jobs.set_column(0, "job_id", pa.array([3, 1, 2], pa.int64()))
+    got = distributions(rec, ReplayResult(jobs, _skipped([]), {}))
+
+    def stats(values):
+        v = np.array(values, dtype=float)
+        return {"n": len(v), "mean": round(v.mean(), 3), "median": round(float(np.median(v)), 3),
+                "p90": round(float(np.percentile(v, 90)), 3), "max": round(v.max(), 3)}
+
+    def ks(a, b):
+        res = ks_2samp(a, b)
+        return {"statistic": round(float(res.statistic), 6),
+                "pvalue": float(f"{res.pvalue:.6g}")}
+
+    def part(jobs_in, rw, pw, rs, ps):
+        return {"jobs": jobs_in,
+                "wait_s": {"recorded": stats(rw), "replayed": stats(pw), "ks": ks(rw, pw)},
+                "bounded_slowdown": {"recorded": stats(rs), "replayed": stats(ps),
+                                     "ks": ks(rs, ps)}}
+
+    # runs: recorded 7, 3, 20 (jobs 1, 2, 3); replayed run 3 for job 1, 20 for 2, 7 for 3
+    bsld = lambda w, r: max(1.0, (w + r) / max(r, 10))  # noqa: E731
+    assert got == {
+        "(all)": part(3, [0, 10, 25], [5, 5, 5], [bsld(0, 7), bsld(10, 3), bsld(25, 20)],
+                      [bsld(5, 3), bsld(5, 20), bsld(5, 7)]),
+        "a": part(1, [0], [5], [bsld(0, 7)], [bsld(5, 3)]),
+        "b": part(2, [10, 25], [5, 5], [bsld(10, 3), bsld(25, 20)], [bsld(5, 20), bsld(5, 7)])}
+    none = ReplayResult(jobs.slice(0, 0), _skipped([]), {})
+    empty = {"n": 0, "mean": None, "median": None, "p90": None, "max": None}
+    no_ks = {"statistic": None, "pvalue": None}
+    assert distributions(rec, none) == {"(all)": {
+        "jobs": 0, "wait_s": {"recorded": empty, "replayed": empty, "ks": no_ks},
+        "bounded_slowdown": {"recorded": empty, "replayed": empty, "ks": no_ks}}}
+
+
+def test_render_text_worked_by_hand():
+    """Every section, numbers as written (6 significant digits below a million, whole above,
+    "-" for none), lists cut at max_rows with the rest counted, no utilization line without
+    bins; checked by reading."""
+    from swftools.replay.compare import render_text
+
+    stats = lambda m, med: {"n": 2, "mean": m, "median": med, "p90": 1.0, "max": 2.0}  # noqa: E731
+    report = {"model": "flat pool of 4 processors", "policy": "easy", "unit": "processors",
+              "recorded_jobs": 3, "replayed_jobs": 2,
+              "capacity_violations": {"periods": 2, "total_s": 30, "max_excess": 3, "list": [
+                  {"start_time": 0, "end_time": 10, "peak_busy": 7, "capacity": 4,
+                   "max_excess": 3},
+                  {"start_time": 20, "end_time": 40, "peak_busy": 5, "capacity": 4,
+                   "max_excess": 1}]},
+              "distributions": {
+                  "(all)": {"jobs": 2, "wait_s": {"recorded": stats(1234567.0, 1000000.0),
+                                                   "replayed": stats(999999.5, 2),
+                                                   "ks": {"statistic": 0.5, "pvalue": 1.0}},
+                            "bounded_slowdown": {"recorded": stats(1.25, 1.0),
+                                                 "replayed": stats(None, None),
+                                                 "ks": {"statistic": None, "pvalue": None}}}},
+              "utilization": {"bin_s": 86400, "bins": [
+                  {"start_time": 0, "recorded": 0.5, "replayed": 0.25},
+                  {"start_time": 86400, "recorded": 1.0, "replayed": 0.75}]},
+              "impossible_starts": {"jobs": 2, "by_reason": {"before-submit": 1, "no-room": 1,
+                                                             "delays-head": 0},
+                                    "list": [{"job_id": 2, "start_time": 5, "reason": "no-room",
+                                              "detail": "needs 2, 1 free"},
+                                             {"job_id": 3, "start_time": 9,
+                                              "reason": "before-submit",
+                                              "detail": "starts 1 s before its submission"}]}}
+    assert render_text(report, max_rows=1) == (
+        'Consistency report: recorded schedule vs easy replay on flat pool of 4 processors\n'
+        'jobs with a recorded schedule: 3; replayed: 2\n'
+        '\n'
+        'Capacity violations in the recorded schedule: 2 periods, 30 s in total, at most 3 processors over capacity\n'
+        '  [0, 10): 7 processors busy, capacity 4\n'
+        '\n'
+        'Wait (s) and bounded slowdown (tau = 10 s), recorded vs replayed:\n'
+        '  queue            jobs        wait mean rec/rep       median rec/rep       KS      bsld mean rec/rep       KS\n'
+        '  (all)               2      1234567/1e+06          1000000/2              0.5        1.25/-                 -\n'
+        '\n'
+        'Utilization per 86400 s bin (2 bins): recorded mean 0.7500 max 1.0000; replayed mean 0.5000 max 0.7500\n'
+        '\n'
+        'Recorded starts impossible under FCFS + EASY: 2 (before-submit 1, no-room 1, delays-head 0)\n'
+        '  job 2 at 5: no-room: needs 2, 1 free\n'
+        '  ... 1 more (see the JSON report)\n')
+    assert render_text({**report, "utilization": {"bin_s": 60, "bins": []}},
+                       max_rows=5) == (
+        'Consistency report: recorded schedule vs easy replay on flat pool of 4 processors\n'
+        'jobs with a recorded schedule: 3; replayed: 2\n'
+        '\n'
+        'Capacity violations in the recorded schedule: 2 periods, 30 s in total, at most 3 processors over capacity\n'
+        '  [0, 10): 7 processors busy, capacity 4\n'
+        '  [20, 40): 5 processors busy, capacity 4\n'
+        '\n'
+        'Wait (s) and bounded slowdown (tau = 10 s), recorded vs replayed:\n'
+        '  queue            jobs        wait mean rec/rep       median rec/rep       KS      bsld mean rec/rep       KS\n'
+        '  (all)               2      1234567/1e+06          1000000/2              0.5        1.25/-                 -\n'
+        '\n'
+        'Recorded starts impossible under FCFS + EASY: 2 (before-submit 1, no-room 1, delays-head 0)\n'
+        '  job 2 at 5: no-room: needs 2, 1 free\n'
+        '  job 3 at 9: before-submit: starts 1 s before its submission\n')
