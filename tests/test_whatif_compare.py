@@ -123,3 +123,117 @@ def test_processor_hours_on_a_cpu_trace():
     rows = compare([("packed", jobs([(0, 0, 3600, 4)]), [(0, 4)])])
     assert "processor-hours" in table_text(rows, "processor").splitlines()[0]
     assert "GPU-hours" in table_text(rows, "gpu").splitlines()[0]
+
+
+def test_no_jobs_give_zero_figures_and_an_empty_table_has_headings():
+    from swftools.whatif.compare import FIGURES, column_unit, table_cells
+
+    assert figures(jobs([]), [(0, 8)]) == {name: 0.0 for name in FIGURES}
+    assert column_unit([], ("s", "min", "h")) == "s"
+    cells = table_cells([])
+    assert cells.baseline == "" and cells.values == [] and cells.ratios == []
+    assert cells.headings[1] == "mean wait (s)" and cells.headings[7] == "GPU-hours"
+
+
+def test_makespan_runs_from_the_first_submit():
+    got = figures(jobs([(1000, 0, 100, 1), (1500, 200, 50, 1)]), [(0, 8)])
+    assert got["makespan_s"] == 1750 - 1000
+
+
+def test_cells_show_times_in_their_column_unit():
+    from swftools.whatif.compare import cell_text
+
+    waits = ("s", "min", "h")
+    assert cell_text(90.0, waits) == "90.0"  # no unit given: the first, seconds
+    assert cell_text(90.0, waits, "s") == "90.0"
+    assert cell_text(5400.0, waits, "min") == "90.00"
+    assert cell_text(5400.0, waits, "h") == "1.50"
+    assert cell_text(1234.5, "{:,.1f}") == "1,234.5"
+
+
+def test_table_columns_in_minutes_and_hours_and_their_unit_words():
+    """Waits of 10 and 20 min show in min, a makespan of 41,200 s (11.44 h) in h; the hours heading
+    names the trace's unit (GPU by default, any other word as given)."""
+    from swftools.whatif.compare import table_cells
+
+    a = jobs([(0, 600, 6000, 1), (0, 600, 6000, 1)])
+    b = jobs([(0, 1200, 40000, 1), (0, 1200, 40000, 1)])
+    policies = [r.to_json() for r in compare([("packed", a, [(0, 2)]), ("lxv", b, [(0, 2)])])]
+    cells = table_cells(policies)
+    assert cells.headings[1:3] == ["mean wait (min)", "median wait (min)"]
+    assert cells.headings[5] == "makespan (h)" and cells.headings[7] == "GPU-hours"
+    assert cells.values[0][1][1:3] == ["10.00", "10.00"] and cells.values[1][1][5] == "11.44"
+    assert table_cells(policies, "core").headings[7] == "core-hours"
+    assert "GPU-hours" in table_text(compare([("packed", a, [(0, 2)])])).splitlines()[0]
+
+
+def test_text_table_aligns_names_left_and_figures_right():
+    import re
+
+    rows = compare([("packed", jobs([(0, 0, 100, 1)]), [(0, 1)]),
+                    ("variability-first", jobs([(0, 5, 100, 1)]), [(0, 1)])])
+    lines = table_text(rows).splitlines()
+    assert re.fullmatch(r"[- ]+", lines[1])
+    spans = [m.span() for m in re.finditer(r"-+", lines[1])]
+    assert len(spans) == 10
+    for line in [lines[0], *lines[2:]]:
+        assert line[0] != " " or line.startswith("  ratio to packed")  # names: left
+        for start, end in spans[1:]:  # figures: right, each ending under its dashes
+            assert line[end - 1] != " " and line[start:end].strip()
+    assert lines[2].startswith("packed ") and lines[3].startswith("variability-first ")
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    import struct
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_jct_figure_plots_each_policys_cdf(tmp_path, monkeypatch):
+    """Five policies (line styles cycle after four); a job of 0 s counts as 1 s of JCT. The
+    figure is 700 x 400 pixels, names no software version, and plots per policy the sorted
+    JCTs in hours against the fraction of jobs done."""
+    import warnings
+
+    import numpy as np
+    from matplotlib.colors import to_hex
+    from matplotlib.figure import Figure
+
+    saved = []
+    original = Figure.savefig
+
+    def record(fig, *args, **kwargs):
+        saved.append(fig)
+        return original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", record)
+    runs = [(f"p{k}", jobs([(0, 3600 * k, 7200, 1), (0, 0, 0, 1), (0, 60, 1800, 2)]))
+            for k in range(5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing for a user to read on stderr
+        data = jct_cdf_figure(runs, tmp_path / "f.png").read_bytes()
+    assert _png_size(data) == (700, 400)
+    assert b"Software" not in data and b"matplotlib" not in data.lower()
+    (fig,) = saved
+    (ax,) = fig.axes
+    assert [round(v, 6) for v in ax.get_position().bounds] == [0.1, 0.15, 0.87, 0.75]
+    assert ax.get_xscale() == "log"
+    assert ax.get_xlabel() == "job completion time (wait + run), hours, log scale"
+    assert ax.get_ylabel() == "fraction of jobs"
+    assert ax.get_title() == "Job completion time per placement policy"
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == [f"p{k}" for k in range(5)]
+    assert [line.get_linestyle() for line in lines] == ["-", "--", ":", "-.", "-"]
+    for k, line in enumerate(lines):
+        assert line.get_drawstyle() == "steps-post" and line.get_linewidth() == 1.4
+        want = sorted([1 / 3600, 1860 / 3600, (3600 * k + 7200) / 3600])
+        assert np.allclose(line.get_xdata(), want, rtol=0, atol=1e-12)
+        assert np.allclose(line.get_ydata(), [1 / 3, 2 / 3, 1])
+    grid = ax.xaxis.get_gridlines()[0]
+    assert grid.get_visible() and grid.get_linewidth() == 0.4
+    assert to_hex(grid.get_color()) == "#cccccc"
+    legend = ax.get_legend()
+    assert legend._loc == 4  # lower right
+    assert [t.get_text() for t in legend.get_texts()] == [f"p{k}" for k in range(5)]
+    assert all(t.get_fontsize() == 8 for t in legend.get_texts())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -208,3 +209,49 @@ def test_option_parsers_round_trip(mapping, counts):
     text = ", ".join(f"{k}={v}" for k, v in mapping.items())
     assert parse_models(text) == mapping
     assert parse_gpus(",".join(map(str, counts))) == counts
+
+
+def test_a_jobs_queue_by_name_number_or_the_only_one(tmp_path):
+    """The queue whose limits a job's shapes keep: by name, else by number (SWF queues are
+    numbers), else the site's only queue; on a site of several queues an unknown or missing
+    queue is none (the whole machine)."""
+    from swftools.whatif.moldable import _queue_of
+
+    aaic = load_site("aaic")
+    assert _queue_of(aaic, "Short").name == "Short"
+    assert _queue_of(aaic, "3").name == "Middle" and _queue_of(aaic, 4).name == "Long"
+    assert _queue_of(aaic, "nope") is None and _queue_of(aaic, None) is None
+    assert _queue_of(aaic, "-1") is None and _queue_of(aaic, "9") is None
+    assert _queue_of(aaic, " 3") is None and _queue_of(aaic, "X3") is None  # names, no numbers
+    tiny = load_site(_files(tmp_path)[0])
+    assert [_queue_of(tiny, name).name for name in ("q", "1", None, "nope", "7")] == ["q"] * 5
+
+
+def _model(tmp_path, threshold):
+    from swftools.whatif.moldable import MoldableModel
+    from swftools.whatif.training import load_model, load_platform
+
+    site, platform, model = _files(tmp_path)
+    return MoldableModel(_jobs(), load_site(site), load_platform(platform),
+                         {"toy": load_model(model)}, np.array([-1, 0, 0]), threshold)
+
+
+def test_efficient_table_reshapes_dl_jobs_only(tmp_path):
+    """Job 1 is no DL job; jobs 2 and 3 take k* = 2 (E(2) = 8/9 >= 0.8): 2 GPUs on one node,
+    run and requested times x T(2)/T(1) = 9/16 (job 2) and x 1 (job 3, recorded on 2 GPUs)."""
+    out = _model(tmp_path, 0.8).efficient_table(_jobs())
+    cols = {name: out.column(name).to_pylist() for name in
+            ("nodes", "gpus_per_node", "gpus", "requested_procs", "walltime_s",
+             "requested_walltime_s")}
+    assert cols == {"nodes": [1, 1, 1], "gpus_per_node": [1, 2, 2], "gpus": [1, 2, 2],
+                    "requested_procs": [1, 2, 2], "walltime_s": [800, 450, 1000],
+                    "requested_walltime_s": [800, 450, 1000]}
+
+
+def test_threshold_bounds_and_an_efficiency_equal_to_it(tmp_path):
+    """E(2) = 8/9 exactly: a threshold of 8/9 keeps k = 2; a threshold of 1 keeps k = 1
+    (E(1) = 1); 0 is no threshold."""
+    assert _model(tmp_path, 8 / 9).efficient(1).gpus == 2
+    assert _model(tmp_path, 1.0).efficient(1).gpus == 1
+    with pytest.raises(UsageError, match="threshold must be in"):
+        _model(tmp_path, 0.0)
