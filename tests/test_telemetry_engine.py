@@ -269,8 +269,8 @@ def test_default_memory_limit_is_sixty_percent_of_ram_capped(monkeypatch):
     assert engine.DEFAULT_MEMORY_CAP_MB == 2048  # the documented default (README, --help)
     page = os.sysconf("SC_PAGE_SIZE")
     for ram_mb, limit in ((64 * 1024, "2048MB"), (1024, "614MB"), (100, "256MB")):
-        monkeypatch.setattr(engine.os, "sysconf", lambda name, r=ram_mb: (
-            page if name == "SC_PAGE_SIZE" else r * 2**20 // page))
+        monkeypatch.setattr(engine.os, "sysconf", lambda name, r=ram_mb: {  # KeyError: a wrong name
+            "SC_PAGE_SIZE": page, "SC_PHYS_PAGES": r * 2**20 // page}[name])
         assert engine.default_memory_limit() == limit, ram_mb
 
 
@@ -333,3 +333,143 @@ def test_parquet_long_tables_are_staged_one_day_at_a_time(tmp_path, monkeypatch)
     from_csv = attach(jobs, [csv], **common)
     assert not calls
     assert days.equals(whole) and days.equals(from_csv)
+
+
+# --- issue 30: interval bounds, the idle threshold, day partitions, the connection ------------
+
+def _gpu_samples(tmp_path: Path, samples, name="s.csv") -> Path:
+    """A long CSV of (seconds after TELEMETRY_T0, metric, value) samples of GPU n0/0."""
+    import pyarrow.csv as pacsv
+
+    n = len(samples)
+    table = pa.table({"ts": pa.array([float(TELEMETRY_T0 + s[0]) for s in samples]),
+                      "node": ["n0"] * n, "gpu_index": pa.array([0] * n, pa.int32()),
+                      "metric": [s[1] for s in samples], "value": pa.array([float(s[2]) for s in samples])})
+    path = tmp_path / name
+    pacsv.write_csv(table, path)
+    return path
+
+
+def _one_gpu_jobs(spans):
+    t0 = TELEMETRY_T0
+    n = len(spans)
+    return jt.from_columns({"job_id": list(range(1, n + 1)), "nodes": [1] * n, "gpus_per_node": [1] * n,
+                            "gpus": [1] * n, "start_time": [t0 + a for a, _ in spans],
+                            "finish_time": [t0 + b for _, b in spans]})
+
+
+def test_a_sample_at_the_start_belongs_to_the_job_at_the_finish_to_the_next(tmp_path):
+    jobs = _one_gpu_jobs([(0, 120), (120, 240)])
+    path = _gpu_samples(tmp_path, [(0, "gpu_util_pct", 10), (60, "gpu_util_pct", 20),
+                                   (120, "gpu_util_pct", 90), (180, "gpu_util_pct", 70),
+                                   (240, "gpu_util_pct", 5),
+                                   (0, "gpu_energy_j", 900), (60, "gpu_energy_j", 1000),
+                                   (120, "gpu_energy_j", 1100),
+                                   (180, "gpu_energy_j", 1300), (240, "gpu_energy_j", 1600)])
+    alloc = _alloc_table([(1, "n0", 0), (2, "n0", 0)])
+    for partition in ("day", "none"):
+        first, second = attach(jobs, [path], metric_map=None, allocations=alloc, gpus_per_node=1,
+                               partition=partition).to_pylist()
+        assert (first["gpu_util_mean_pct"], first["gpu_util_max_pct"]) == (15.0, 20.0)
+        assert (second["gpu_util_mean_pct"], second["gpu_util_max_pct"]) == (80.0, 90.0)
+        assert first["gpu_samples_observed"] == second["gpu_samples_observed"] == 2
+        # an increment counts where its previous sample is inside the job too (at its start
+        # included): 1000 - 900 for job 1; for job 2 1300 - 1100, not the increment into it
+        assert (first["gpu_energy_j"], second["gpu_energy_j"]) == (100.0, 200.0)
+
+
+@pytest.mark.parametrize("threshold,idle", [(0.0, 0.25), (5.0, 0.5), (4.999, 0.25), (20.0, 1.0)])
+def test_idle_fraction_counts_utilization_at_or_below_the_threshold(tmp_path, threshold, idle):
+    jobs = _one_gpu_jobs([(0, 240)])
+    path = _gpu_samples(tmp_path, [(0, "gpu_util_pct", 0), (60, "gpu_util_pct", 5),
+                                   (120, "gpu_util_pct", 10), (180, "gpu_util_pct", 20),
+                                   (0, "gpu_power_w", 0), (60, "gpu_power_w", 0)])
+    for partition in ("day", "none"):
+        row = attach(jobs, [path], metric_map=None, allocations=_alloc_table([(1, "n0", 0)]),
+                     gpus_per_node=1, idle_threshold_pct=threshold, partition=partition).to_pylist()[0]
+        assert row["gpu_idle_fraction"] == idle
+        assert row["gpu_power_mean_w"] == 0.0  # power at 0 W is not idle utilization
+
+
+def test_day_partitions_follow_the_allocations_and_report_progress(tmp_path):
+    day = engine.DAY_S
+    midnight = (TELEMETRY_T0 // day + 1) * day - TELEMETRY_T0
+    # job 1 ends exactly at midnight, job 2 spans the next midnight, job 3 runs no time at all
+    jobs = _one_gpu_jobs([(midnight - 600, midnight), (midnight + 60, midnight + day + 60),
+                          (midnight + 3 * day, midnight + 3 * day)])
+    path = _gpu_samples(tmp_path, [(midnight - 60, "gpu_util_pct", 40), (midnight + 120, "gpu_util_pct", 60),
+                                   (midnight + day, "gpu_util_pct", 60)])
+    alloc = _alloc_table([(1, "n0", 0), (2, "n0", 0), (3, "n0", 0)])
+    calls = []
+    rows = attach(jobs, [path], metric_map=None, allocations=alloc, gpus_per_node=1,
+                  progress=lambda done, total: calls.append((done, total))).to_pylist()
+    assert calls == [(1, 3), (2, 3), (3, 3)]  # the day of job 1, then the two days of job 2
+    assert [r["gpu_util_mean_pct"] for r in rows] == [40.0, 60.0, None]
+    # each sample counted in its own day only
+    assert [r["gpu_samples_observed"] for r in rows[:2]] == [1, 2]
+    for partition in ("day", "none"):  # one file given twice: its samples count once
+        twice = attach(jobs, [path, path], metric_map=None, allocations=alloc, gpus_per_node=1,
+                       partition=partition).to_pylist()
+        assert [r["gpu_samples_observed"] for r in twice[:2]] == [1, 2]
+    calls.clear()
+    attach(jobs, [path], metric_map=None, allocations=alloc, gpus_per_node=1, partition="none",
+           progress=lambda done, total: calls.append((done, total)))
+    assert calls == []
+    with engine.connection(tmp_path) as con:
+        con.execute("CREATE TABLE gpu_alloc (start_s BIGINT, end_s BIGINT)")
+        con.execute("CREATE TABLE node_excl (start_s BIGINT, end_s BIGINT)")
+        assert engine.day_partitions(con) == []
+        assert engine.run_partitions(con) == 0  # day partitions by default: none here
+        con.execute(f"INSERT INTO node_excl VALUES ({day + 5}, {day + 5}), ({2 * day}, {3 * day})")
+        assert engine.day_partitions(con) == [(2 * day, 3 * day)]
+        con.execute(f"INSERT INTO gpu_alloc VALUES ({day - 1}, {day})")
+        assert engine.day_partitions(con) == [(0, day), (day, 2 * day), (2 * day, 3 * day)]
+        con.execute(f"INSERT INTO gpu_alloc VALUES ({3 * day - 5}, {3 * day + 1})")
+        assert engine.day_partitions(con)[-1] == (3 * day, 4 * day)  # one second of a day counts
+
+
+def test_partition_allocations_are_those_meeting_the_partition(tmp_path):
+    day = engine.DAY_S
+    with engine.connection(tmp_path) as con:
+        for table in ("gpu_alloc", "node_excl"):
+            con.execute(f"CREATE TABLE {table} (alloc_id BIGINT, start_s BIGINT, end_s BIGINT)")
+        con.execute(f"""INSERT INTO gpu_alloc VALUES (1, 0, {day}), (2, {day - 1}, {day + 1}),
+            (3, {2 * day}, {3 * day}), (4, {day + 5}, {day + 5}), (5, {2 * day - 1}, {2 * day})""")
+        con.execute(f"INSERT INTO node_excl VALUES (6, {day}, {2 * day}), (7, 0, {day})")
+        gpu, node = engine.partition_allocations(con, day, 2 * day)
+        assert gpu.column("alloc_id").to_pylist() == [2, 5]
+        assert node.column("alloc_id").to_pylist() == [6]
+
+
+def test_unknown_partitioning_names_the_choices(tmp_path):
+    with engine.connection(tmp_path) as con, pytest.raises(UsageError) as info:
+        engine.run_partitions(con, "hour")
+    assert str(info.value) == "unknown partitioning 'hour' (choose from day, none)"
+
+
+def test_connection_folder_threads_and_errors(tmp_path):
+    with pytest.raises(UsageError, match="work directory does not exist"), engine.connection(tmp_path / "missing"):
+        pass
+    with engine.connection(tmp_path, threads=1) as con:
+        assert con.execute("SELECT current_setting('threads')").fetchone()[0] == 1
+        (folder,) = tmp_path.iterdir()
+        assert folder.name.startswith(".swftools-telemetry.") and folder.name.endswith(".tmp")
+        assert (folder / "work.duckdb").exists()
+        assert con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0] is False
+    with engine.connection(tmp_path, in_memory=True) as con:
+        (folder,) = tmp_path.iterdir()
+        assert not (folder / "work.duckdb").exists()
+        assert Path(con.execute("SELECT current_setting('temp_directory')").fetchone()[0]) == folder / "spill"
+    with pytest.raises(UsageError, match="^DuckDB failed: .*no_such_table"), engine.connection(tmp_path) as con:
+        con.execute("SELECT * FROM no_such_table")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_output_keeps_the_job_table_order(tmp_path):
+    jobs = _one_gpu_jobs([(120, 240), (0, 120)])
+    jobs = jobs.set_column(jobs.schema.get_field_index("job_id"), "job_id", pa.array([9, 4]))
+    path = _gpu_samples(tmp_path, [(0, "gpu_power_w", 0.25), (60, "gpu_power_w", 0.5),
+                                   (120, "gpu_power_w", 7)])
+    rows = attach(jobs, [path], metric_map=None, allocations=_alloc_table([(9, "n0", 0), (4, "n0", 0)]),
+                  gpus_per_node=1).to_pylist()
+    assert [(r["job_id"], r["gpu_power_mean_w"]) for r in rows] == [(9, 7.0), (4, 0.375)]

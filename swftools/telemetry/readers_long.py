@@ -103,6 +103,29 @@ def _check_header(path: Path, con: duckdb.DuckDBPyConnection, kind: str) -> None
         raise InputError(str(path), f"missing {plural(len(missing), 'column')} {', '.join(missing)}", line=1,
                          field="header", value=",".join(names),
                          expected=f"columns {', '.join(LONG_COLUMNS)}")
+    if kind == "parquet":
+        _check_parquet_types(path)
+
+
+# What each Parquet column may hold (the CSV's cells are checked one by one instead); a column
+# of nulls only has the type null (its nulls are refused with the row group, gpu_index aside).
+PARQUET_TYPES = {"ts": ("a number", "integer floating null"),
+                 "value": ("a number", "integer floating null"),
+                 "gpu_index": ("an integer", "integer null"),
+                 "node": ("text", "string large_string null"),
+                 "metric": ("text", "string large_string null")}
+
+
+def _check_parquet_types(path: Path) -> None:
+    """Refuse a Parquet column whose type cannot hold its values (a text ``ts``, say)."""
+    import pyarrow.types as pat
+
+    schema = pq.read_schema(path)
+    for name, (what, kinds) in PARQUET_TYPES.items():
+        typ = schema.field(name).type
+        if not any(getattr(pat, f"is_{k}")(typ) for k in kinds.split()):
+            raise InputError(str(path), f"column {name} is of type {typ}", field=name,
+                             value=str(typ), expected=what)
 
 
 def _ts_sorted(path: Path) -> bool:

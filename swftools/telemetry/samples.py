@@ -102,18 +102,29 @@ def read_samples(paths: Sequence[str | Path], metric_map: MetricMap, con: duckdb
     return SampleSet(metric_map, buffer.to_table(), longs, stats)
 
 
+def long_metric(name: str, metric_map: MetricMap) -> tuple[str, float] | None:
+    """What a long table's metric name stands for, ``(canonical, scale)``, or None when the map
+    ignores it (as the text readers do; an entry with label filters never applies: a long table
+    has no labels)."""
+    entries = [e for e in (metric_map.lookup(name) or []) if not e.match]
+    if entries:
+        return entries[0].canonical, entries[0].scale
+    if name in canonical_metrics() and metric_map.lookup(name) is None:
+        return name, 1.0
+    return None
+
+
 def _long_mapping_sql(table: LongTable, metric_map: MetricMap) -> tuple[str, str]:
-    """CASE expressions turning a long table's metric names/values into canonical ones."""
+    """CASE expressions turning a long table's metric names/values into canonical ones (NULL:
+    ignored, a name no staging step selects)."""
     metric_cases, scale_cases = [], []
     for m in table.metrics:
-        entries = [e for e in (metric_map.lookup(m) or []) if not e.match]
-        if not entries and m in canonical_metrics():
-            continue  # already canonical, scale 1
-        if not entries:
-            continue  # ignored by the map
-        e = entries[0]
-        metric_cases.append(f"WHEN {_sql_str(m)} THEN {_sql_str(e.canonical)}")
-        scale_cases.append(f"WHEN {_sql_str(m)} THEN {e.scale!r}")
+        meaning = long_metric(m, metric_map)
+        if meaning is None:
+            metric_cases.append(f"WHEN {_sql_str(m)} THEN NULL")
+        elif meaning != (m, 1.0):
+            metric_cases.append(f"WHEN {_sql_str(m)} THEN {_sql_str(meaning[0])}")
+            scale_cases.append(f"WHEN {_sql_str(m)} THEN {meaning[1]!r}")
     metric = f"CASE metric {' '.join(metric_cases)} ELSE metric END" if metric_cases else "metric"
     value = f"value * CASE metric {' '.join(scale_cases)} ELSE 1.0 END" if scale_cases else "value"
     return metric, value
@@ -121,14 +132,7 @@ def _long_mapping_sql(table: LongTable, metric_map: MetricMap) -> tuple[str, str
 
 def usable_metrics(table: LongTable, metric_map: MetricMap) -> list[str]:
     """The canonical metrics a long table contributes (names the map ignores left out)."""
-    out = []
-    for m in table.metrics:
-        entries = [e for e in (metric_map.lookup(m) or []) if not e.match]
-        if entries:
-            out.append(entries[0].canonical)
-        elif m in canonical_metrics() and metric_map.lookup(m) is None:
-            out.append(m)
-    return out
+    return [meaning[0] for m in table.metrics if (meaning := long_metric(m, metric_map))]
 
 
 def metric_roles(metric_map: MetricMap) -> tuple[list[str], list[str], list[str]]:
