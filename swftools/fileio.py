@@ -209,3 +209,14 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 __all__ = ["GZIP_LEVEL", "GZIP_MAGIC", "file_digest", "gzip_writer", "is_gzip", "sha256_file",
            "write_behind"]
+
+
+PARQUET_COMPRESSION = "zstd"
+
+
+def write_parquet(table: Any, path: Path) -> None:
+    """Write ``table`` as Parquet (zstd): every Parquet file swftools writes; pyarrow output is
+    byte-identical across runs. pyarrow.parquet is imported on use (~15 ms)."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, path, compression=PARQUET_COMPRESSION)

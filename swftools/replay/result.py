@@ -64,7 +64,7 @@ class ReplayResult:
         ``extra`` text files (name -> content) into ``out_dir``, all at once (atomic)."""
         import pyarrow.csv as pacsv  # on use: a replay without --out needs neither (start-up)
 
-        from swftools.formats.datapackage.files import write_parquet
+        from swftools.fileio import write_parquet
 
         extra = extra or {}
         with atomic_dir(out_dir, force=force) as tmp:

@@ -170,7 +170,8 @@ def attach_to_package(package: str | Path, samples: Sequence[str | Path], *, for
 def write_table(table: pa.Table, path: str | Path, *, force: bool = False) -> None:
     """Write ``job_telemetry`` alone as .csv, .csv.gz or .parquet, atomically, deterministic bytes."""
     from swftools.atomic import atomic_file
-    from swftools.formats.datapackage.files import write_csv_gz, write_parquet
+    from swftools.fileio import write_parquet
+    from swftools.formats.datapackage.files import write_csv_gz
 
     target = Path(path)
     name = target.name.lower()

@@ -90,12 +90,11 @@ class WhatIf:
         and the JCT figure, written into ``out_dir`` at once (atomic)."""
         import json
 
-        import pyarrow.parquet as pq  # on use: ~15 ms to import, and a run may write nothing
+        from swftools.fileio import write_parquet  # on use: a run may write nothing
 
         with atomic_dir(out_dir, force=force) as tmp:
             for name in self.policies:
-                pq.write_table(self.results[name].jobs, tmp / f"{name}.parquet",
-                               compression="zstd", write_statistics=False, store_schema=True)
+                write_parquet(self.results[name].jobs, tmp / f"{name}.parquet")
             (tmp / "comparison.json").write_text(
                 json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
             (tmp / "comparison.txt").write_text(self.table_text(), encoding="utf-8")

@@ -26,7 +26,6 @@ from swftools.formats.datapackage import cells
 from swftools.formats.inputs import detect_gzip, open_binary, open_text
 from swftools.table import arrow_schema_of, is_required
 
-PARQUET_COMPRESSION = "zstd"
 # Rows formatted per CSV chunk (about 7 MB of text for a job table): the CSV text of a large
 # table is never held whole; the bytes do not depend on it.
 CSV_CHUNK_ROWS = 1 << 16
@@ -57,10 +56,6 @@ def _csv_chunks(table: pa.Table) -> Iterator[pa.Buffer]:
                         pacsv.WriteOptions(include_header=start == 0, batch_size=8192))
         yield sink.getvalue()
 
-
-def write_parquet(table: pa.Table, path: Path) -> None:
-    """Write ``table`` as Parquet (zstd); pyarrow output is byte-identical across runs."""
-    pq.write_table(table, path, compression=PARQUET_COMPRESSION)
 
 
 def empty_string_counts(table: pa.Table) -> dict[str, int]:

@@ -33,9 +33,9 @@ import pyarrow.compute as pc
 from swftools import progress as progress_mod
 from swftools import table as jt
 from swftools.atomic import atomic_dir
-from swftools.fileio import file_digest
+from swftools.fileio import file_digest, write_parquet
 from swftools.formats.datapackage.files import (empty_string_counts, read_csv_gz, read_parquet,
-                                                write_csv_gz, write_parquet)
+                                                write_csv_gz)
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError, UsageError, count, plural
 from swftools.metadata import TableMetadata
 from swftools.resources import load_json
