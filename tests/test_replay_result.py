@@ -36,6 +36,18 @@ def test_busy_steps_and_peak_match_a_scan_of_every_instant(case):
         utilization(start, end, size, [(0, 10)], t0, t1)
 
 
+def _scanned(start, end, size, capacity, t0, t1):
+    """Utilization summed second by second over [t0, t1): busy units over the capacity in
+    force (the first entry before it), or the busy units when more; None when nothing."""
+    busy = avail = 0
+    for t in range(t0, t1):
+        held = int(size[(start <= t) & (t < end)].sum())
+        cap = [u for since, u in capacity if since <= t]
+        busy += held
+        avail += max(cap[-1] if cap else capacity[0][1], held)
+    return busy / avail if avail else None
+
+
 @settings(max_examples=100, deadline=None)
 @given(jobs, st.lists(st.tuples(st.integers(-5, 60), st.integers(1, 12)), min_size=1,
                       max_size=4, unique_by=lambda c: c[0]))
@@ -46,13 +58,7 @@ def test_utilization_in_chunks_matches_a_scan_of_every_second(case, capacity):
     start, end, size = arrays(case)
     capacity = sorted(capacity)
     t0, t1 = int(start.min()), int(end.max())
-    busy = avail = 0
-    for t in range(t0, t1):
-        held = int(size[(start <= t) & (t < end)].sum())
-        cap = [u for since, u in capacity if since <= t]
-        busy += held
-        avail += max(cap[-1] if cap else capacity[0][1], held)
-    expected = busy / avail if avail else None
+    expected = _scanned(start, end, size, capacity, t0, t1)
     old = result.UTILIZATION_CHUNK
     try:
         result.UTILIZATION_CHUNK = 3
@@ -96,13 +102,8 @@ def test_utilization_over_any_window_matches_a_scan(case, capacity, t0, t1):
     capacity: busy over available unit-seconds summed second by second."""
     start, end, size = arrays(case) if case else (np.zeros(0, np.int64),) * 3
     capacity = sorted(capacity)
-    busy = avail = 0
-    for t in range(t0, t1):
-        held = int(size[(start <= t) & (t < end)].sum())
-        cap = [u for since, u in capacity if since <= t]
-        busy += held
-        avail += max(cap[-1] if cap else capacity[0][1], held)
-    assert utilization(start, end, size, capacity, t0, t1) == (busy / avail if avail else None)
+    assert utilization(start, end, size, capacity, t0, t1) == _scanned(start, end, size,
+                                                                      capacity, t0, t1)
 
 
 def test_no_jobs_hold_nothing():
