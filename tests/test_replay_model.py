@@ -5,7 +5,7 @@ the machine models' fit rules and descriptions."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from swftools.errors import UsageError
@@ -209,6 +209,7 @@ def _head_fits(projected, managed, g, head_nodes, head_per_node):
        st.integers(1, 3), st.integers(1, 4),
        st.lists(st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(0, 5),
                           st.booleans()), max_size=6))
+@example(1, [(1, 3)], 5, [(3, 1, 11)], 3, 1, [(2, 1, 0, False)])  # nodes 3, 4 leave the pool
 def test_easy_reservation_matches_a_brute_force_shadow(g, later, n0, jobs, head_nodes,
                                                        head_per_node, candidates):
     """The head's shadow time (the first instant from now at which it fits once running jobs

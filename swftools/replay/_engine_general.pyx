@@ -29,7 +29,7 @@ plain C arrays.
 from libc.math cimport INFINITY as F_INFINITY, rint
 from libc.stdint cimport int64_t, uint32_t
 
-from swftools.replay._bits cimport bit_length, ctz
+from swftools.replay._bits cimport bit_length, ctz, popcount
 from swftools.replay._loop cimport (INFINITY, allows, fit_bound, heap_pop, heap_push, reserve,
                                     search_right as upper, sorted_insert, sorted_remove)
 from swftools.replay._loop_general cimport Tree, dequeue, enqueue, search
@@ -79,8 +79,11 @@ cdef bint _may_allow(const State* s, int64_t nodes, int64_t per_node, int64_t he
     cdef int64_t words = s.words, w, c
     cdef bint inside = False
     if head_nodes > 1:
-        if nodes > 1:
-            return nodes <= spare
+        if nodes > 1:  # whole free nodes that leave the pool by the shadow cost no spare
+            c = 0
+            for w in range(words):
+                c += popcount(s.exact[s.g * words + w] & ~flagw[w])
+            return nodes <= spare + c
         if spare >= 1:
             return True
         for w in range(words):

@@ -341,8 +341,8 @@ class Reservation:
         twin's ``spare0`` keeps it too), never the reverse."""
         whole_now = state.exact[state.g]
         if self.head_nodes > 1:
-            if nodes > 1:  # every whole free node is in ``whole``
-                return nodes <= self.spare
+            if nodes > 1:  # whole free nodes that leave the pool by the shadow cost no spare
+                return nodes <= self.spare + (whole_now & ~self.whole).bit_count()
             if self.spare >= 1:
                 return True
             cands = 0
