@@ -207,10 +207,6 @@ def sha256_file(path: str | os.PathLike) -> str:
     return file_digest(path, "sha256")
 
 
-__all__ = ["GZIP_LEVEL", "GZIP_MAGIC", "file_digest", "gzip_writer", "is_gzip", "sha256_file",
-           "write_behind"]
-
-
 PARQUET_COMPRESSION = "zstd"
 
 
@@ -220,3 +216,7 @@ def write_parquet(table: Any, path: Path) -> None:
     import pyarrow.parquet as pq
 
     pq.write_table(table, path, compression=PARQUET_COMPRESSION)
+
+
+__all__ = ["GZIP_LEVEL", "GZIP_MAGIC", "PARQUET_COMPRESSION", "file_digest", "gzip_writer",
+           "is_gzip", "sha256_file", "write_behind", "write_parquet"]

@@ -106,10 +106,11 @@ def long_metric(name: str, metric_map: MetricMap) -> tuple[str, float] | None:
     """What a long table's metric name stands for, ``(canonical, scale)``, or None when the map
     ignores it (as the text readers do; an entry with label filters never applies: a long table
     has no labels)."""
-    entries = [e for e in (metric_map.lookup(name) or []) if not e.match]
+    found = metric_map.lookup(name)
+    entries = [e for e in (found or []) if not e.match]
     if entries:
         return entries[0].canonical, entries[0].scale
-    if name in canonical_metrics() and metric_map.lookup(name) is None:
+    if name in canonical_metrics() and found is None:
         return name, 1.0
     return None
 

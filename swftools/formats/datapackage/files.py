@@ -57,7 +57,6 @@ def _csv_chunks(table: pa.Table) -> Iterator[pa.Buffer]:
         yield sink.getvalue()
 
 
-
 def empty_string_counts(table: pa.Table) -> dict[str, int]:
     """Per string column, how many values are the empty string (CSV tools read them as missing)."""
     counts = {}

@@ -24,8 +24,8 @@ from swftools.atomic import atomic_file
 from swftools.errors import InputError, count
 from swftools.fileio import gzip_writer
 from swftools.formats.nqsii.schema import DEFAULT_SITE, FormSchema, form_defaults, form_schema, resolve_site
-from swftools.formats.nqsii.timefmt import (TIMESTAMP_FORMATS, format_durations, format_instants,
-                                            format_integers, parse_offset)
+from swftools.formats.nqsii.timefmt import (ISO_SEPARATORS, TIMESTAMP_FORMATS, format_durations,
+                                            format_instants, format_integers, parse_offset)
 from swftools.metadata import TableMetadata
 from swftools.site import Site
 
@@ -60,7 +60,7 @@ def _recorded_problem(recorded: dict[str, Any], layout: dict[str, Any],
             return f"{f.name}'s format {fmt!r}, expected one of {list(f.text_formats or ())}"
         if offset is not None and (not isinstance(offset, str) or parse_offset(offset) is None):
             return f"{f.name}'s UTC offset {offset!r}, expected Z, +HH:MM or +HHMM"
-        if kind == "iso" and fmt.get("separator", "T") not in ("T", " "):
+        if kind == "iso" and fmt.get("separator", "T") not in ISO_SEPARATORS:
             return f"{f.name}'s date-time separator {fmt['separator']!r}, expected 'T' or ' '"
         width = fmt.get("hour_width", 2) if kind == "hms" else 2
         if type(width) is not int or width not in (1, 2):
