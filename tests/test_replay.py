@@ -21,14 +21,20 @@ from .strategies import replay_gpu_jobs, replay_swf_jobs
 from .test_replay_reference import Flat, Job, Nodes, flat_table, simulate, starts
 
 
-def gpu_site(nodes=2, gpus=4, timeline=None):
+def gpu_site(nodes=2, gpus=4, timeline=None, **settings):
+    """A one-queue GPU site; ``timeline``: (since, nodes) with ISO 8601 text or UTC epoch
+    seconds; ``settings`` override the site's own (``name``, ``multi_node_whole_nodes``)."""
+    from datetime import datetime, timezone
+
     timeline = timeline or [("1970-01-01T00:00:00+00:00", nodes)]
     return site_from_settings({
         "name": "t", "time_zone": "UTC", "gpus_per_node": gpus,
-        "capacity_timeline": [{"since": s, "nodes": n} for s, n in timeline],
+        "capacity_timeline": [{"since": s if isinstance(s, str) else
+                               datetime.fromtimestamp(s, timezone.utc).isoformat(), "nodes": n}
+                              for s, n in timeline],
         "queues": [{"name": "q", "number": 1, "nodes_min": 1, "nodes_max": 8,
                     "gpus_per_node_min": 1, "gpus_per_node_max": gpus,
-                    "walltime_default_s": 60, "walltime_max_s": 10**6}]})
+                    "walltime_default_s": 60, "walltime_max_s": 10**6}], **settings})
 
 
 def gpu_table(rows):

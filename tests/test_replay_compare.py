@@ -16,7 +16,7 @@ from swftools.replay import replay
 from swftools.replay.compare import compare, render_text
 
 from .strategies import replay_swf_jobs
-from .test_replay_result import _jobs, _skipped
+from .test_replay_result import _jobs, _skipped, capacity_at as _cap, held_at as _busy
 
 
 def recorded(rows, **extra):
@@ -159,14 +159,6 @@ def _spans_arrays(spans):
     finish = start + np.array([d for _, d, _ in spans], dtype=np.int64)
     units = np.array([u for _, _, u in spans], dtype=np.int64)
     return start, finish, units
-
-
-def _busy(start, finish, units, t):
-    return int(units[(start <= t) & (t < finish)].sum())
-
-
-def _cap(timeline, t):
-    return ([n for s, n in timeline if s <= t] or [timeline[0][1]])[-1]
 
 
 @settings(max_examples=200, deadline=None)

@@ -11,18 +11,13 @@ from hypothesis import strategies as st
 from swftools.errors import UsageError
 from swftools.replay.model import (FlatPool, GpuNodes, GpuState, TrackedGpuState, bits,
                                    lowest_bits)
-from swftools.site import site_from_settings
+
+from .test_replay import gpu_site
+from .test_replay_result import capacity_at as _cap_at
 
 
 def _site(g: int, timeline: list[tuple[int, int]], whole: bool = True):
-    queue = {"name": "q", "number": 1, "nodes_min": 1, "nodes_max": 400,
-             "gpus_per_node_min": 1, "gpus_per_node_max": g, "walltime_default_s": 60,
-             "walltime_max_s": 10**5}
-    return site_from_settings({
-        "name": "m", "time_zone": "UTC", "gpus_per_node": g, "queues": [queue],
-        "multi_node_whole_nodes": whole,
-        "capacity_timeline": [{"since": f"1970-01-01T00:{s // 60:02d}:{s % 60:02d}+00:00",
-                               "nodes": n} for s, n in timeline]})
+    return gpu_site(gpus=g, timeline=timeline, name="m", multi_node_whole_nodes=whole)
 
 
 @given(st.integers(0, 2**70), st.integers(0, 72))
@@ -187,10 +182,6 @@ def test_nodes_with_is_the_managed_nodes_with_enough_free(managed, free, at_leas
 
     assert bits(nodes_with(managed, free, at_least)) == [
         k for k in range(12) if managed >> k & 1 and free[k] >= at_least]
-
-
-def _cap_at(timeline, t):
-    return ([n for s, n in timeline if s <= t] or [timeline[0][1]])[-1]
 
 
 def _head_fits(projected, managed, g, head_nodes, head_per_node):

@@ -36,15 +36,25 @@ def test_busy_steps_and_peak_match_a_scan_of_every_instant(case):
         utilization(start, end, size, [(0, 10)], t0, t1)
 
 
+def held_at(start, end, size, t):
+    """Units the jobs ``[start, end)`` hold at second ``t``."""
+    return int(size[(start <= t) & (t < end)].sum())
+
+
+def capacity_at(timeline, t):
+    """The capacity in force at ``t`` of sorted (since, units) entries (the first entry also
+    covers earlier times)."""
+    return ([n for s, n in timeline if s <= t] or [timeline[0][1]])[-1]
+
+
 def _scanned(start, end, size, capacity, t0, t1):
     """Utilization summed second by second over [t0, t1): busy units over the capacity in
-    force (the first entry before it), or the busy units when more; None when nothing."""
+    force, or the busy units when more; None when nothing."""
     busy = avail = 0
     for t in range(t0, t1):
-        held = int(size[(start <= t) & (t < end)].sum())
-        cap = [u for since, u in capacity if since <= t]
+        held = held_at(start, end, size, t)
         busy += held
-        avail += max(cap[-1] if cap else capacity[0][1], held)
+        avail += max(capacity_at(capacity, t), held)
     return busy / avail if avail else None
 
 

@@ -13,8 +13,8 @@ from swftools.errors import UsageError
 from swftools.replay.model import FlatPool, GpuNodes
 from swftools.replay.workload import (SKIP_NEVER_FITS, SKIP_UNKNOWN_RUNTIME, SKIP_UNKNOWN_SIZE,
                                       SKIP_UNKNOWN_SUBMIT, job_size, prepare)
-from swftools.site import site_from_settings
 
+from .test_replay import gpu_site
 
 
 def _mostly(values):
@@ -33,12 +33,7 @@ _COLUMNS = ("job_id", "submit_time", "walltime_s", "requested_walltime_s", "requ
 
 
 def _site(g: int, timeline: list[tuple[int, int]]):
-    queue = {"name": "q", "number": 1, "nodes_min": 1, "nodes_max": 8, "gpus_per_node_min": 1,
-             "gpus_per_node_max": g, "walltime_default_s": 60, "walltime_max_s": 10**5}
-    return site_from_settings({
-        "name": "t", "time_zone": "UTC", "gpus_per_node": g, "queues": [queue],
-        "capacity_timeline": [{"since": f"1970-01-01T00:00:{s:02d}+00:00", "nodes": n}
-                              for s, n in timeline]})
+    return gpu_site(gpus=g, timeline=timeline)
 
 
 def _expected(rows, model, kill, shape):
