@@ -16,7 +16,8 @@ from swftools.replay import replay
 from swftools.replay.compare import compare, render_text
 
 from .strategies import replay_swf_jobs
-from .test_replay_result import _jobs, _skipped, capacity_at as _cap, held_at as _busy
+from .test_replay_result import (_jobs, _skipped, arrays as _arrays, capacity_at as _cap,
+                                 held_at as _busy)
 
 
 def recorded(rows, **extra):
@@ -152,15 +153,6 @@ _timeline = st.lists(st.tuples(st.integers(-5, 90), st.integers(0, 10)), min_siz
                      unique_by=lambda e: e[0]).map(sorted)
 
 
-def _spans_arrays(spans):
-    import numpy as np
-
-    start = np.array([s for s, _, _ in spans], dtype=np.int64)
-    finish = start + np.array([d for _, d, _ in spans], dtype=np.int64)
-    units = np.array([u for _, _, u in spans], dtype=np.int64)
-    return start, finish, units
-
-
 @settings(max_examples=200, deadline=None)
 @given(_spans, _timeline)
 def test_capacity_violations_are_the_over_capacity_seconds(spans, timeline):
@@ -168,7 +160,7 @@ def test_capacity_violations_are_the_over_capacity_seconds(spans, timeline):
     than the capacity in force: their bounds, peak, lowest capacity and largest excess."""
     from swftools.replay.compare import capacity_violations
 
-    start, finish, units = _spans_arrays(spans)
+    start, finish, units = _arrays(spans)
     got = capacity_violations({"start": start, "finish": finish, "units": units}, timeline)
     periods = []
     if len(start):
@@ -204,8 +196,8 @@ def test_utilization_bins_are_busy_over_capacity_seconds(recorded_spans, replaye
     from swftools.replay.result import ReplayResult
 
     assume(recorded_spans or replayed_spans)
-    start, finish, units = _spans_arrays(recorded_spans)
-    r_start, r_finish, r_units = _spans_arrays(replayed_spans)
+    start, finish, units = _arrays(recorded_spans)
+    r_start, r_finish, r_units = _arrays(replayed_spans)
     run = (r_finish - r_start).tolist()
     result = ReplayResult(_jobs(r_start.tolist(), r_start.tolist(), run, r_units.tolist()),
                           _skipped([]), {})
