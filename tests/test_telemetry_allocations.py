@@ -183,15 +183,28 @@ def _allocation_cases(draw):
                      "start": start, "end": None if None in (start, length) else start + length})
     if draw(st.integers(0, 9)) == 0:
         jobs[0]["gpus"] += 1
-    extra = draw(st.lists(st.tuples(st.sampled_from([j["job_id"] for j in jobs] + [7]),
-                                    st.sampled_from(["a", "b"]),
-                                    st.one_of(st.none(), st.integers(0, GPN))),
-                          max_size=1 if draw(st.integers(0, 3)) == 0 else 0))
+    ids, nodes = [j["job_id"] for j in jobs], st.sampled_from(["a", "b"])
+    # an explicit choice: a list drawn with max_size=1 was empty nearly every time
+    kind = draw(st.sampled_from(["none"] * 4 + ["unknown job", "past the node", "mixed", "any"]))
+    extra = []
+    if kind == "mixed" and rows:  # a job's node both whole and by listed GPUs
+        job, node, gpu = draw(st.sampled_from(rows))
+        extra = [(job, node, draw(st.integers(0, GPN - 1)) if gpu is None else None)]
+    if kind == "unknown job":
+        extra = draw(st.lists(st.tuples(st.sampled_from([7, 8]), nodes,
+                                        st.one_of(st.none(), st.integers(0, GPN - 1))),
+                              min_size=1, max_size=2))
+    elif kind == "past the node":
+        extra = draw(st.lists(st.tuples(st.sampled_from(ids), nodes, st.integers(GPN, GPN + 2)),
+                              min_size=1, max_size=2))
+    elif kind == "any":
+        extra = [draw(st.tuples(st.sampled_from(ids + [7]), nodes,
+                                st.one_of(st.none(), st.integers(0, GPN))))]
     rows = draw(st.permutations(rows + extra))
     return jobs, [(job, node, gpu, k + 2) for k, (job, node, gpu) in enumerate(rows)]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_allocation_cases())
 def test_prepare_allocations_equals_a_reference(case):
     jobs, rows = case
@@ -330,3 +343,65 @@ def test_a_job_overlapped_by_an_earlier_long_job_shares_its_node(tmp_path):
     con = _prepare(tmp_path, "1,a,0\n2,a,1\n3,a,1\n4,a,1\n", jobs)
     shared = dict(con.execute("SELECT job_id, node_shared FROM jobinfo").fetchall())
     assert shared == {1: True, 2: True, 3: True, 4: False}
+
+
+@pytest.mark.parametrize("row,field,value", [
+    ("3.0,a,x", "gpu_index", "x"),  # a whole number written as a float is a job id
+    ("+3,,1", "node", None),
+    (" 0,a,-1", "gpu_index", "-1"),
+    ("0,a,x", "gpu_index", "x"),  # job 0 is a job id
+    ("1e0,a,1.5", "gpu_index", "1.5"),
+])
+def test_the_bad_cell_is_the_one_named(tmp_path, row, field, value):
+    """A row is refused for the cell that is bad, not for a job id written another way."""
+    path = tmp_path / "alloc.csv"
+    path.write_text("job_id,node,gpu_index\n1,a,0\n" + row + "\n")
+    with pytest.raises(InputError) as exc:
+        load_allocations(duckdb.connect(), path)
+    assert (exc.value.line, exc.value.field, exc.value.value) == (3, field, value)
+
+
+def test_parquet_cells_are_checked_like_csv_cells(tmp_path):
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"job_id": [1, 2], "node": ["a", ""],
+                             "gpu_index": pa.array([0, None], pa.int32())}), path)
+    with pytest.raises(InputError) as exc:
+        load_allocations(duckdb.connect(), path)
+    assert astuple(exc.value) == (str(path), "node is empty", 2, "node", None, None)
+
+
+def test_a_misnamed_gzip_file_is_read_with_a_warning(tmp_path):
+    from swftools.formats.inputs import MisnamedGzipWarning
+
+    path = tmp_path / "a.csv.gz"
+    path.write_text("job_id,node,gpu_index\n12,n1,3\n")
+    with pytest.warns(MisnamedGzipWarning, match="a.csv.gz: named .gz but the content is not gzip"):
+        load_allocations(duckdb.connect(), path)
+
+
+def test_an_unreadable_file_names_itself_and_duckdbs_first_line(tmp_path):
+    path = tmp_path / "a.parquet"
+    path.write_bytes(b"PAR1 not really")
+    with pytest.raises(InputError) as exc:
+        load_allocations(duckdb.connect(), path)
+    assert exc.value.path == str(path)
+    assert exc.value.message == (f"cannot read: Invalid Input Error: No magic bytes found at end "
+                                 f"of file '{path}'")
+
+
+def test_one_missing_column_of_a_file_is_named(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text("job_id,node\n1,a\n")
+    with pytest.raises(InputError) as exc:
+        load_allocations(duckdb.connect(), path)
+    assert astuple(exc.value) == (str(path), "missing column gpu_index", 1, "header", None,
+                                  "job_id, node, gpu_index")
+
+
+def test_an_arrow_table_is_not_left_registered():
+    con = duckdb.connect()
+    load_allocations(con, pa.table({"job_id": [1], "node": ["a"], "gpu_index": [0]}))
+    with pytest.raises(duckdb.CatalogException):
+        con.execute("SELECT * FROM alloc_arrow")

@@ -58,21 +58,25 @@ def load_allocations(con: duckdb.DuckDBPyConnection, source: str | Path | pa.Tab
         raise InputError(str(path), f"missing {plural(len(missing), 'column')} {', '.join(missing)}", line=1,
                          field="header", expected=", ".join(ALLOCATION_COLUMNS))
     con.execute(f"CREATE OR REPLACE TEMP VIEW alloc_src AS {rel}")
+    # One grammar per cell, here: the first bad row and which of its cells is bad (job, node, GPU).
     bad = con.execute("""
-        SELECT line, CAST(job_id AS VARCHAR), CAST(gpu_index AS VARCHAR), node FROM alloc_src
-        WHERE TRY_CAST(job_id AS BIGINT) IS NULL OR TRY_CAST(job_id AS BIGINT) < 0
-           OR TRY_CAST(job_id AS DOUBLE) <> TRY_CAST(job_id AS BIGINT)
-           OR (gpu_index IS NOT NULL AND CAST(gpu_index AS VARCHAR) <> ''
-               AND (TRY_CAST(gpu_index AS INTEGER) IS NULL OR TRY_CAST(gpu_index AS INTEGER) < 0
-                    OR TRY_CAST(gpu_index AS DOUBLE) <> TRY_CAST(gpu_index AS INTEGER)))
-           OR node IS NULL OR CAST(node AS VARCHAR) = ''
-        ORDER BY line LIMIT 1""").fetchone()
+        WITH checked AS (
+            SELECT line, CAST(job_id AS VARCHAR) AS job, CAST(gpu_index AS VARCHAR) AS gpu,
+                   TRY_CAST(job_id AS BIGINT) IS NULL OR TRY_CAST(job_id AS BIGINT) < 0
+                   OR TRY_CAST(job_id AS DOUBLE) <> TRY_CAST(job_id AS BIGINT) AS bad_job,
+                   node IS NULL OR CAST(node AS VARCHAR) = '' AS bad_node,
+                   gpu_index IS NOT NULL AND CAST(gpu_index AS VARCHAR) <> ''
+                   AND (TRY_CAST(gpu_index AS INTEGER) IS NULL OR TRY_CAST(gpu_index AS INTEGER) < 0
+                        OR TRY_CAST(gpu_index AS DOUBLE) <> TRY_CAST(gpu_index AS INTEGER)) AS bad_gpu
+            FROM alloc_src)
+        SELECT line, job, gpu, bad_job, bad_node FROM checked
+        WHERE bad_job OR bad_node OR bad_gpu ORDER BY line LIMIT 1""").fetchone()
     if bad:
-        line, job, gpu, node = bad
-        if job is None or not job.strip().lstrip("-").isdigit() or int(job) < 0:
+        line, job, gpu, bad_job, bad_node = bad
+        if bad_job:
             raise InputError(str(path), f"job_id {job!r} is not a job id", line=line,
                              field="job_id", value=str(job), expected="a non-negative integer")
-        if node is None or node == "":
+        if bad_node:
             raise InputError(str(path), "node is empty", line=line, field="node")
         raise InputError(str(path), f"gpu_index {gpu!r} is not a GPU index", line=line,
                          field="gpu_index", value=str(gpu),
