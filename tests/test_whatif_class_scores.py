@@ -58,6 +58,7 @@ def test_two_classes_that_rank_gpus_differently_get_different_gpus(tmp_path, pol
                  profile=tmp_path / "p.csv")
     assert _gpus(out, policy) == (["2", "0"], [800, 800])
     assert policy not in out.no_op
+    assert out.profile == str(tmp_path / "p.csv")  # what the comparison records
     # packed ignores the classes' ranking (GPU 0 for both) but each job runs at its class's score
     assert _gpus(out, "packed") == (["0", "0"], [1250, 800])
     (tmp_path / "one.csv").write_text(ONE_SCORE)
@@ -85,6 +86,11 @@ def test_a_column_naming_no_class_is_an_input_error(tmp_path):
         whatif(_jobs(), _site(tmp_path), policies=["packed", "pal"], profile=tmp_path / "p.csv")
     text = str(err.value)
     assert "p.csv" in text and "score:XX" in text and "IC" in text
+    e = err.value
+    assert (e.path, e.line, e.field, e.value) == (str(tmp_path / "p.csv"), 1, "score:XX", "XX")
+    assert e.message == ("column score:XX names no application class of sensitivity model "
+                         "mlperf-p100-v100")
+    assert e.expected == "one of IC, SSD, OD, RM, SA, RT, TL, SR, RF"
 
 
 @pytest.mark.parametrize("text,field,what", [

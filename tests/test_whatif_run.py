@@ -153,24 +153,41 @@ def test_the_backfill_bound_is_below_every_realized_factor(sample):
             assert bounds[row_of[job]] * recorded <= run + 0.5, (name, job)
 
 
-def test_the_backfill_bounds_are_the_per_row_formula(sample):
+@pytest.mark.parametrize("scores", ["site", "profile", "class scores"])
+def test_the_backfill_bounds_are_the_per_row_formula(sample, scores):
     """``_factor_lower_bounds`` (one value per distinct class and GPU count) gives each row
-    exactly the scalar formula of its own class and largest GPU count."""
+    exactly the scalar formula of its own class and largest GPU count; the best score is the
+    site's (all 1), a profile's, or the best of the per-class grids. A row whose GPU count is
+    unknown counts its nodes' size."""
     import numpy as np
+    import pyarrow as pa
 
     from swftools.replay.workload import int_column, job_size
     from swftools.site import load_site
+    from swftools.whatif.cluster import with_scores
+    from swftools.whatif.profile import generate_profile
     from swftools.whatif.run import _factor_lower_bounds
     from swftools.whatif.sensitivity import assign_classes, factor_model, load_sensitivity
 
     site = load_site("aaic-v100-half")
+    if scores != "site":
+        profile = generate_profile(site, spread=0.05, seed=1, classes=4)
+        site = with_scores(site, profile.scores.tolist(), profile.classes.tolist())
+    gpus_column = sample.column("gpus").to_pylist()
+    sample = sample.set_column(sample.column_names.index("gpus"), "gpus", pa.array(
+        [None if k % 7 == 0 else g for k, g in enumerate(gpus_column)], pa.int64()))
     sens = load_sensitivity("mlperf-p100-v100")
     classes, _ = assign_classes(sample, sens)
     fm = factor_model(site, sens)
+    best = float(np.max(fm.score))
+    if scores == "class scores":
+        fm = fm.with_class_scores([fm.score * (1 + c / 10) for c in range(len(sens.classes))])
+        best = float(np.max(fm.score)) * (1 + (len(sens.classes) - 1) / 10)
+    assert best != 1.0 or scores == "site"
     speeds = fm.speed[:, np.unique(fm.node_model)]
     bounds = _factor_lower_bounds(sample, fm, speeds, classes)
     r_min = np.array([fm.trace_speed[c] / speeds[c].max() for c in range(len(speeds))])
-    r_min = r_min / float(np.max(fm.score))
+    r_min = r_min / best
     size, _ = job_size(sample)
     gpus, known = int_column(sample, "gpus")
     p_max = np.maximum(np.maximum(size, np.where(known, gpus, 1)), 1)
@@ -203,3 +220,129 @@ def test_cli_shape_gpus_places_jobs_by_gpu_count(tmp_path):
     assert recorded["shape"] == "recorded"
     bad = runner.invoke(app, [*base, "--shape", "nodes"])
     assert bad.exit_code == 2 and "unknown job shape 'nodes' (choose from recorded, gpus)" in bad.output
+
+
+# --- what a comparison says of itself, read off a small run ------------------------------------
+
+@pytest.fixture(scope="module")
+def small(sample):
+    """Two policies on the sample's first 60 jobs (seconds, not minutes)."""
+    return whatif(sample.slice(0, 60), "aaic-v100-half", policies="packed,lxv", seed=3)
+
+
+def _with(out, **changes):
+    from dataclasses import replace
+
+    return replace(out, **changes)
+
+
+def test_the_context_lines_word_for_word(small):
+    fingerprint = "sha256:" + "0123456789abcdef" + "f" * 48
+    trace = {"fingerprint": fingerprint, "source_file": "t.swf", "jobs": 60, "processor_unit": "gpu"}
+    out = _with(small, trace=trace, profile=None, classes="hash: x", sensitivity="sens")
+    assert out.context_lines() == [
+        "trace        t.swf (sha256:0123456789abcdef...)",
+        "site         aaic-v100-half; profile none",
+        "sensitivity  sens; classes by hash: x",
+        "replay       scheduler easy, seed 3; ratios against packed",
+        ""]
+    lines = _with(out, profile="p.csv", shape="gpus", model_heading="model").context_lines()
+    assert lines[1] == "site         aaic-v100-half; profile p.csv"
+    assert lines[2] == "model        sens; classes by hash: x"
+    assert lines[3] == "replay       scheduler easy, seed 3, jobs placed by GPU count; ratios against packed"
+    # a generated profile (its summary, not a file name) and a trace that names no file
+    lines = _with(out, profile={"spread": 0.05}, trace={}).context_lines()
+    assert lines[:2] == ["trace        <table> (...)", "site         aaic-v100-half; profile generated"]
+
+
+def test_the_table_names_the_traces_unit(small):
+    gpu = small.table_text()
+    assert "GPU-hours" in gpu and "processor-hours" not in gpu
+    assert gpu.startswith("".join(f"{line}\n" for line in small.context_lines()))
+    cpu = _with(small, trace={**small.trace, "processor_unit": "processor"}).table_text()
+    assert "processor-hours" in cpu and "GPU-hours" not in cpu
+    unnamed = {k: v for k, v in small.trace.items() if k != "processor_unit"}
+    assert _with(small, trace=unnamed).table_text() == gpu  # no unit recorded: GPUs
+
+
+def test_written_comparison_files(small, tmp_path):
+    out = small.write(tmp_path / "cmp")
+    text = (out / "comparison.json").read_text(encoding="utf-8")
+    assert json.loads(text) == json.loads(json.dumps(small.to_json()))
+    lines = text.splitlines()
+    assert text.endswith("}\n") and lines[1].startswith('  "') and not lines[1].startswith("   ")
+    top = [line.split('"')[1] for line in lines if line.startswith('  "')]
+    assert top == sorted(top) and top[0] == "baseline"
+    assert (out / "comparison.txt").read_text(encoding="utf-8") == small.table_text()
+    import pyarrow.parquet as pq
+
+    for name in small.policies:
+        assert pq.read_table(out / f"{name}.parquet").equals(small.results[name].jobs)
+    with pytest.raises(UsageError):
+        small.write(out)
+
+
+def test_procs_replays_on_a_flat_pool_whatever_the_site():
+    """``procs`` wins over a site; the scheduler asked for is the one run and recorded. By hand
+    on 4 processors: job 3 (1 processor, 50 s) backfills beside job 1 under EASY, waits for
+    job 2 under FCFS."""
+    from .test_replay_reference import flat_table, starts
+
+    table = flat_table([(1, 0, 100, 3, 100), (2, 1, 100, 4, 100), (3, 2, 50, 1, 50)])
+    for site in (None, "aaic"):
+        for scheduler, third in (("easy", 2), ("fcfs", 200)):
+            out = whatif(table, site, procs=4, policies="packed", scheduler=scheduler)
+            assert (out.site, out.sensitivity, out.scheduler) == ("flat-4", "compute-only", scheduler)
+            assert out.to_json()["scheduler"] == scheduler
+            assert starts(out.results["packed"]) == {1: 0, 2: 100, 3: third}
+    with pytest.raises(UsageError):  # no site, no procs and no header MaxProcs
+        whatif(table, None, policies="packed")
+
+
+def test_seed_site_classes_sensitivity_and_progress_reach_the_replays(sample):
+    import pyarrow as pa
+
+    from swftools.whatif.sensitivity import load_sensitivity
+
+    t = sample.slice(0, 60)
+    gpus = {s: whatif(t, "aaic-v100-half", policies="random", seed=s) for s in (0, 1)}
+    default = whatif(t, None, policies="random")  # the site the trace's metadata names
+    assert (default.site, default.seed, gpus[1].seed) == ("aaic", 0, 1)
+    ids = {s: o.results["random"].jobs.column("gpu_ids").to_pylist() for s, o in gpus.items()}
+    assert ids[0] != ids[1]
+    assert whatif(t, "aaic-v100-half", policies="random").results["random"].jobs.column(
+        "gpu_ids").to_pylist() == ids[0]
+    assert whatif(t, "aaic", policies="packed", class_rule="single:IC").classes == \
+        "single: every job IC"
+    named = t.append_column("cls", pa.array(["RM"] * t.num_rows))
+    assert whatif(named, "aaic", policies="packed", class_column="cls").classes == "column cls"
+    sens = load_sensitivity("mlperf-p100-v100")
+    assert whatif(t, "aaic", policies="packed", sensitivity=sens).sensitivity == sens.name
+    calls = []
+    whatif(t, "aaic", policies="packed,lxv", on_policy=lambda *a: calls.append(a))
+    assert calls == [("packed", 0, 2), ("lxv", 1, 2)]
+
+
+def test_to_json_keys_and_what_each_holds(small):
+    doc = small.to_json()
+    assert sorted(doc) == ["baseline", "classes", "no_op", "policies", "profile", "scheduler",
+                           "seed", "sensitivity", "shape", "site", "skipped", "trace"]
+    assert (doc["classes"], doc["profile"], doc["scheduler"]) == (small.classes, None, "easy")
+    assert doc["skipped"] == {"packed": 0, "lxv": 0}
+    assert [p["policy"] for p in doc["policies"]] == ["packed", "lxv"]
+
+
+@pytest.mark.parametrize("policies,message", [
+    (" , ", "give at least one placement policy"),
+    ("packed,fastest", "unknown placement policy 'fastest' (choose from packed, best-fit, random, "
+                       "even, priority, priority-wc, variability-first, locality-first, lxv, "
+                       "pm-first, pal)"),
+    (["lxv", " packed", "lxv"], "a placement policy is named twice in lxv,packed,lxv"),
+])
+def test_parse_policies_word_for_word(policies, message):
+    from swftools.whatif.run import parse_policies
+
+    with pytest.raises(UsageError) as exc:
+        parse_policies(policies)
+    assert str(exc.value) == message
+    assert parse_policies(" lxv, packed ,") == ["lxv", "packed"]
