@@ -1,0 +1,114 @@
+"""``placement.policies`` on a tracked state (``gen``) and a changing queue: the choices ``choose``
+caches must still be the documented ones (the brute-force rules of
+``test_replay_placement_oracle``), and ``random`` draws every feasible placement and no other."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+
+from swftools.replay import PlacementInputs
+from swftools.replay.placement import make_placement
+
+from .strategies import placement_oracle_cases
+from .test_replay_placement_oracle import ORACLES, as_sets, candidates, gains_of, state_of
+
+
+def _make(name, case, seed=0):
+    n, g = case["n"], case["g"]
+    jobs = 1 + len(case["others"])
+    inputs = PlacementInputs(rack=case["rack"], gpu_model=case["model"], score=case["score"],
+                             gpu_class=case["cls"], model_speed=case["model_speed"],
+                             class_score=case["class_score"],
+                             job_class=[case["job_class"]] * jobs)
+    return make_placement(name, inputs.resolved(n, g), gains_of(case), seed)
+
+
+def _load(state, case):
+    """Sets ``state``'s free GPUs to ``case``'s in place (a tracked state changes, not moves)."""
+    fresh = state_of(case)
+    state.dirty |= sum(1 << k for k in range(case["n"]) if fresh.gpu_free[k] != state.gpu_free[k])
+    state.gpu_free, state.free, state.exact = fresh.gpu_free, fresh.free, fresh.exact
+    state.gen += 1
+
+
+def _choice(placement, state, case):
+    node_set, gpus = placement.choose(state, 0, case["nodes"], case["per_node"])
+    return as_sets((tuple(k for k in range(case["n"]) if node_set >> k & 1),
+                    tuple(i for i in range(case["g"]) if gpus >> i & 1)))
+
+
+def _waiting(case):
+    return [0] + [w for w, o in enumerate(case["others"], 1) if o[3]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(placement_oracle_cases())
+def test_cached_choices_follow_the_state_and_the_queue(case):
+    # a second state: node 0 wholly free (so the job's shape still fits), others as before
+    after = {**case, "gpu_free": [(1 << case["g"]) - 1] + list(case["gpu_free"][1:])}
+    one_gpu = {**case, "nodes": 1, "per_node": 1}
+    for name, oracle in ORACLES.items():
+        p = _make(name, case)
+        state = state_of(case)
+        state.gen, state.dirty = 0, 0  # as ``TrackedGpuState``
+        p.start(state, None)
+        if name == "priority-wc":
+            p.shapes = ([case["nodes"]] + [o[0] for o in case["others"]],
+                        [case["per_node"]] + [o[1] for o in case["others"]])
+            p.set_waiting(_waiting(case))
+        assert _choice(p, state, case) == as_sets(oracle(case)), name
+        if candidates(one_gpu):  # another shape in the same state: its own choice
+            assert _choice(p, state, one_gpu) == as_sets(oracle(one_gpu)), name
+        assert _choice(p, state, case) == as_sets(oracle(case)), name
+        _load(state, after)
+        assert _choice(p, state, after) == as_sets(oracle(after)), name
+        if name != "priority-wc":
+            continue
+        # the queue changes while the state does not: the choice follows the queue
+        idle = {**after, "others": [o[:3] + (False,) for o in after["others"]]}
+        p.set_waiting([0])
+        assert _choice(p, state, idle) == as_sets(oracle(idle))
+        p.queue_add(_waiting(after))
+        assert _choice(p, state, after) == as_sets(oracle(after))
+        for w in _waiting(after)[1:]:
+            p.queue_remove(w)
+            after = {**after, "others": [o[:3] + (o[3] and v != w,)
+                                         for v, o in enumerate(after["others"], 1)]}
+            assert _choice(p, state, after) == as_sets(oracle(after))
+
+
+@settings(max_examples=25, deadline=None)
+@given(placement_oracle_cases(max_nodes=4))
+def test_random_draws_every_feasible_placement_and_no_other(case):
+    want = {as_sets(c) for c in candidates(case)}
+    seen = set()
+    p = _make("random", case, seed=len(want))
+    state = state_of(case)
+    p.start(state, None)
+    for _ in range(40 * min(len(want), 24)):  # missing one of N <= 24: about N e^-40
+        seen.add(_choice(p, state, case))  # an untracked state: a fresh draw each time
+        if seen == want:
+            break
+    assert seen <= want
+    if len(want) <= 24:
+        assert seen == want
+
+
+@settings(max_examples=30, deadline=None)
+@given(placement_oracle_cases())
+def test_random_draws_once_per_shape_and_state(case):
+    p = _make("random", case)
+    state = state_of(case)
+    state.gen, state.dirty = 0, 0
+    p.start(state, None)
+    first = _choice(p, state, case)
+    assert _choice(p, state, case) == first  # same state: the same draw
+    assert first in {as_sets(c) for c in candidates(case)}
+    _load(state, case)
+    later = [_choice(p, state, case)]
+    for _ in range(30):
+        _load(state, case)
+        later.append(_choice(p, state, case))
+    assert all(c in {as_sets(x) for x in candidates(case)} for c in later)
+    if len(candidates(case)) > 1:  # a new state draws afresh (31 draws all alike: 2^-30 at most)
+        assert len(set(later)) > 1
