@@ -112,3 +112,50 @@ def test_random_draws_once_per_shape_and_state(case):
     assert all(c in {as_sets(x) for x in candidates(case)} for c in later)
     if len(candidates(case)) > 1:  # a new state draws afresh (31 draws all alike: 2^-30 at most)
         assert len(set(later)) > 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(placement_oracle_cases())
+def test_jobs_of_one_choice_group_get_one_choice(case):
+    # the engine skips the jobs of a (shape, group) once one was refused: a group must not mix
+    # jobs the policy places differently (``priority``: gains above and at or below the median)
+    jobs = range(1 + len(case["others"]))
+    for name in ORACLES:
+        p = _make(name, case)
+        state = state_of(case)
+        p.start(state, None)
+        group = p.choice_group()
+        if group is None:
+            continue
+        if name == "priority-wc":
+            continue  # declares no groups (None above)
+        got = {j: _choice_of(p, state, case, j) for j in jobs}
+        for a in jobs:
+            for b in jobs:
+                if group(a) == group(b):
+                    assert got[a] == got[b], (name, a, b)
+
+
+def _choice_of(p, state, case, j):
+    return p.choose(state, j, case["nodes"], case["per_node"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(placement_oracle_cases())
+def test_without_inputs_every_policy_places_as_on_a_homogeneous_machine(case):
+    # no PlacementInputs: one model, one class, equal scores, every gain equal
+    n, g = case["n"], case["g"]
+    ones = [[1.0] * g for _ in range(n)]
+    flat = {**case, "rack": [0] * n, "model": [0] * n, "model_speed": [1.0] * 3, "score": ones,
+            "cls": [[0] * g for _ in range(n)], "class_score": [ones, ones], "gain": 1.0,
+            "others": [o[:2] + (1.0, o[3]) for o in case["others"]]}
+    for name, oracle in ORACLES.items():
+        p = make_placement(name, None, gains_of(flat))
+        state = state_of(flat)
+        state.gen, state.dirty = 0, 0
+        p.start(state, None)
+        if name == "priority-wc":
+            p.shapes = ([flat["nodes"]] + [o[0] for o in flat["others"]],
+                        [flat["per_node"]] + [o[1] for o in flat["others"]])
+            p.set_waiting(_waiting(flat))
+        assert _choice(p, state, flat) == as_sets(oracle(flat)), name
