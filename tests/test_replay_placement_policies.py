@@ -159,3 +159,22 @@ def test_without_inputs_every_policy_places_as_on_a_homogeneous_machine(case):
                         [flat["per_node"]] + [o[1] for o in flat["others"]])
             p.set_waiting(_waiting(flat))
         assert _choice(p, state, flat) == as_sets(oracle(flat)), name
+
+
+@settings(max_examples=20, deadline=None)
+@given(placement_oracle_cases())
+def test_every_policy_passes_on_the_run_time_factor(case):
+    def factor(j, nodes, gpus):  # differs by job, nodes and GPUs
+        return 1.0 + j + sum(nodes) / 10 + sum(map(len, gpus)) / 100
+
+    for name in ("random",) + tuple(ORACLES):
+        p = _make(name, case)
+        state = state_of(case)
+        p.start(state, factor)
+        if name == "priority-wc":
+            p.shapes = ([case["nodes"]] + [o[0] for o in case["others"]],
+                        [case["per_node"]] + [o[1] for o in case["others"]])
+        node_set, gpus = p.choose(state, 0, case["nodes"], case["per_node"])
+        ks = [k for k in range(case["n"]) if node_set >> k & 1]
+        held = [i for i in range(case["g"]) if gpus >> i & 1]
+        assert p.factor(0, node_set, gpus) == factor(0, ks, [held] * len(ks)), name
