@@ -178,3 +178,22 @@ def test_every_policy_passes_on_the_run_time_factor(case):
         ks = [k for k in range(case["n"]) if node_set >> k & 1]
         held = [i for i in range(case["g"]) if gpus >> i & 1]
         assert p.factor(0, node_set, gpus) == factor(0, ks, [held] * len(ks)), name
+
+
+def test_a_subclass_declares_no_choice_groups_unless_it_says_so():
+    # a user's subclass may choose by job: the built-in groups would be wrong for it
+    from swftools.replay.placement.policies import Priority, Random
+
+    class MyRandom(Random):
+        pass
+
+    class MyPriority(Priority):
+        pass
+
+    for cls, base in ((MyRandom, Random), (MyPriority, Priority)):
+        for kind in (cls, base):
+            p = kind(None, [1.0, 2.0, 3.0])
+            state = state_of({"g": 2, "n": 2, "managed": 2, "gpu_free": [3, 3]})
+            p.start(state, None)
+            group = p.choice_group()
+            assert (group is None) == (kind is cls), kind
