@@ -94,21 +94,26 @@ def test_runs_compress_consecutive_names_only():
     assert N.render(inv).splitlines()[1:3] == ["a1,1,2,0,", "a2,1,2,0,"]
 
 
-@pytest.mark.parametrize("row,message,field,value", [
-    (" ,1,2,0,", "empty node name", "sn", ""),
-    ("n1,1,2,4,nan", "a node with 4 GPUs has no GPU model", "model", ""),
-    ("n1,1,2,4, ", "a node with 4 GPUs has no GPU model", "model", ""),
-    ("n0,1,2,0,", "node 'n0' repeats line 2", "sn", "n0"),
-    ("n1,1,x,0,", "'x' is not a non-negative integer", "memory_mib", "x"),
-    ("n1,1,2,-1,G", "'-1' is not a non-negative integer", "gpu", "-1"),
-    ("n1,1,2,1,G\x00", None, "model", None)])
-def test_bad_node_rows_are_located(row, message, field, value):
+@pytest.mark.parametrize("row,message,field,value,expected", [
+    (" ,1,2,0,", "empty node name", "sn", "", "a node name such as openb-node-0227"),
+    ("n1,1,2,4,nan", "a node with 4 GPUs has no GPU model", "model", "",
+     "a GPU model such as T4 or G2"),
+    ("n1,1,2,4, ", "a node with 4 GPUs has no GPU model", "model", "",
+     "a GPU model such as T4 or G2"),
+    ("n0,1,2,0,", "node 'n0' repeats line 2", "sn", "n0", "node names unique in the file"),
+    ("n1,1,x,0,", "'x' is not a non-negative integer", "memory_mib", "x",
+     "a non-negative integer"),
+    ("n1,1,2,-1,G", "'-1' is not a non-negative integer", "gpu", "-1", "a non-negative integer"),
+    ("n1,1,2,1,G\x00", None, "model", "G\x00", None),
+    ("n\x1b1,1,2,1,G", None, "sn", "n\x1b1", None),
+    ("n1,1,2", "3 fields, the header has 5", None, "n1,1,2", "5 comma-separated fields")])
+def test_bad_node_rows_are_located(row, message, field, value, expected):
     with pytest.raises(InputError) as info:
         N.parse_nodes(f"{HEADER}\nn0,1,2,0,\n{row}\n", "n.csv")
     e = info.value
-    assert (e.path, e.line, e.field) == ("n.csv", 3, field)
+    assert (e.path, e.line, e.field, e.value) == ("n.csv", 3, field, value)
     if message is not None:
-        assert (e.message, e.value) == (message, value)
+        assert (e.message, e.expected) == (message, expected)
 
 
 def test_node_cells_are_stripped_and_nan_is_empty():
@@ -165,3 +170,20 @@ def test_site_settings_of_a_cpu_only_cluster():
     assert "(none)" in site["description"]
     codes = {str(t): s for t, s in phase_codes().values() if t is not None}
     assert site["termcode_to_swf_status"] == codes
+
+
+def test_a_cpu_node_naming_a_model_is_no_gpu_node():
+    inv = N.inventory(N.parse_nodes(f"{HEADER}\nc1,1,1,0,T4\ng1,1,1,2,T4\n", "n.csv"), "n.csv")
+    assert (inv["gpu_nodes"], inv["gpus"], inv["models"]) == (1, 2, {"T4": {"nodes": 1, "gpus": 2}})
+
+
+def test_the_prefix_is_cut_at_the_first_pod_list(tmp_path):
+    (tmp_path / "x_node_list_all.csv").write_text("x")
+    assert N.find_node_list(tmp_path / "x_pod_list_pod_list_y.csv") == tmp_path / "x_node_list_all.csv"
+
+
+def test_a_bad_header_names_the_node_list_file():
+    with pytest.raises(InputError) as info:
+        N.parse_nodes("sn,cpu,memory_mib,gpu,model\n", "n.csv")
+    assert (info.value.path, info.value.line, info.value.field) == ("n.csv", 1, "header")
+    assert info.value.message == "the header is not the node list header (no column 'cpu_milli')"

@@ -216,6 +216,10 @@ def test_node_list_errors_name_the_node_list():
                               tuple(header.split(",")), "node list")
     assert index == {c: i for i, c in enumerate(header.split(","))}
     assert rows == [(2, ["a", "1", "2", "3", "T4"])]
+    assert P.split_csv(header + "\n", "n.csv", tuple(header.split(",")), "node list") == (index, [])
+    _, rows = P.split_csv(header + '\n"a\r\nb",1,2,3,T4\r\n', "n.csv", tuple(header.split(",")),
+                          "node list")
+    assert rows == [(3, ["a\r\nb", "1", "2", "3", "T4"])]
 
 
 def test_name_format_and_render():
@@ -229,3 +233,10 @@ def test_name_format_and_render():
     assert _plain(text)[1]["gpu_spec"] == "A,B"
     assert text.splitlines()[2] == 'x-8,6000,12288,1,460,"A,B",LS,Running,100,9000,105'
     assert "\r" not in text
+
+
+def test_a_byte_order_mark_before_the_header_is_dropped():
+    pods = P.parse_pods("\ufeff" + _one(), "f.csv")
+    assert (pods.name, pods.cpu_milli) == (["openb-pod-0001"], [6000])
+    short = "\ufeffname,cpu_milli,memory_mib,num_gpu,gpu_milli\np2,3,4,0,0\n"
+    assert P.parse_pods(short, "f.csv").name == ["p2"]
