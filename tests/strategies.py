@@ -1687,3 +1687,52 @@ def subset_schemas(draw, depth: int = 2):
         else:
             schema[key] = "an annotation"
     return schema
+
+
+@st.composite
+def openb_node_rows_irregular(draw, min_size: int = 1, max_size: int = 14) -> list[list[str]]:
+    """``openb_node_rows`` shuffled, with names of other widths and forms mixed in (``n9``,
+    ``n10``, ``gpu-a``), runs of identical nodes, ``nan`` models on CPU-only nodes."""
+    rows = draw(openb_node_rows(min_size=min_size, max_size=max_size))
+    rows = [list(r) for r in draw(st.permutations(rows))]
+    for r in rows:
+        kind = draw(st.integers(0, 5))
+        if kind == 0:
+            r[0] = r[0].replace("openb-node-0", "n")
+        elif kind == 1:
+            r[0] = r[0].replace("openb-node-", "gpu-x") + "b"
+        if r[3] == "0" and draw(st.booleans()):
+            r[4] = "nan"
+    if rows and draw(st.booleans()):  # a run of identical nodes after the last one
+        last = rows[-1]
+        k = draw(st.integers(1, 4))
+        rows += [[f"z{j:02d}"] + last[1:] for j in range(k)]
+    return rows
+
+
+@st.composite
+def openb_foreign_columns(draw, max_size: int = 12, max_gpus: int = 12) -> dict[str, list]:
+    """Job-table columns of another log for the openb writer: unique job ids in shuffled order,
+    repeated submit times, unknown GPUs, CPUs, queues and times, every termcode; times ordered
+    submit <= start <= finish where known."""
+    n = draw(st.integers(1, max_size))
+    ids = draw(st.lists(st.integers(0, 20_000), min_size=n, max_size=n, unique=True))
+    base = draw(st.sampled_from((0, 1_000_000, 1_640_995_200, 1_700_000_000)))
+    cols: dict[str, list] = {c: [] for c in ("job_id", "gpus", "requested_procs", "cpus", "queue",
+                                             "termcode", "submit_time", "start_time",
+                                             "finish_time")}
+    for i in ids:
+        submit = draw(st.none() | st.sampled_from((base, base + 5)) | st.integers(base, base + 10**6))
+        start = None if draw(st.booleans()) else (submit or base) + draw(st.integers(0, 9_000))
+        finish = None if draw(st.integers(0, 3)) == 0 else \
+            max(t for t in (submit, start, base) if t is not None) + draw(st.integers(0, 10**5))
+        cols["job_id"].append(i)
+        cols["gpus"].append(draw(st.none() | st.integers(0, max_gpus)))
+        cols["requested_procs"].append(draw(st.none() | st.integers(0, max_gpus)))
+        cols["cpus"].append(draw(st.none() | st.integers(0, 64)))
+        cols["queue"].append(draw(st.sampled_from((None, "LS", "gpu", "long"))))
+        cols["termcode"].append(draw(st.sampled_from((None, 0, 1, 2, 3, 4, 5))))
+        cols["submit_time"].append(submit)
+        cols["start_time"].append(start)
+        cols["finish_time"].append(finish)
+    return cols
