@@ -43,6 +43,19 @@ def _waiting(case):
     return [0] + [w for w, o in enumerate(case["others"], 1) if o[3]]
 
 
+
+def _started(name, p, case):
+    """A fresh state of ``case`` with the tracked state's counters, ``p`` started on it (and,
+    for ``priority-wc``, told the queue's shapes and waiting jobs)."""
+    state = state_of(case)
+    state.gen, state.dirty = 0, 0  # as ``TrackedGpuState``
+    p.start(state, None)
+    if name == "priority-wc":
+        p.shapes = ([case["nodes"]] + [o[0] for o in case["others"]],
+                    [case["per_node"]] + [o[1] for o in case["others"]])
+        p.set_waiting(_waiting(case))
+    return state
+
 @settings(max_examples=60, deadline=None)
 @given(placement_oracle_cases())
 def test_cached_choices_follow_the_state_and_the_queue(case):
@@ -51,13 +64,7 @@ def test_cached_choices_follow_the_state_and_the_queue(case):
     one_gpu = {**case, "nodes": 1, "per_node": 1}
     for name, oracle in ORACLES.items():
         p = _make(name, case)
-        state = state_of(case)
-        state.gen, state.dirty = 0, 0  # as ``TrackedGpuState``
-        p.start(state, None)
-        if name == "priority-wc":
-            p.shapes = ([case["nodes"]] + [o[0] for o in case["others"]],
-                        [case["per_node"]] + [o[1] for o in case["others"]])
-            p.set_waiting(_waiting(case))
+        state = _started(name, p, case)
         assert _choice(p, state, case) == as_sets(oracle(case)), name
         if candidates(one_gpu):  # another shape in the same state: its own choice
             assert _choice(p, state, one_gpu) == as_sets(oracle(one_gpu)), name
@@ -153,13 +160,7 @@ def test_without_inputs_every_policy_places_as_on_a_homogeneous_machine(case):
             "others": [o[:2] + (1.0, o[3]) for o in case["others"]]}
     for name, oracle in ORACLES.items():
         p = make_placement(name, None, gains_of(flat))
-        state = state_of(flat)
-        state.gen, state.dirty = 0, 0
-        p.start(state, None)
-        if name == "priority-wc":
-            p.shapes = ([flat["nodes"]] + [o[0] for o in flat["others"]],
-                        [flat["per_node"]] + [o[1] for o in flat["others"]])
-            p.set_waiting(_waiting(flat))
+        state = _started(name, p, flat)
         assert _choice(p, state, flat) == as_sets(oracle(flat)), name
 
 
