@@ -346,3 +346,9 @@ def test_parse_policies_word_for_word(policies, message):
         parse_policies(policies)
     assert str(exc.value) == message
     assert parse_policies(" lxv, packed ,") == ["lxv", "packed"]
+
+
+def test_a_trace_of_no_jobs_compares_policies_of_no_jobs(sample):
+    out = whatif(sample.slice(0, 0), "aaic", policies="packed,lxv")
+    assert [(r.policy, r.figures["jobs"]) for r in out.rows] == [("packed", 0), ("lxv", 0)]
+    assert "  ratio to packed   n/a" in out.table_text()
