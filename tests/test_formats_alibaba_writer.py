@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 
 from swftools import table as jt
-from swftools.errors import UsageError
+from swftools.errors import UsageError, count
 from swftools.formats.alibaba import writer as W
 from swftools.formats.alibaba.schema import default_origin, phase_codes
 from swftools.site import Site
@@ -31,10 +31,6 @@ def _submit_order(cols: dict[str, list]) -> list[int]:
     known = sorted((cols["submit_time"][i], i) for i in range(n)
                    if cols["submit_time"][i] is not None)
     return [i for _, i in known] + [i for i in range(n) if cols["submit_time"][i] is None]
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 @settings(max_examples=60, deadline=None)
@@ -69,11 +65,11 @@ def test_foreign_jobs_become_pods_cell_by_cell(tmp_path_factory, cols):
     skipped = n - len(kept)
     expect = []
     if skipped:
-        expect.append(f"{_count(skipped, 'job')} skipped: more GPUs than the largest node of the "
+        expect.append(f"{count(skipped, 'job')} skipped: more GPUs than the largest node of the "
                       "node list has (8); a pod runs on one node")
     no_cpus = sum(1 for i in kept if cols["cpus"][i] is None)
     if no_cpus:
-        expect.append(f"{_count(no_cpus, 'pod')} without CPU and memory requests in the table "
+        expect.append(f"{count(no_cpus, 'pod')} without CPU and memory requests in the table "
                       "(cpu_milli, memory_mib written as 0)")
     assert losses[:len(expect)] == expect
     assert losses[-1] == ("node list made from site aaic (40 machines of 8 GPUs): their CPU and "
@@ -84,13 +80,13 @@ def test_foreign_jobs_become_pods_cell_by_cell(tmp_path_factory, cols):
                  is not None)
     for name, changed in (("termcode", term), ("swf_status", status)):
         if changed:
-            assert lines[name].startswith(f"{name}: {_count(changed, 'job')} read back otherwise")
+            assert lines[name].startswith(f"{name}: {count(changed, 'job')} read back otherwise")
         else:
             assert name not in lines
     for c in ("submit_time", "start_time", "finish_time"):
         known = sum(1 for i in kept if cols[c][i] is not None)
         if origin != default_origin() and known:
-            assert lines[c] == (f"{c}: {_count(known, 'job')} read back otherwise (written as "
+            assert lines[c] == (f"{c}: {count(known, 'job')} read back otherwise (written as "
                                 f"seconds since epoch second {origin}; a read takes 0 as "
                                 f"2022-01-01T00:00:00Z unless given origin={origin})")
         else:

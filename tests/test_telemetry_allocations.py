@@ -190,7 +190,7 @@ def _allocation_cases(draw):
     if kind == "mixed" and rows:  # a job's node both whole and by listed GPUs
         job, node, gpu = draw(st.sampled_from(rows))
         extra = [(job, node, draw(st.integers(0, GPN - 1)) if gpu is None else None)]
-    if kind == "unknown job":
+    elif kind == "unknown job":
         extra = draw(st.lists(st.tuples(st.sampled_from([7, 8]), nodes,
                                         st.one_of(st.none(), st.integers(0, GPN - 1))),
                               min_size=1, max_size=2))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -181,8 +182,9 @@ def test_the_backfill_bounds_are_the_per_row_formula(sample, scores):
     fm = factor_model(site, sens)
     best = float(np.max(fm.score))
     if scores == "class scores":
-        fm = fm.with_class_scores([fm.score * (1 + c / 10) for c in range(len(sens.classes))])
-        best = float(np.max(fm.score)) * (1 + (len(sens.classes) - 1) / 10)
+        grids = [fm.score * (1 + c / 10) for c in range(len(sens.classes))]
+        fm = fm.with_class_scores(grids)
+        best = max(float(np.max(grid)) for grid in grids)
     assert best != 1.0 or scores == "site"
     speeds = fm.speed[:, np.unique(fm.node_model)]
     bounds = _factor_lower_bounds(sample, fm, speeds, classes)
@@ -230,28 +232,22 @@ def small(sample):
     return whatif(sample.slice(0, 60), "aaic-v100-half", policies="packed,lxv", seed=3)
 
 
-def _with(out, **changes):
-    from dataclasses import replace
-
-    return replace(out, **changes)
-
-
 def test_the_context_lines_word_for_word(small):
     fingerprint = "sha256:" + "0123456789abcdef" + "f" * 48
     trace = {"fingerprint": fingerprint, "source_file": "t.swf", "jobs": 60, "processor_unit": "gpu"}
-    out = _with(small, trace=trace, profile=None, classes="hash: x", sensitivity="sens")
+    out = replace(small, trace=trace, profile=None, classes="hash: x", sensitivity="sens")
     assert out.context_lines() == [
         "trace        t.swf (sha256:0123456789abcdef...)",
         "site         aaic-v100-half; profile none",
         "sensitivity  sens; classes by hash: x",
         "replay       scheduler easy, seed 3; ratios against packed",
         ""]
-    lines = _with(out, profile="p.csv", shape="gpus", model_heading="model").context_lines()
+    lines = replace(out, profile="p.csv", shape="gpus", model_heading="model").context_lines()
     assert lines[1] == "site         aaic-v100-half; profile p.csv"
     assert lines[2] == "model        sens; classes by hash: x"
     assert lines[3] == "replay       scheduler easy, seed 3, jobs placed by GPU count; ratios against packed"
     # a generated profile (its summary, not a file name) and a trace that names no file
-    lines = _with(out, profile={"spread": 0.05}, trace={}).context_lines()
+    lines = replace(out, profile={"spread": 0.05}, trace={}).context_lines()
     assert lines[:2] == ["trace        <table> (...)", "site         aaic-v100-half; profile generated"]
 
 
@@ -259,10 +255,10 @@ def test_the_table_names_the_traces_unit(small):
     gpu = small.table_text()
     assert "GPU-hours" in gpu and "processor-hours" not in gpu
     assert gpu.startswith("".join(f"{line}\n" for line in small.context_lines()))
-    cpu = _with(small, trace={**small.trace, "processor_unit": "processor"}).table_text()
+    cpu = replace(small, trace={**small.trace, "processor_unit": "processor"}).table_text()
     assert "processor-hours" in cpu and "GPU-hours" not in cpu
     unnamed = {k: v for k, v in small.trace.items() if k != "processor_unit"}
-    assert _with(small, trace=unnamed).table_text() == gpu  # no unit recorded: GPUs
+    assert replace(small, trace=unnamed).table_text() == gpu  # no unit recorded: GPUs
 
 
 def test_written_comparison_files(small, tmp_path):
