@@ -116,6 +116,9 @@ def test_stopping_the_tool_ends_the_mutmut_workers(tmp_path, stop):
               f"spec = importlib.util.spec_from_file_location('m', {str(ROOT / 'tools' / 'mutate.py')!r})\n"
               "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
               "signal.signal(signal.SIGTERM, m._exit_on_sigterm)\n"
+              # as at a terminal: a shell that starts the suite in the background (`make test &`
+              # without job control) ignores SIGINT, and Python then installs no Ctrl-C handler
+              "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
               f"m.run_group([sys.executable, '-c', {worker!r}, {str(pids)!r}])\n")
     tool = subprocess.Popen([sys.executable, "-c", driver])
     worker_file, parent_file = Path(f"{pids}.worker"), Path(f"{pids}.parent")
