@@ -412,6 +412,24 @@ def test_non_ascii_bad_path_is_located(pkg):
                                              "climbs out of the package with '..'")
 
 
+def test_a_bad_part_of_a_listed_path_is_located(pkg):
+    def change(desc):
+        desc["resources"][0]["path"] = ["data/jobs.csv.gz", "../more.csv.gz"]
+    desc_path = set_descriptor(pkg, change)
+    rows = desc_path.read_text().split("\n")
+    line = 1 + rows.index('        "../more.csv.gz"')
+    assert str(error_of(dp.descriptor, pkg)) == (
+        f"{desc_path}:{line}: resource 'jobs': path '../more.csv.gz' climbs out of the package "
+        "with '..' (expected a relative path inside the package)")
+
+
+def test_descriptor_that_is_not_an_object(pkg):
+    desc_path = pkg / "datapackage.json"
+    desc_path.write_text('[{"resources": []}]\n')
+    assert str(error_of(dp.descriptor, pkg)) == (f"{desc_path}: not a data package descriptor "
+                                                 "(expected a JSON object with 'resources')")
+
+
 def test_descriptor_not_utf8(pkg):
     desc_path = pkg / "datapackage.json"
     desc_path.write_bytes(desc_path.read_bytes().replace(b'"Job trace', b'"\xc9t\xe9 trace'))

@@ -346,3 +346,20 @@ def test_package_dir_of_a_descriptor_path(tmp_path):
     assert dp.package_dir(tmp_path / "x" / "datapackage.json") == tmp_path / "x"
     assert dp.package_dir(tmp_path / "x") == tmp_path / "x"
     assert dp.package_dir(tmp_path / "x" / "other.json") == tmp_path / "x" / "other.json"
+
+
+def test_queue_enum_when_every_site_queue_is_observed(tmp_path):
+    field = queue_field(tmp_path, ["Short", "Long", "Normal", "Middle"], site="aaic")
+    assert field["constraints"]["enum"] == ["Normal", "Short", "Middle", "Long"]
+
+
+def test_descriptor_is_written_as_utf8_under_any_locale(tmp_path):
+    from .conftest import text_under_c_locale
+
+    code = ("import sys; from swftools import table as jt; "
+            "from swftools.formats import datapackage as dp; "
+            "dp.write(jt.from_columns({'job_id': [1]}), sys.argv[1], "
+            "properties={'title': 'Traces d\\u2019\\u00e9t\\u00e9'}); "
+            "print(open(sys.argv[1] + '/datapackage.json', 'rb').read().hex())")
+    raw = text_under_c_locale(code, str(tmp_path / "pkg"))
+    assert '"title": "Traces d’été"' in raw
