@@ -460,6 +460,9 @@ def test_platform_file_defaults(tmp_path):
 
 def test_platform_level_errors_are_located(tmp_path):
     path = tmp_path / "p.json"
+    with pytest.raises(InputError, match=r"no such training platform file or preset "
+                                         r"\(presets: aaic, abci\)$"):
+        load_platform(path)
     # an inner level without max_gpus: the error points at that level
     path.write_text(PLATFORM_HEAD + '  {"name": "a",\n   "bandwidth_bytes_per_s": 1,'
                     ' "latency_s": 0},\n  {"name": "b", "bandwidth_bytes_per_s": 1,'
@@ -486,28 +489,39 @@ def test_platform_level_errors_are_located(tmp_path):
                     ' "bandwidth_bytes_per_s": 1, "latency_s": 0},\n  {"name": "c",'
                     ' "bandwidth_bytes_per_s": 1, "latency_s": 0}\n]}', encoding="utf-8")
     assert [lv.max_gpus for lv in load_platform(path).levels] == [2, 16, None]
+    # the first problem is the one reported: levels/1 (not above levels/0), not levels/2
+    path.write_text(PLATFORM_HEAD + '  {"name": "a", "max_gpus": 4, "bandwidth_bytes_per_s": 1,'
+                    ' "latency_s": 0},\n  {"name": "b", "max_gpus": 4,'
+                    ' "bandwidth_bytes_per_s": 1, "latency_s": 0},\n  {"name": "c",'
+                    ' "bandwidth_bytes_per_s": 1, "latency_s": 0},\n  {"name": "d",'
+                    ' "bandwidth_bytes_per_s": 1, "latency_s": 0}\n]}', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_platform(path)
+    assert (err.value.line, err.value.field, err.value.value) == (4, "levels/1/max_gpus", "4")
     # a bounded last level
     path.write_text(PLATFORM_HEAD + '  {"name": "a", "max_gpus": 4, "bandwidth_bytes_per_s": 1,'
-                    ' "latency_s": 0},\n  {"name": "b", "bandwidth_bytes_per_s": 1,\n'
-                    '   "max_gpus": 8, "latency_s": 0}\n]}', encoding="utf-8")
+                    ' "latency_s": 0},\n  {"name": "b", "max_gpus": 8, "bandwidth_bytes_per_s": 1,'
+                    ' "latency_s": 0},\n  {"name": "c", "bandwidth_bytes_per_s": 1,\n'
+                    '   "max_gpus": 16,\n   "latency_s": 0}\n]}', encoding="utf-8")
     with pytest.raises(InputError) as err:
         load_platform(path)
     e = err.value
-    assert (e.line, e.field, e.value) == (5, "levels/1/max_gpus", "8")
+    assert (e.path, e.line, e.field, e.value) == (str(path), 6, "levels/2/max_gpus", "16")
     assert e.message == "the last level must have no max_gpus (it takes every larger ring)"
     assert e.expected == "no max_gpus on the outermost level"
 
 
 def test_table_text_by_hand():
     model, plat = _model(dataset_samples=1280000), _platform()
-    rows = [Estimate(1, 32, 32, 40000, 12.5, 0.0, 12.5, 2.5e9, True, 1.0, "none"),
+    # 1,235,000,001 bytes: 1.235000001 GB, 1.24 to two decimals
+    rows = [Estimate(1, 32, 32, 40000, 12.5, 0.0, 12.5, 1235000001.0, True, 1.0, "none"),
             Estimate(2048, 32, 65536, 20, 0.25, 0.125, 0.375, 17.5e9, False, 0.25, "leaf")]
     head = "model m, platform p: one epoch of 1,280,000 samples, data parallel, micro-batch "
     columns = ("  GPUs mini-batch    compute s       comm s      total s  memory GB efficiency"
                "  level")
     assert table_text(model, plat, rows) == (
         head + "32\n\n" + columns + "\n"
-        "     1         32      12.5000       0.0000      12.5000       2.50     100.0%  none\n"
+        "     1         32      12.5000       0.0000      12.5000       1.24     100.0%  none\n"
         "  2048     65,536       0.2500       0.1250       0.3750     17.50!      25.0%  leaf\n"
         "! the micro-batch does not fit the GPU's memory\n")
     assert table_text(model, plat, rows[:1]).endswith("  none\n")
@@ -523,11 +537,14 @@ def _png_size(path):
 def test_scaling_figure_content(tmp_path, monkeypatch):
     """What the figure shows: total, computation and communication seconds (communication
     floored at 1e-9 s for the log axis) against GPUs on log axes, efficiency on a 0..1.05 axis;
-    a 640 x 400 PNG without a Software stamp; no overwrite without force."""
+    a 640 x 400 PNG without a Software stamp, whatever the user's matplotlibrc says; no
+    overwrite without force."""
+    import matplotlib
     import matplotlib.pyplot as plt
 
     figures = []
     monkeypatch.setattr(plt, "close", figures.append)
+    monkeypatch.setitem(matplotlib.rcParams, "figure.dpi", 50)  # a user's matplotlibrc
     rows = [Estimate(1, 2, 2, 5, 10.0, 0.0, 10.0, 1.0, True, 1.0, "none"),
             Estimate(2, 2, 4, 3, 5.0, 6.0, 11.0, 1.0, True, 10 / 22, "near"),
             Estimate(4, 2, 8, 2, 3.0, 18.0, 21.0, 1.0, True, 10 / 84, "far")]
