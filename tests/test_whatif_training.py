@@ -572,6 +572,7 @@ def test_scaling_figure_content(tmp_path, monkeypatch):
         assert legend.get_texts()[0].get_fontsize() == 8
         assert legend._loc == 3  # lower left
         (eff,) = ax2.get_lines()
+        assert list(eff.get_xdata()) == [1, 2, 4]
         assert list(eff.get_ydata()) == [1.0, 10 / 22, 10 / 84]
         assert (eff.get_label(), eff.get_color(), eff.get_alpha(), eff.get_linestyle()) == \
             ("efficiency", "k", 0.4, "-")
