@@ -14,11 +14,19 @@ from swftools.cli import app
 from swftools.errors import InputError, UsageError
 from swftools.whatif.comm import ring_allreduce_array_s, ring_allreduce_s
 from swftools.whatif.training import (
+    Estimate,
+    Level,
+    Platform,
+    TrainingModel,
     estimate,
     largest_micro_batch,
     load_model,
     load_platform,
+    memory_bytes,
     parse_gpus,
+    sample_time_s,
+    scaling_figure,
+    table_text,
 )
 
 from .strategies import training_model_docs, training_platform_docs
@@ -262,3 +270,323 @@ def test_cli_estimate(tmp_path):
     res = runner.invoke(app, ["whatif", "estimate", "--model", "vgg16", "--platform", "abci",
                               "--gpus", "8192"])
     assert res.exit_code == 2 and "has 4096" in res.output
+
+
+# --- hand-worked cases (issue 30): each expected value below is worked out from the module
+# docstring's formulas by hand, not read from the code.
+
+def _model(**kw):
+    base = {"name": "m", "path": "", "dataset_samples": 10, "sample_time_s": 1.0,
+            "measured_on_flops": 1e12, "weights": 100, "activations_per_sample": 5,
+            "bytes_per_item": 1.0, "micro_batch": None}
+    base.update(kw)
+    return TrainingModel(**base)
+
+
+def _platform(**kw):
+    base = {"name": "p", "path": "", "gpu_memory_bytes": 220.0, "gpu_flops": 1e12,
+            "gpus_per_node": 2, "levels": (Level("near", 2, 100.0, 0.5),
+                                           Level("far", None, 50.0, 1.0)),
+            "max_gpus": 4}
+    base.update(kw)
+    return Platform(**base)
+
+
+def test_level_is_the_first_whose_bound_holds_the_ring():
+    plat = _platform(levels=(Level("a", 2, 1.0, 0.0), Level("b", 8, 1.0, 0.0),
+                             Level("c", None, 1.0, 0.0)))
+    assert [plat.level(p).name for p in (1, 2, 3, 8, 9, 10**6)] == ["a", "a", "b", "b", "c", "c"]
+    # a platform built in code with every level bounded: a bigger ring takes the outermost
+    bounded = _platform(levels=(Level("a", 2, 1.0, 0.0), Level("b", 4, 1.0, 0.0),
+                                Level("c", 8, 1.0, 0.0)))
+    assert bounded.level(8).name == "c" and bounded.level(9).name == "c"
+
+
+def test_hand_worked_estimates():
+    """N = 10 samples of 1 s, W = 100 one-byte items, A = 5, b = 2; a 2-GPU level of 100 B/s and
+    0.5 s, then 50 B/s and 1 s. Ring all-reduce 2 (p - 1) / p * m / B + 2 (p - 1) alpha:
+    p = 2: 1 + 1 = 2 s; p = 3: 8/3 + 4 = 20/3 s; p = 4: 3 + 6 = 9 s."""
+    rows = estimate(_model(), _platform(), [4, 1, 3, 2], micro_batch=2)
+    want = [  # p, mini-batch, I = ceil(10 / 2p), T_comp = ceil(10 / p), T_comm, level
+        (4, 8, 2, 3.0, 18.0, "far"),
+        (1, 2, 5, 10.0, 0.0, "none"),
+        (3, 6, 2, 4.0, 40 / 3, "far"),
+        (2, 4, 3, 5.0, 6.0, "near"),
+    ]
+    assert len(rows) == len(want)
+    for r, (p, mini, its, comp, comm, level) in zip(rows, want):
+        assert (r.gpus, r.micro_batch, r.mini_batch, r.iterations, r.level) == \
+            (p, 2, mini, its, level)
+        assert r.compute_s == pytest.approx(comp, rel=1e-12)
+        assert r.comm_s == pytest.approx(comm, rel=1e-12)
+        assert r.total_s == pytest.approx(comp + comm, rel=1e-12)
+        assert r.efficiency == pytest.approx(10.0 / (p * (comp + comm)), rel=1e-12)
+        assert r.memory_bytes == 2 * (2 * 5 + 100) * 1  # 220: exactly the GPU's memory
+        assert r.fits is True
+    assert [r.fits for r in estimate(_model(), _platform(gpu_memory_bytes=219.0), [1, 2], 2)] \
+        == [False, False]
+    assert estimate(_model(), _platform(), [2], 1)[0].mini_batch == 2
+
+
+def test_estimate_micro_batch_precedence_and_refusals():
+    plat = _platform(gpu_memory_bytes=1000.0)  # (1000 / 2 - 100) / 5 = 80 samples: 64
+    assert estimate(_model(), plat, [1])[0].micro_batch == 64
+    assert estimate(_model(micro_batch=4), plat, [1])[0].micro_batch == 4
+    assert estimate(_model(micro_batch=4), plat, [1], micro_batch=2)[0].micro_batch == 2
+    with pytest.raises(UsageError, match="micro-batch must be at least 1, not -1"):
+        estimate(_model(), plat, [1], micro_batch=-1)
+    with pytest.raises(UsageError, match="GPU count must be at least 1, not 0"):
+        estimate(_model(), plat, [2, 0])
+    assert estimate(_model(), plat, [4])[0].gpus == 4  # max_gpus itself is allowed
+    with pytest.raises(UsageError, match="5 GPUs: platform p has 4"):
+        estimate(_model(), plat, [1, 5])
+    assert estimate(_model(), _platform(max_gpus=None), [1000], 2)[0].level == "far"
+
+
+def test_sample_time_on_the_measuring_gpu_is_the_measured_one():
+    """Measured on the platform's own speed: exactly the measured time (0.1 x 3 / 3 is not 0.1
+    in floating point); on a GPU twice as fast, half of it."""
+    assert sample_time_s(_model(sample_time_s=0.1, measured_on_flops=3.0),
+                         _platform(gpu_flops=3.0)) == 0.1
+    assert estimate(_model(sample_time_s=0.1, measured_on_flops=3.0, dataset_samples=1),
+                    _platform(gpu_flops=3.0), [1], 1)[0].compute_s == 0.1
+    assert sample_time_s(_model(sample_time_s=0.5, measured_on_flops=1e12),
+                         _platform(gpu_flops=2e12)) == 0.25
+
+
+def test_memory_bytes_is_twice_activations_and_weights():
+    assert memory_bytes(_model(weights=5, activations_per_sample=10, bytes_per_item=2.0), 3) \
+        == 2 * (3 * 10 + 5) * 2
+
+
+def test_largest_micro_batch_against_brute_force():
+    """The largest power of two b with 2 (b A + W) bytes_per_item <= the GPU's memory, searched
+    by brute force; UsageError when b = 1 does not fit."""
+    for w in (0, 1, 7, 30):
+        for a in (1, 2, 3, 13):
+            for bpi in (1.0, 2.0, 4.0):
+                model = _model(weights=w, activations_per_sample=a, bytes_per_item=bpi)
+                for mem in range(1, 400, 3):
+                    plat = _platform(gpu_memory_bytes=float(mem))
+                    fits = [b for b in (2 ** k for k in range(12))
+                            if 2 * (b * a + w) * bpi <= mem]
+                    if not fits:
+                        with pytest.raises(UsageError):
+                            largest_micro_batch(model, plat)
+                    else:
+                        assert largest_micro_batch(model, plat) == max(fits), (w, a, bpi, mem)
+
+
+def test_largest_micro_batch_edges():
+    # exactly one sample fits: 2 (5 + 3) 2 = 32 bytes
+    model = _model(name="tiny", weights=3, activations_per_sample=5, bytes_per_item=2.0)
+    assert largest_micro_batch(model, _platform(gpu_memory_bytes=32.0)) == 1
+    with pytest.raises(UsageError) as err:
+        largest_micro_batch(model, _platform(name="small", gpu_memory_bytes=31.0))
+    assert str(err.value) == ("model tiny does not fit one GPU of small even with one sample "
+                              "(32 bytes needed, 31 available)")
+    # no activations: any micro-batch fits, the rule still gives a power of two
+    flat = _model(weights=3, activations_per_sample=0, bytes_per_item=1.0)
+    assert largest_micro_batch(flat, _platform(gpu_memory_bytes=16.0)) == 4  # 16 / 2 - 3 = 5
+
+
+def test_estimate_to_json_has_every_field():
+    e = Estimate(8, 2, 16, 3, 1.5, 0.5, 2.0, 100.0, True, 0.25, "near")
+    assert e.to_json() == {"gpus": 8, "micro_batch": 2, "mini_batch": 16, "iterations": 3,
+                           "compute_s": 1.5, "comm_s": 0.5, "total_s": 2.0,
+                           "memory_bytes": 100.0, "fits": True, "efficiency": 0.25,
+                           "level": "near"}
+
+
+def test_parse_gpus_edges():
+    assert parse_gpus("1,,2") == [1, 2]
+    assert parse_gpus(" 8 ") == [8]
+    assert parse_gpus("4..4") == [4]
+    assert parse_gpus("1..1") == [1]
+    assert parse_gpus("3..20") == [3, 6, 12]
+    assert parse_gpus("2, 1..2") == [2, 1, 2]
+    with pytest.raises(UsageError, match=r"^--gpus: '0\.\.4' is not a GPU count or a range "
+                                         r"LOW\.\.HIGH \(doubling\), e\.g\. 1,2,4 or 1\.\.1024$"):
+        parse_gpus("0..4")
+    with pytest.raises(UsageError, match=r"^--gpus: '5\.\.4' is not"):
+        parse_gpus("1,5..4")
+    with pytest.raises(UsageError, match=r"^--gpus: give GPU counts of at least 1, not '2,-1'$"):
+        parse_gpus("2,-1")
+    with pytest.raises(UsageError, match=r"^--gpus: give GPU counts of at least 1, not ' , '$"):
+        parse_gpus(" , ")
+
+
+def test_model_file_defaults_and_in_place_layers(tmp_path):
+    """Without bytes_per_item, micro_batch, title, source: 4 bytes (the schema's default), no
+    micro-batch, empty texts. RELU and BNORM layers hold weights but no activations."""
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"name": "m", "dataset_samples": 10, "sample_time_s": 0.5,
+                                "measured_on_flops": 2e12, "weights": 7,
+                                "activations_per_sample": 3}), encoding="utf-8")
+    m = load_model(path)
+    assert (m.name, m.path, m.dataset_samples, m.sample_time_s, m.measured_on_flops) == \
+        ("m", str(path), 10, 0.5, 2e12)
+    assert (m.weights, m.activations_per_sample, m.bytes_per_item, m.micro_batch, m.title,
+            m.source) == (7, 3, 4.0, None, "", "")
+    layers = [{"name": "CONV", "x": [2, 3], "w": [4, 5], "y": [6]},
+              {"name": "BNORM", "x": [7], "w": [2], "y": [7]},
+              {"name": "RELU", "x": [100], "w": [3, 1], "y": [100]}]
+    path.write_text(json.dumps({"name": "l", "title": "T", "source": "S", "bytes_per_item": 2,
+                                "micro_batch": 8, "dataset_samples": 10, "sample_time_s": 0.5,
+                                "measured_on_flops": 2e12, "layers": layers}), encoding="utf-8")
+    m = load_model(path)
+    assert (m.weights, m.activations_per_sample) == (20 + 2 + 3, 6 + 6)
+    assert (m.bytes_per_item, m.micro_batch, m.title, m.source) == (2.0, 8, "T", "S")
+
+
+PLATFORM_HEAD = ('{"name": "q", "gpu_memory_bytes": 1e9, "gpu_flops": 1e12, "gpus_per_node": 4,\n'
+                 ' "levels": [\n')
+
+
+def test_platform_file_defaults(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(PLATFORM_HEAD + '  {"name": "a", "max_gpus": 4, "bandwidth_bytes_per_s": 5,'
+                    ' "latency_s": 0.5},\n  {"name": "b", "bandwidth_bytes_per_s": 2,'
+                    ' "latency_s": 1}\n]}', encoding="utf-8")
+    p = load_platform(path)
+    assert (p.name, p.path, p.gpu_memory_bytes, p.gpu_flops, p.gpus_per_node) == \
+        ("q", str(path), 1e9, 1e12, 4)
+    assert (p.max_gpus, p.gpu_model, p.title, p.source) == (None, "", "", "")
+    assert p.levels == (Level("a", 4, 5.0, 0.5), Level("b", None, 2.0, 1.0))
+    aaic = load_platform("aaic")
+    assert (aaic.max_gpus, aaic.gpu_model) == (320, "P100")
+    assert aaic.title.startswith("AIST AI Cloud") and aaic.source.startswith("GPU: NVIDIA")
+
+
+def test_platform_level_errors_are_located(tmp_path):
+    path = tmp_path / "p.json"
+    with pytest.raises(InputError, match=r"no such training platform file or preset "
+                                         r"\(presets: aaic, abci\)$"):
+        load_platform(path)
+    # an inner level without max_gpus: the error points at that level
+    path.write_text(PLATFORM_HEAD + '  {"name": "a",\n   "bandwidth_bytes_per_s": 1,'
+                    ' "latency_s": 0},\n  {"name": "b", "bandwidth_bytes_per_s": 1,'
+                    ' "latency_s": 0}\n]}', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_platform(path)
+    e = err.value
+    assert (e.path, e.line, e.field, e.value) == (str(path), 3, "levels/0/max_gpus", "None")
+    assert e.message == "level 'a' must have a max_gpus above the previous level's"
+    assert e.expected == ("levels innermost first, max_gpus increasing; only the last level "
+                          "without max_gpus")
+    # two levels with the same bound
+    path.write_text(PLATFORM_HEAD + '  {"name": "a", "max_gpus": 4, "bandwidth_bytes_per_s": 1,'
+                    ' "latency_s": 0},\n  {"name": "b",\n   "max_gpus": 4,'
+                    ' "bandwidth_bytes_per_s": 1, "latency_s": 0},\n  {"name": "c",'
+                    ' "bandwidth_bytes_per_s": 1, "latency_s": 0}\n]}', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_platform(path)
+    assert (err.value.line, err.value.field, err.value.value) == (5, "levels/1/max_gpus", "4")
+    assert err.value.message.startswith("level 'b' must")
+    # increasing bounds are fine whatever the first bound
+    path.write_text(PLATFORM_HEAD + '  {"name": "a", "max_gpus": 2, "bandwidth_bytes_per_s": 1,'
+                    ' "latency_s": 0},\n  {"name": "b", "max_gpus": 16,'
+                    ' "bandwidth_bytes_per_s": 1, "latency_s": 0},\n  {"name": "c",'
+                    ' "bandwidth_bytes_per_s": 1, "latency_s": 0}\n]}', encoding="utf-8")
+    assert [lv.max_gpus for lv in load_platform(path).levels] == [2, 16, None]
+    # the first problem is the one reported: levels/1 (not above levels/0), not levels/2
+    path.write_text(PLATFORM_HEAD + '  {"name": "a", "max_gpus": 4, "bandwidth_bytes_per_s": 1,'
+                    ' "latency_s": 0},\n  {"name": "b", "max_gpus": 4,'
+                    ' "bandwidth_bytes_per_s": 1, "latency_s": 0},\n  {"name": "c",'
+                    ' "bandwidth_bytes_per_s": 1, "latency_s": 0},\n  {"name": "d",'
+                    ' "bandwidth_bytes_per_s": 1, "latency_s": 0}\n]}', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_platform(path)
+    assert (err.value.line, err.value.field, err.value.value) == (4, "levels/1/max_gpus", "4")
+    # a bounded last level
+    path.write_text(PLATFORM_HEAD + '  {"name": "a", "max_gpus": 4, "bandwidth_bytes_per_s": 1,'
+                    ' "latency_s": 0},\n  {"name": "b", "max_gpus": 8, "bandwidth_bytes_per_s": 1,'
+                    ' "latency_s": 0},\n  {"name": "c", "bandwidth_bytes_per_s": 1,\n'
+                    '   "max_gpus": 16,\n   "latency_s": 0}\n]}', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_platform(path)
+    e = err.value
+    assert (e.path, e.line, e.field, e.value) == (str(path), 6, "levels/2/max_gpus", "16")
+    assert e.message == "the last level must have no max_gpus (it takes every larger ring)"
+    assert e.expected == "no max_gpus on the outermost level"
+
+
+def test_table_text_by_hand():
+    model, plat = _model(dataset_samples=1280000), _platform()
+    # 1,235,000,001 bytes: 1.235000001 GB, 1.24 to two decimals
+    rows = [Estimate(1, 32, 32, 40000, 12.5, 0.0, 12.5, 1235000001.0, True, 1.0, "none"),
+            Estimate(2048, 32, 65536, 20, 0.25, 0.125, 0.375, 17.5e9, False, 0.25, "leaf")]
+    head = "model m, platform p: one epoch of 1,280,000 samples, data parallel, micro-batch "
+    columns = ("  GPUs mini-batch    compute s       comm s      total s  memory GB efficiency"
+               "  level")
+    assert table_text(model, plat, rows) == (
+        head + "32\n\n" + columns + "\n"
+        "     1         32      12.5000       0.0000      12.5000       1.24     100.0%  none\n"
+        "  2048     65,536       0.2500       0.1250       0.3750     17.50!      25.0%  leaf\n"
+        "! the micro-batch does not fit the GPU's memory\n")
+    assert table_text(model, plat, rows[:1]).endswith("  none\n")
+    assert table_text(model, plat, []) == head + "-\n\n" + columns + "\n"
+
+
+def _png_size(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_scaling_figure_content(tmp_path, monkeypatch):
+    """What the figure shows: total, computation and communication seconds (communication
+    floored at 1e-9 s for the log axis) against GPUs on log axes, efficiency on a 0..1.05 axis;
+    a 640 x 400 PNG without a Software stamp, whatever the user's matplotlibrc says; no
+    overwrite without force."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    monkeypatch.setitem(matplotlib.rcParams, "figure.dpi", 50)  # a user's matplotlibrc
+    rows = [Estimate(1, 2, 2, 5, 10.0, 0.0, 10.0, 1.0, True, 1.0, "none"),
+            Estimate(2, 2, 4, 3, 5.0, 6.0, 11.0, 1.0, True, 10 / 22, "near"),
+            Estimate(4, 2, 8, 2, 3.0, 18.0, 21.0, 1.0, True, 10 / 84, "far")]
+    out = tmp_path / "s.png"
+    assert scaling_figure(_model(name="net"), _platform(name="sys"), rows, str(out)) == out
+    try:
+        (fig,) = figures
+        assert _png_size(out) == (640, 400)
+        assert b"Software" not in out.read_bytes()
+        ax, ax2 = fig.axes
+        lines = ax.get_lines()
+        assert [ln.get_label() for ln in lines] == ["total", "computation", "communication"]
+        assert [list(ln.get_xdata()) for ln in lines] == [[1, 2, 4]] * 3
+        assert [list(ln.get_ydata()) for ln in lines] == [[10.0, 11.0, 21.0], [10.0, 5.0, 3.0],
+                                                          [1e-9, 6.0, 18.0]]
+        assert [(ln.get_marker(), ln.get_linestyle()) for ln in lines] == \
+            [("o", "-"), ("s", "--"), ("^", ":")]
+        assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+        assert ax.xaxis.get_transform().base == 2
+        assert (ax.get_xlabel(), ax.get_ylabel()) == ("GPUs", "seconds per epoch")
+        assert ax.get_title() == "net on sys (data parallel, ParaDL model)"
+        legend = ax.get_legend()
+        assert [t.get_text() for t in legend.get_texts()] == \
+            ["total", "computation", "communication"]
+        assert legend.get_texts()[0].get_fontsize() == 8
+        assert legend._loc == 3  # lower left
+        (eff,) = ax2.get_lines()
+        assert list(eff.get_xdata()) == [1, 2, 4]
+        assert list(eff.get_ydata()) == [1.0, 10 / 22, 10 / 84]
+        assert (eff.get_label(), eff.get_color(), eff.get_alpha(), eff.get_linestyle()) == \
+            ("efficiency", "k", 0.4, "-")
+        assert ax2.get_ylim() == (0, 1.05)
+        assert ax2.get_ylabel() == "parallel efficiency"
+        # laid out: the right axis's label is inside the figure
+        renderer = fig.canvas.get_renderer()
+        assert ax2.yaxis.label.get_window_extent(renderer).x1 <= fig.bbox.x1
+    finally:
+        monkeypatch.undo()
+        for f in figures:
+            plt.close(f)
+    with pytest.raises(Exception, match="already exists"):
+        scaling_figure(_model(), _platform(), rows, out)
+    out.write_bytes(b"old")
+    scaling_figure(_model(), _platform(), rows, out, force=True)
+    assert _png_size(out) == (640, 400)
