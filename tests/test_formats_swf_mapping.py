@@ -367,3 +367,12 @@ def test_unit_losses_gpu_site_and_recorded_walltime():
         "finish - start"]
     cpu_zero = _table({"processor_unit": "gpu"}, cpus=[0], gpus=[0])
     assert len(m.unit_losses(cpu_zero, TableMetadata.from_table(cpu_zero))) == 1
+
+
+@pytest.mark.parametrize("n, per_slice, expected", [(1, 1, [1]), (0, 1, [0]), (2, 1, [1, 1]),
+                                                    (3, 2, [2, 1])])
+def test_slice_lengths_hand_worked(n, per_slice, expected):
+    """ceil(n / per_slice) slices (one, empty, for an empty table): no trailing empty slice."""
+    table = _table(submit_time=pa.array([T0] * n, pa.int64()))
+    assert [len(s[0]) for s in m.iter_field_values(table, None, per_slice)] == expected
+    assert [len(a) for a in m.swf_field_values(table)] == [n] * 18
