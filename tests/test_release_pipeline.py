@@ -278,6 +278,11 @@ def test_release_readme_and_page_carry_the_settings(numeric):
     assert "keyed pseudonyms (HMAC-SHA256)" not in readme  # nothing was anonymized
     page = (out / "index.html").read_text()
     assert f"{NAME}-2.1.0.tar.gz" in page
+    import html
+    import json
+
+    title = html.escape(json.loads(SETTINGS.read_text())["title"])  # the page is named after it
+    assert f"<title>{title}</title>" in page and f"<h1>{title}</h1>" in page
 
 
 def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp_path):
