@@ -153,6 +153,45 @@ def test_change_steps_name_every_change_in_order():
     assert pipeline._change_steps({}, unshifted, True) == steps[1:3] + steps[4:]
 
 
+def test_anonymized_change_steps_are_the_published_statement():
+    """The two anonymization sentences, each whole, as the committed example archive's README
+    states them (one list item each)."""
+    published = (ROOT / "archive" / "example" / "README.md").read_text().splitlines()
+    steps = pipeline._change_steps({}, pa.table({"job_id": [1]}), True)
+    assert len(steps) == 3
+    for step in steps[:2]:
+        assert f"- {step}" in published
+    assert steps[0].startswith("user and group names replaced by keyed pseudonyms (HMAC-SHA256); "
+                               "the key is kept by the maintainers")
+    assert steps[1].endswith("removed from the metadata (node names of a node list replaced by "
+                             "keyed pseudonyms)")
+
+
+def test_replay_findings_replay_the_table_on_the_given_site():
+    """Hand-worked: two 8-GPU jobs both running over [0, 10) s. On a site of 3 nodes x 4 GPUs
+    (12 GPUs) the recorded schedule is 16 - 12 = 4 GPUs over capacity for 10 s; with no site the
+    pool is the header's 16 processors and nothing is over capacity."""
+    import tempfile
+
+    from swftools import formats
+
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "two.swf"
+        trace.write_text("; Version: 2.2\n; MaxProcs: 16\n"
+                         "1 0 0 10 8 -1 -1 8 100 -1 1 1 1 -1 1 -1 -1 -1\n"
+                         "2 0 0 10 8 -1 -1 8 100 -1 1 1 1 -1 1 -1 -1 -1\n")
+        table = formats.read(trace)
+    small = dataclasses.replace(resolve_site("aaic"), gpus_per_node=4, capacity_since=(0,),
+                                capacity_nodes=(3,))
+    on_site = pipeline._replay_findings(table, small)
+    assert "3 nodes x 4 GPUs" in on_site[0] and "2 jobs with a recorded schedule, 2 replayed" in on_site[0]
+    assert on_site[1] == ("Capacity violations in the recorded schedule: 1 period, 10 s in total, "
+                          "at most 4 GPUs over capacity.")
+    flat = pipeline._replay_findings(table, None)
+    assert "flat pool of 16 processors" in flat[0]
+    assert flat[1] == "Capacity violations in the recorded schedule: 0 periods."
+
+
 def test_source_names_the_path_only_when_given():
     assert pipeline._source({"source": {"title": "Logs"}}) == "Logs"
     assert pipeline._source({"source": {"title": "Logs", "path": "a/b"}}) == "Logs (a/b)"
@@ -239,6 +278,11 @@ def test_release_readme_and_page_carry_the_settings(numeric):
     assert "keyed pseudonyms (HMAC-SHA256)" not in readme  # nothing was anonymized
     page = (out / "index.html").read_text()
     assert f"{NAME}-2.1.0.tar.gz" in page
+    import html
+    import json
+
+    title = html.escape(json.loads(SETTINGS.read_text())["title"])  # the page is named after it
+    assert f"<title>{title}</title>" in page and f"<h1>{title}</h1>" in page
 
 
 def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp_path):
