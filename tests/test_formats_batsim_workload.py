@@ -337,7 +337,10 @@ def test_an_existing_workload_is_kept_and_no_platform_written(tmp_path):
 
 def _read(tmp_path: Path, doc: dict | str, **options):
     path = tmp_path / "in.json"
-    path.write_text(doc if isinstance(doc, str) else json.dumps(doc, indent=1))
+    if isinstance(doc, dict) and isinstance(doc.get("jobs"), list):  # job k on line k + 2
+        rest = json.dumps({k: v for k, v in doc.items() if k != "jobs"})
+        doc = '{"jobs": [\n' + ",\n".join(map(json.dumps, doc["jobs"])) + "\n], " + rest[1:]
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
     return workload.read(path, **options)
 
 
@@ -362,19 +365,24 @@ def test_read_refuses_an_id_that_is_no_whole_number(tmp_path, ident):
     with pytest.raises(InputError) as info:
         _read(tmp_path, _doc(_job("2"), _job(ident)))
     err = info.value
-    assert "job id is not a whole number" in str(err)
+    assert err.message == "job id is not a whole number" and err.line == 3
     assert err.field == "jobs/1/id" and err.value == ident
+    assert err.expected == "a decimal job number, plain or as 'workload!number'"
 
 
 def test_read_refuses_a_repeated_id_and_a_missing_profile(tmp_path):
     with pytest.raises(InputError) as info:
         _read(tmp_path, _doc(_job("5"), _job("x!5")))
-    assert "job id repeated" in str(info.value) and info.value.field == "jobs/1/id"
-    assert info.value.value == "x!5"
+    err = info.value
+    assert err.message == "job id repeated (Batsim refuses duplicate ids)"
+    assert err.field == "jobs/1/id" and err.value == "x!5" and err.line == 3
+    assert err.expected == "each job id once"
     with pytest.raises(InputError) as info:
         _read(tmp_path, _doc(_job("5"), _job("6", profile="q")))
-    assert "the job's profile is not in profiles" in str(info.value)
-    assert info.value.field == "jobs/1/profile" and info.value.value == "q"
+    err = info.value
+    assert err.message == "the job's profile is not in profiles" and err.line == 3
+    assert err.field == "jobs/1/profile" and err.value == "q"
+    assert err.expected == "a profile name defined under profiles"
 
 
 def test_read_maps_each_member(tmp_path):
@@ -404,8 +412,10 @@ def test_read_without_the_swftools_object(tmp_path):
 def test_read_of_no_job(tmp_path):
     with pytest.raises(InputError) as info:
         _read(tmp_path, _doc())
-    assert "no job rows: the workload's jobs array is empty" in str(info.value)
-    assert info.value.field == "jobs"
+    err = info.value
+    assert err.message == "no job rows: the workload's jobs array is empty"
+    assert err.field == "jobs" and err.path == str(tmp_path / "in.json")
+    assert err.expected == "at least one job, or --allow-empty"
     assert _read(tmp_path, _doc(), allow_empty=True).num_rows == 0
 
 
@@ -457,6 +467,10 @@ def test_a_schema_error_names_the_value_and_the_schema(tmp_path):
         _read(tmp_path, _doc(_job("1", res="many")))
     err = info.value
     assert err.field == "jobs/0/res" and err.value == '"many"'
+    assert err.path == str(tmp_path / "in.json")
+    with pytest.raises(InputError) as info:
+        _read(tmp_path, _doc(_job("1", res="m" * 100)))
+    assert info.value.value == '"' + "m" * 79  # the value cut to 80 characters
     assert err.expected == "a Batsim workload (schemas/formats/batsim-workload.schema.json)"
     with pytest.raises(InputError) as info:
         _read(tmp_path, json.dumps([1]))
