@@ -1736,3 +1736,37 @@ def openb_foreign_columns(draw, max_size: int = 12, max_gpus: int = 12) -> dict[
         cols["start_time"].append(start)
         cols["finish_time"].append(finish)
     return cols
+
+
+BATSIM_DROPPED_COLUMNS = ("start_time", "finish_time", "wait_s", "termcode", "swf_status", "nodes",
+                          "gpus_per_node", "user", "group", "queue", "partition", "executable",
+                          "requested_procs", "avg_cpu_time_s", "used_memory_kb",
+                          "requested_memory_kb", "preceding_job_id", "think_time_s", "cpus",
+                          "recorded_walltime_s")
+
+
+@st.composite
+def batsim_rows(draw, max_size: int = 10) -> tuple[dict[str, list], dict]:
+    """Columns and metadata for the Batsim writer: repeated ids, shuffled and tied submit times,
+    unknown, zero and negative run times and sizes, 0 s and unknown limits, and a few of the
+    columns Batsim cannot carry, each holding data in some rows or in none."""
+    n = draw(st.integers(0, max_size))
+    cols: dict[str, list] = {
+        "job_id": [draw(st.integers(1, 6)) for _ in range(n)],
+        "submit_time": [draw(st.none() | st.integers(100, 106)) for _ in range(n)],
+        "walltime_s": [draw(st.none() | st.integers(-1, 5)) for _ in range(n)],
+        "gpus": [draw(st.none() | st.integers(-1, 9)) for _ in range(n)],
+        "requested_walltime_s": [draw(st.none() | st.integers(-1, 4)) for _ in range(n)],
+    }
+    schema = jt.arrow_schema()
+    for name in draw(st.sets(st.sampled_from(BATSIM_DROPPED_COLUMNS), max_size=4)):
+        kind = schema.field(name).type
+        value = "x" if pa.types.is_string(kind) else (1.5 if pa.types.is_floating(kind) else 0)
+        cols[name] = [draw(st.sampled_from((None, value))) for _ in range(n)]
+    meta = draw(st.sampled_from(({}, {"processor_unit": "gpu"}, {"processor_unit": "processor"},
+                                 {"source_format": "swf"}, {"source_format": "nqsii"})))
+    if draw(st.booleans()):
+        meta = {**meta, "time_zone": "Asia/Tokyo"}
+    if draw(st.booleans()):
+        meta = {**meta, "site": "lab"}  # no preset: the site gives no machine size
+    return cols, meta
