@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from swftools import table as jt
-from swftools.errors import InputError, UsageError
+from swftools.errors import InputError, UsageError, count
 from swftools.formats.batsim import workload
 from tests.strategies import batsim_rows
 
@@ -35,10 +35,6 @@ _DROPPED = (
     (("cpus",), "processors beside GPUs are dropped: res counts one kind of resource"),
     (("recorded_walltime_s",), "the log's own run time is dropped: walltime is finish - start"),
 )
-
-
-def _jobs(n: int) -> str:
-    return "1 job" if n == 1 else f"{n} jobs"
 
 
 def _expected(cols: dict, meta: dict, nb_res: int | None) -> tuple[dict, list[str], list[dict]]:
@@ -79,10 +75,10 @@ def _expected(cols: dict, meta: dict, nb_res: int | None) -> tuple[dict, list[st
            "res": f"requesting no {word} or an unknown number (gpus)",
            "wide": f"requesting more than nb_res = {n_res} {word} (from the nb_res option)",
            "dup": "repeating a job_id already written (Batsim refuses duplicate ids)"}
-    losses = [f"{_jobs(c)} skipped: {why[k]}" for k, c in counts.items() if c]
+    losses = [f"{count(c, 'job')} skipped: {why[k]}" for k, c in counts.items() if c]
     zero = sum(r["requested_walltime_s"] == 0 for r in kept)
     if zero:
-        losses.append(f"requested_walltime_s: {_jobs(zero)} with a 0 s limit, written as "
+        losses.append(f"requested_walltime_s: {count(zero, 'job')} with a 0 s limit, written as "
                       "walltime -1 (no limit): Batsim wants -1 or more than 0")
     for names, text in _DROPPED:
         held = [c for c in names if c in cols and any(r[c] is not None for r in kept)]
@@ -223,7 +219,7 @@ def test_the_size_from_an_swf_header(header, size):
     got, losses = _size(table)
     assert got == size
     if size < 5:
-        wide = _jobs(sum(g > size for g in (2, 5)))
+        wide = count(sum(g > size for g in (2, 5)), "job")
         assert losses == [f"{wide} skipped: requesting more than nb_res = {size} processors "
                           "(from SWF header MaxProcs)"]
     else:

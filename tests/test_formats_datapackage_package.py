@@ -87,22 +87,16 @@ def test_a_resource_without_format_is_csv(pkg):
     assert jt.equal(dp.read(pkg), tiny_table(), metadata=True)
 
 
-def test_an_unsupported_format_is_named(pkg):
-    def change(desc):
-        desc["resources"][0]["format"] = "json"
+@pytest.mark.parametrize("key, value, message", [
+    ("format", "json", "resource 'jobs': format 'json' is not supported (expected csv or parquet)"),
+    ("path", ["data/jobs.csv.gz", "data/more.csv.gz"],
+     "resource 'jobs' has a list of files (expected one file path)"),
+])
+def test_csv_resource_refusals_name_the_descriptor(pkg, key, value, message):
+    """An unsupported format, or a list of files (the reader takes one file)."""
     jobs_csv_only(pkg)
-    desc_path = set_descriptor(pkg, change)
-    assert str(error_of(dp.read, pkg)) == (f"{desc_path}: resource 'jobs': format 'json' is "
-                                           "not supported (expected csv or parquet)")
-
-
-def test_a_list_of_files_is_refused_at_the_descriptor(pkg):
-    def change(desc):
-        desc["resources"][0]["path"] = ["data/jobs.csv.gz", "data/more.csv.gz"]
-    jobs_csv_only(pkg)
-    desc_path = set_descriptor(pkg, change)
-    assert str(error_of(dp.read, pkg)) == (f"{desc_path}: resource 'jobs' has a list of files "
-                                           "(expected one file path)")
+    desc_path = set_descriptor(pkg, lambda desc: desc["resources"][0].update({key: value}))
+    assert str(error_of(dp.read, pkg)) == f"{desc_path}: {message}"
 
 
 def test_csv_without_hash_is_checked_against_the_recorded_sha256(pkg):

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from swftools import table as jt
 from swftools.atomic import atomic_file, check_writable
-from swftools.errors import InputError, UsageError
+from swftools.errors import InputError, UsageError, count
 from swftools.metadata import TableMetadata
 from swftools.site import resolve_site
 from swftools.formats.inputs import read_text
@@ -53,10 +53,6 @@ _DROPPED = (
     (("cpus",), "processors beside GPUs are dropped: res counts one kind of resource"),
     (("recorded_walltime_s",), "the log's own run time is dropped: walltime is finish - start"),
 )
-
-
-def _jobs(n: int) -> str:
-    return f"{n} job" if n == 1 else f"{n} jobs"
 
 
 def _nb_res(table: pa.Table, site: Any, nb_res: int | None) -> tuple[int | None, str]:
@@ -93,8 +89,8 @@ def render(table: pa.Table, *, site: Any = None,
     losses = _skip_lines(skipped, n_res, meta.unit_word, origin_of_size)
     zero_limit = pc.sum(pc.equal(kept.column("requested_walltime_s"), 0)).as_py() or 0
     if zero_limit:
-        losses.append(f"requested_walltime_s: {_jobs(zero_limit)} with a 0 s limit, written as "
-                      "walltime -1 (no limit): Batsim wants -1 or more than 0")
+        losses.append(f"requested_walltime_s: {count(zero_limit, 'job')} with a 0 s limit, "
+                      "written as walltime -1 (no limit): Batsim wants -1 or more than 0")
     for names, why in _DROPPED:
         held = [c for c in names if pc.any(pc.is_valid(table.column(c)).take(keep)).as_py()]
         if held:
@@ -171,7 +167,7 @@ def _skip_lines(skipped: dict[str, int], n_res: int, unit_word: str,
            "res": f"requesting no {unit_word} or an unknown number (gpus)",
            "wide": f"requesting more than nb_res = {n_res} {unit_word} (from {origin_of_size})",
            "dup": "repeating a job_id already written (Batsim refuses duplicate ids)"}
-    return [f"{_jobs(n)} skipped: {why[k]}" for k, n in skipped.items() if n]
+    return [f"{count(n, 'job')} skipped: {why[k]}" for k, n in skipped.items() if n]
 
 
 def write(table: pa.Table, path: str | Path, *, force: bool = False, site: Any = None,
