@@ -6,7 +6,6 @@ drops the Parquet twin, so the CSV is what ``read`` parses) and asserts the exac
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from pathlib import Path
@@ -270,26 +269,12 @@ def test_parquet_without_a_column_or_of_a_wrong_type_is_refused(tmp_path):
 def test_a_package_written_before_the_newer_columns_reads_them_as_unknown(tmp_path):
     """A package whose own schema lacks columns added to the job table since (optional ones:
     source_job_id, cpus, recorded_walltime_s) still reads; those columns are unknown."""
-    import csv
-    import io
+    from .test_formats_datapackage import tiny_table
+    from .test_formats_datapackage_package import NEWER as newer, older_package
 
-    from .test_formats_datapackage import csv_only, replace_csv, tiny_table
-
-    newer = ("source_job_id", "cpus", "recorded_walltime_s")
-    pkg = tmp_path / "old"
-    dp.write(tiny_table(), pkg)
-    csv_only(pkg)
-    rows = list(csv.reader(io.StringIO(gzip.decompress(
-        (pkg / "data" / "jobs.csv.gz").read_bytes()).decode())))
-    keep = [i for i, name in enumerate(rows[0]) if name not in newer]
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows([[r[i] for i in keep] for r in rows])
-    replace_csv(pkg, out.getvalue())
+    pkg = older_package(tmp_path, "file")
     schema_path = pkg / "schemas" / "jobs.json"
     schema = json.loads(schema_path.read_text())
-    schema["fields"] = [f for f in schema["fields"] if f["name"] not in newer]
-    schema_path.write_text(json.dumps(schema, indent=2) + "\n")
-
     table = dp.read(pkg)
     assert table.column_names == [f["name"] for f in table_schema()["fields"]]
     for name in newer:
