@@ -154,6 +154,27 @@ def test_every_loss_kind_is_reported_once_in_order(tmp_path):
     assert rows[9]["source_job_id"] is None
 
 
+@pytest.mark.parametrize("walltime,recorded,back_term", [
+    (40, 60, 2),    # the log's own run time reached the 50 s limit: read back as exceeded
+    (60, 40, 1),    # the end minus the start did, the written run time did not: kept
+    (40, None, 1),  # nothing recorded: the written run time is the end minus the start
+    (50, None, 2),
+])
+def test_a_failure_is_read_back_as_exceeded_by_the_run_time_written(tmp_path, walltime,
+                                                                      recorded, back_term):
+    """The reader compares ``resources_used.walltime`` (the recorded run time when there is one)
+    with the limit; the loss report names the termination code exactly when that turns it into
+    2. Found by the round-trip property: the writer compared ``walltime_s`` instead."""
+    job = _job(1, termcode=1, swf_status=0, requested_walltime_s=50, walltime_s=walltime,
+               start_time=10, finish_time=10 + walltime, recorded_walltime_s=recorded)
+    back, losses = _read_back(_table([job], processor_unit="gpu"), tmp_path)
+    assert back.column("termcode").to_pylist() == [back_term]
+    named = [line for line in losses if "termcode" in line]
+    assert named == ([] if back_term == 1 else [
+        "1 job: termcode 1 or 4 of jobs that ran to their walltime limit: read back as 2 "
+        "(walltime exceeded)"])
+
+
 def test_source_ids_of_a_log_read_back_with_plain_ids_are_reported_lost(tmp_path):
     """A kept record id ``5.s`` is read back as job 5 alone: the source id is unknown then,
     not the written id of a renumbered log (the report said so before)."""

@@ -99,9 +99,16 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
             counts["gpus_per_node"] += 1
         if r["walltime_s"] is None and start is not None and end is not None:
             counts["walltime_s"] += 1
-        if term in (1, 4) and r["walltime_s"] is not None and \
-                r["requested_walltime_s"] is not None and \
-                r["walltime_s"] >= r["requested_walltime_s"]:
+        recorded = r["recorded_walltime_s"]
+        if recorded is None and r["walltime_s"] is not None and start is not None and \
+                end is not None and r["walltime_s"] != end - start:
+            counts["recorded_walltime_s"] += 1  # read back: walltime_s = end - start
+            recorded = r["walltime_s"]
+        if recorded is None:
+            recorded = r["walltime_s"]
+        # the reader compares the written run time (resources_used.walltime) with the limit
+        if term in (1, 4) and recorded is not None and \
+                r["requested_walltime_s"] is not None and recorded >= r["requested_walltime_s"]:
             counts["termcode"] += 1
             if term == 4 and r["swf_status"] is not None:
                 counts["limit_status"] += 1
@@ -129,13 +136,6 @@ def render(table: pa.Table, *, site: Site | str | Path | None = None,
             attrs["Resource_List.ncpus"] = str(r["cpus"])
         elif unit != "gpu" and r["cpus"] != gpus:
             counts["cpus"] += 1
-        recorded = r["recorded_walltime_s"]
-        if recorded is None and r["walltime_s"] is not None and start is not None and \
-                end is not None and r["walltime_s"] != end - start:
-            counts["recorded_walltime_s"] += 1  # read back: walltime_s = end - start
-            recorded = r["walltime_s"]
-        if recorded is None:
-            recorded = r["walltime_s"]
         if recorded is not None:
             attrs["resources_used.walltime"] = fx.format_duration(recorded)
         when = end if end is not None else (start if start is not None else submit)
