@@ -376,3 +376,15 @@ def test_slice_lengths_hand_worked(n, per_slice, expected):
     table = _table(submit_time=pa.array([T0] * n, pa.int64()))
     assert [len(s[0]) for s in m.iter_field_values(table, None, per_slice)] == expected
     assert [len(a) for a in m.swf_field_values(table)] == [n] * 18
+
+
+def test_losses_take_the_site_named_in_the_table_metadata():
+    """No site given: the preset the table's metadata names is the site (``resolve_site``), so
+    the queue it lacks and its node size are in the report."""
+    table = _table({"processor_unit": "gpu", "site": "aaic"}, queue=["Short", "gpu"],
+                   nodes=[1, 1])
+    losses = m.describe_losses(table)
+    assert "queue: 1 queue site aaic does not have, numbered after its queues: 5 gpu " \
+           "(MaxQueues and the Queue: header lines list them)" in losses
+    assert "nodes have no SWF field: field 5 holds total GPUs (nodes = ceil(GPUs/8) under the " \
+           "whole-node policy)" in losses
