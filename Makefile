@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SAMPLE := samples/aaic-sample.csv.gz
 
-.PHONY: demo test test-fast dev bench clean example-archive screenshots docs mutate
+.PHONY: demo test test-fast test-deep dev bench clean example-archive screenshots docs mutate
 
 KERNELS := $(wildcard swftools/*/*.pyx swftools/*/*/*.pyx swftools/*/*/*/*.pyx \
                      swftools/*/*.pxd swftools/*/*/*.pxd swftools/*/*/*/*.pxd)
@@ -50,6 +50,11 @@ test: $(BIN)/swftools
 
 test-fast: $(BIN)/swftools
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# The heaviest properties (compiled-vs-Python twins, brute-force references) with 5x their
+# examples (tests/strategies.py: examples); .github/workflows/mutation.yml runs it weekly.
+test-deep: $(BIN)/swftools
+	SWFTOOLS_TEST_DEPTH=5 $(BIN)/python -m pytest -q
 
 bench: $(BIN)/swftools
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

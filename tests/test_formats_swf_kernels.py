@@ -19,7 +19,7 @@ from swftools.formats.swf import _kernels  # the compiled kernels must be built 
 from swftools.formats.swf import kernels
 from swftools.formats.swf.writer import to_bytes
 
-from .strategies import swf_job_bodies, swf_jobs
+from .strategies import examples, swf_job_bodies, swf_jobs
 
 
 def test_the_compiled_kernels_run_and_share_the_constants():
@@ -62,7 +62,7 @@ def _blank_runs(draw) -> bytes:
     return body
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(_blank_runs(), st.booleans())
 def test_compiled_tokenizer_equals_the_reference(body, chunked):
     results = []
@@ -205,7 +205,7 @@ def _reference_tokenize(body: bytes, n_fields: int):
 
 
 @pytest.mark.parametrize("which", ["compiled", "reference"])
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(_blank_runs())
 def test_tokenizer_equals_a_python_statement_of_it(which, body):
     with _running(_WHICH[which](), False):
@@ -260,7 +260,7 @@ def _format_inputs(draw):
 
 
 @pytest.mark.parametrize("which", ["compiled", "reference"])
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(_format_inputs(), st.integers(0, 40))
 def test_formatter_equals_a_python_statement_of_it(which, inputs, initial):
     ints, scaled, digits, widths = inputs
@@ -321,7 +321,7 @@ def test_formatter_across_its_row_tiles(seed, n_rows, r0):
 
 
 @pytest.mark.parametrize("which", ["compiled", "reference"])
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(st.lists(st.integers(-1, 10 ** 18 - 1), max_size=40))
 def test_int_strings_write_the_numbers(which, values):
     with _running(_WHICH[which](), False):
@@ -336,7 +336,7 @@ _ID_TEXT = st.one_of(st.integers(0, 2 ** 64).map(str), st.text("0123456789+- x."
 
 
 @pytest.mark.parametrize("which", ["compiled", "reference"])
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.one_of(st.none(), _ID_TEXT), max_size=30))
 def test_parse_ids_takes_exactly_the_numbers_python_writes(which, texts):
     import pyarrow as pa

@@ -14,10 +14,10 @@ from swftools.replay.workload import prepare
 from swftools.replay import _engine_flat  # noqa: F401  (the twin must be built: ``make dev``)
 
 from .conftest import trace_path
-from .strategies import replay_swf_jobs
+from .strategies import examples, replay_swf_jobs
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(replay_swf_jobs(max_jobs=60))
 def test_compiled_matches_python_on_random_workloads(case):
     table, procs = case
@@ -28,7 +28,7 @@ def test_compiled_matches_python_on_random_workloads(case):
         assert np.array_equal(python, compiled), policy
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(replay_swf_jobs(max_jobs=60, tie_grid=100))
 def test_compiled_matches_python_at_shadow_ties(case):
     """Times on a 100 s grid: EASY's ``<=`` / ``<`` boundaries at the shadow time."""

@@ -25,9 +25,9 @@ from swftools.replay.workload import prepare
 from swftools.site import load_site, resolve_site
 
 from .test_replay_placement import KEYED_SCALE as SCALE, make_keyed_factor
-from .strategies import (pal_placement_cases, placement_flat_cases, placement_gpu_cases,
-                         placement_wide_flat_cases, placement_wide_gpu_cases, priority_wc_cases,
-                         whatif_replay_cases)
+from .strategies import (examples, pal_placement_cases, placement_flat_cases,
+                         placement_gpu_cases, placement_wide_flat_cases, placement_wide_gpu_cases,
+                         priority_wc_cases, whatif_replay_cases)
 
 
 
@@ -102,7 +102,7 @@ FACTORS = st.sampled_from(["none", "factor", "bound", "too-high", "per-job"])
 POLICIES = st.sampled_from(["easy", "fcfs"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(placement_gpu_cases(), st.sampled_from(COMPILED_POLICIES), POLICIES, FACTORS,
        st.integers(0, 3))
 def test_compiled_general_path_matches_python_on_small_sites(case, name, policy, factors, seed):
@@ -111,7 +111,7 @@ def test_compiled_general_path_matches_python_on_small_sites(case, name, policy,
                site.gpus_per_node)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(placement_wide_gpu_cases(), st.sampled_from(COMPILED_POLICIES), POLICIES, FACTORS,
        st.integers(0, 3))
 def test_compiled_general_path_matches_python_on_sites_wider_than_a_word(case, name, policy,
@@ -122,7 +122,7 @@ def test_compiled_general_path_matches_python_on_sites_wider_than_a_word(case, n
                site.gpus_per_node)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(st.one_of(placement_flat_cases(), placement_wide_flat_cases()),
        st.sampled_from(COMPILED_POLICIES), POLICIES, FACTORS, st.integers(0, 3))
 def test_compiled_general_path_matches_python_on_flat_pools(case, name, policy, factors, seed):
@@ -131,7 +131,7 @@ def test_compiled_general_path_matches_python_on_flat_pools(case, name, policy, 
     check_case(table, FlatPool(procs), name, inputs, policy, factors, seed, procs, 1)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(pal_placement_cases(), st.sampled_from(["pm-first", "pal"]), POLICIES, FACTORS,
        st.sampled_from([62, 62, 62, 4, 0]))
 def test_pm_first_and_pal_compiled_match_python(case, name, policy, factors, bits):
@@ -465,7 +465,7 @@ def test_pal_tables_a_choice_cannot_use_are_refused():
     assert refused(table, pval)  # WORST reversed without POS
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(priority_wc_cases(), POLICIES, st.sampled_from(["none", "factor", "bound", "per-job"]))
 def test_priority_wc_compiled_matches_python(case, policy, factors):
     """``priority-wc`` with a gain on every job: the waiting jobs of higher gain (highest first,

@@ -16,7 +16,7 @@ from swftools.replay.workload import prepare
 from swftools.replay import _engine_gpu  # noqa: F401  (the twin must be built: ``make dev``)
 from swftools.site import resolve_site
 
-from .strategies import replay_gpu_jobs
+from .strategies import examples, replay_gpu_jobs
 
 
 def assert_same_run(work, model, policy):
@@ -39,14 +39,14 @@ def assert_same_replay(case, policy, allocation):
         assert_same_run(work, model, policy)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(replay_gpu_jobs(max_jobs=50), st.sampled_from(["easy", "fcfs"]),
        st.sampled_from(["first-fit", "best-fit"]))
 def test_compiled_matches_python_on_small_sites(case, policy, allocation):
     assert_same_replay(case, policy, allocation)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(replay_gpu_jobs(max_jobs=60, tie_grid=100), st.just("easy"),
        st.sampled_from(["first-fit", "best-fit"]))
 def test_compiled_matches_python_at_shadow_ties(case, policy, allocation):

@@ -28,7 +28,7 @@ from swftools.replay.result import summary_schema
 from swftools.replay.workload import prepare
 
 from .conftest import SAMPLES, trace_path
-from .strategies import placement_flat_cases, placement_gpu_cases
+from .strategies import examples, placement_flat_cases, placement_gpu_cases
 from .test_replay_reference import Job, Nodes, Placement, simulate
 
 DETERMINISTIC = tuple(p for p in PLACEMENTS if p != "random")
@@ -153,7 +153,7 @@ def check_invariants(result, g, n_nodes, policy, flat=False):
 
 @given(placement_gpu_cases(), st.sampled_from(PLACEMENTS), st.sampled_from(["easy", "fcfs"]),
        st.booleans(), st.integers(0, 3))
-@settings(max_examples=120)
+@settings(max_examples=examples(40))
 def test_every_placement_keeps_the_schedule_invariants(case, name, policy, use_factor, seed):
     table, site, inputs = case
     factor, lower = make_factor(inputs, site.max_nodes, site.gpus_per_node)
@@ -168,7 +168,7 @@ def test_every_placement_keeps_the_schedule_invariants(case, name, policy, use_f
 
 @given(placement_gpu_cases(), st.sampled_from(DETERMINISTIC), st.sampled_from(["easy", "fcfs"]),
        st.sampled_from(["none", "factor", "factor+bound"]))
-@settings(max_examples=200)
+@settings(max_examples=examples(70))
 def test_deterministic_placements_match_the_reference(case, name, policy, factors):
     """Job for job against the textbook reference with the same plug-in and placement-dependent
     factors: starts, nodes, GPUs and replayed run times; EASY keeps the head's reservation."""
@@ -199,7 +199,7 @@ def test_factor_one_with_packed_reproduces_the_plain_replay(case, policy, alloca
 
 @given(placement_flat_cases(), st.sampled_from(PLACEMENTS), st.sampled_from(["easy", "fcfs"]),
        st.booleans())
-@settings(max_examples=100)
+@settings(max_examples=examples(40))
 def test_flat_mode_placements(case, name, policy, use_factor):
     """A flat pool runs on the general path as one-GPU nodes: the invariants hold per processor
     and ``packed`` with factor 1 gives ``engine_flat``'s schedule."""
@@ -264,7 +264,7 @@ def make_keyed_factor(inputs: PlacementInputs, n_nodes: int, g: int, n_rows: int
 
 @given(placement_gpu_cases(), st.sampled_from(PLACEMENTS), st.sampled_from(["easy", "fcfs"]),
        st.sampled_from(["none", "bound", "too-high"]), st.integers(0, 3))
-@settings(max_examples=150)
+@settings(max_examples=examples(50))
 def test_keyed_factors_give_the_same_schedule(case, name, policy, bound, seed):
     """Keyed factors (``factor_by_key``: cached by job key and placement signature, choices
     cached per key, the engine's choice groups) give the unkeyed callback's schedule job for
@@ -430,7 +430,7 @@ def test_wide_bit_sets_match_the_bit_walk(mask, free, at_least):
 
 @given(placement_flat_cases(max_jobs=30), st.sampled_from(["easy", "easy", "fcfs"]),
        st.sampled_from(["packed", "packed", "packed", "variability-first", "lxv"]))
-@settings(max_examples=150)
+@settings(max_examples=examples(50))
 def test_wide_flat_pools_take_the_bulk_path(case, policy, name):
     """Pools of more than 256 processors (bulk whole-node updates): ``packed`` with factor 1.0
     still gives ``engine_flat``'s schedule, and every policy keeps the invariants."""

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from swftools import table as jt
 from swftools.replay import replay
 
-from .strategies import replay_gpu_jobs, replay_swf_jobs
+from .strategies import examples, replay_gpu_jobs, replay_swf_jobs
 from .conftest import trace_path
 
 
@@ -322,7 +322,7 @@ def _same_skips(engine, reference):
 
 
 @given(replay_swf_jobs(), st.sampled_from(["easy", "fcfs"]), st.booleans())
-@settings(max_examples=300)
+@settings(max_examples=examples(100))
 def test_flat_engine_matches_reference(case, policy, kill):
     table, procs = case
     placed, skipped = _engine_view(replay(table, procs=procs, policy=policy, kill_at_request=kill))
@@ -334,7 +334,7 @@ def test_flat_engine_matches_reference(case, policy, kill):
 
 @given(replay_gpu_jobs(), st.sampled_from(["easy", "fcfs"]),
        st.sampled_from(["first-fit", "best-fit"]), st.booleans())
-@settings(max_examples=300)
+@settings(max_examples=examples(100))
 def test_gpu_engine_matches_reference(case, policy, allocation, kill):
     table, site = case
     result = replay(table, site=site, policy=policy, allocation=allocation, kill_at_request=kill)
@@ -346,7 +346,7 @@ def test_gpu_engine_matches_reference(case, policy, allocation, kill):
 
 
 @given(replay_swf_jobs(max_jobs=60, tie_grid=100), st.booleans())
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_flat_engine_matches_reference_at_shadow_ties(case, kill):
     """Times on a 100 s grid: backfill candidates that end exactly at the shadow time, jobs that
     end and arrive at once (the boundary cases only real traces reached before)."""
@@ -355,7 +355,7 @@ def test_flat_engine_matches_reference_at_shadow_ties(case, kill):
 
 @given(replay_gpu_jobs(max_jobs=60, tie_grid=100), st.sampled_from(["first-fit", "best-fit"]),
        st.booleans())
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_gpu_engine_matches_reference_at_shadow_ties(case, allocation, kill):
     """As above on GPU nodes: a planted ``>=`` for ``>`` at the commit of a candidate that ends
     at the shadow time changes about one schedule in 25 of these (1 in 150 at 30 jobs)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import os
 import re
@@ -209,10 +210,14 @@ def test_two_renders_are_byte_identical(sample_table, sample_data):
 
 
 def test_page_is_byte_identical_across_processes(tmp_path):
+    """Two processes with other hash seeds; the first 1,000 jobs of the sample keep it quick."""
+    lines = gzip.decompress(SAMPLE.read_bytes()).splitlines(keepends=True)
+    trace = tmp_path / "head.csv"
+    trace.write_bytes(b"".join(lines[:1001]))
     pages = []
     for seed in ("1", "4242"):
         out = tmp_path / f"r{seed}"
-        subprocess.run([sys.executable, "-m", "swftools.cli", "report", str(SAMPLE), "-o", str(out),
+        subprocess.run([sys.executable, "-m", "swftools.cli", "report", str(trace), "-o", str(out),
                         "--html"], check=True, capture_output=True,
                        env=dict(os.environ, PYTHONHASHSEED=seed))
         pages.append((out / "index.html").read_bytes())

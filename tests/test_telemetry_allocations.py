@@ -15,6 +15,8 @@ from swftools.errors import InputError
 from swftools.telemetry.allocations import load_allocations, prepare_allocations
 from swftools.telemetry.engine import register_jobs
 
+from .strategies import examples
+
 T = 1_700_006_400
 
 
@@ -204,7 +206,7 @@ def _allocation_cases(draw):
     return jobs, [(job, node, gpu, k + 2) for k, (job, node, gpu) in enumerate(rows)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(_allocation_cases())
 def test_prepare_allocations_equals_a_reference(case):
     jobs, rows = case
