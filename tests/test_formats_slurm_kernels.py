@@ -138,6 +138,31 @@ def test_scan_in_parts_and_growing_outputs_finds_the_same(monkeypatch, case):
     assert [g.to_pylist() for g in gathered] == [s.to_pylist() for s in serial]
 
 
+@pytest.mark.parametrize("text,expected", [
+    (b"h0|h1\n7|a\r\n7.batch|b\n", (6, 1)),        # \r\n ends one line: job 7 before the part
+    (b"h0|h1\n7|a\r\r\n7.batch|b\n", (-1, 0)),    # \r, then \r\n: an empty line (JobID "")
+    (b"h0|h1\n7|a\n7.0|b\n7.batch|b\n", (6, 1)),  # steps skipped back to their job
+    (b"h0|h1\n7|a|c\n7.batch|b\n", (-1, 0)),       # another field count: not a line to trust
+])
+def test_the_job_before_a_part_is_found_where_the_scan_finds_it(text, expected):
+    """The shortcut a part starts from: the JobID of the job line before it, read with the scan's
+    line ends (a lone ``\r`` ends a line too). Found by the parts property: ``0|||\r\r\n`` was
+    taken for job 0, the scan reads job 0 then an empty line."""
+    begin = text.rindex(b"7.batch")
+    assert kernels._previous_job_id(text, begin, 2, 0) == expected
+
+
+def test_a_part_after_a_lone_carriage_return_knows_no_more_than_the_whole_scan(monkeypatch):
+    text = b"0|||\r\r\n0.batch|||\n.|||\n0.batch|||\n" * 8
+    _, _, whole = _split(text, 4, 0)
+    monkeypatch.setattr(kernels, "_MIN_PART_BYTES", 1)
+    for workers in range(2, 9):
+        monkeypatch.setattr(kernels, "workers", lambda w=workers: w)
+        _, _, parts = _split(text, 4, 0)
+        assert parts.step_row.tolist() == whole.step_row.tolist()
+        assert not (parts.step_after_job & ~whole.step_after_job).any(), workers
+
+
 def test_scan_needs_a_final_line_break():
     with pytest.raises(ValueError, match="line break"):
         kernels.scan(b"a|b\n1|2", 4, 2, 0, np.arange(2))

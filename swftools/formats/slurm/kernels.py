@@ -211,8 +211,9 @@ def _previous_job_id(data: bytes, begin: int, width: int, id_pos: int) -> tuple[
         if end <= 0:
             break
         start = data.rfind(b"\n", 0, end) + 1
-        cells = data[start:end].rstrip(b"\r").split(b"|")
-        if start == 0 or b"\r" in data[start:end].rstrip(b"\r") or len(cells) != width:
+        line = data[start:end - 1] if data[end - 1:end] == b"\r" else data[start:end]
+        cells = line.split(b"|")
+        if start == 0 or b"\r" in line or len(cells) != width:  # another \r ends another line
             break
         if b"." not in cells[id_pos]:
             return start + sum(len(c) + 1 for c in cells[:id_pos]), len(cells[id_pos])
