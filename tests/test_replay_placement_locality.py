@@ -2,14 +2,14 @@
 written from the documented rules (``swftools.replay.placement``'s module docstring).
 
 ``fewest_racks`` is checked against every node set (``test_replay_placement_oracle``'s
-``locality_first``) and by hand. ``lxv`` is checked on the engine's state
-(``model.TrackedGpuState``), where it keeps per-threshold counts up to date and caches its
-candidates and choices while the state is unchanged: through runs of starts, ends and capacity
-changes, every choice against the oracle's candidates (one per class threshold), with no run-time
-factor, a factor callback and a keyed one; the callback is asked once per candidate (keyed: once
-per job key and placement signature, the documented cache), and the factor of the chosen
-placement is the callback's. The oracle test checks both policies on a plain ``GpuState``.
-"""
+``locality_first``) and by hand. ``lxv`` is checked through runs of starts, ends and capacity
+changes, on the engine's state (``model.TrackedGpuState``, where it keeps per-threshold counts up
+to date and caches its candidates and choices while the state is unchanged) and on a plain
+``GpuState`` (where it scans): every choice against the oracle's candidates (one per class
+threshold), with no run-time factor, a factor callback and a keyed one. The callback is asked
+once per distinct candidate (keyed, on the engine's state: once per job key and placement
+signature, the documented cache), and the chosen placement's factor is the callback's, not asked
+again. The oracle test checks both policies on plain states without a factor."""
 
 from __future__ import annotations
 
@@ -125,16 +125,17 @@ def distinct_candidates(snap):
     return len({cell[1] for cell in lxv_cells(snap)})
 
 
-@settings(max_examples=200)
-@given(placement_event_runs(), st.sampled_from(("none", "plain", "keyed")))
-def test_lxv_on_the_engines_state_matches_the_documented_rule(run, kind):
+@settings(max_examples=300)
+@given(placement_event_runs(), st.sampled_from(("none", "plain", "keyed")), st.booleans())
+def test_lxv_through_a_run_matches_the_documented_rule(run, kind, tracked):
+    """On the engine's state (``tracked``) or a plain one (where ``lxv`` scans)."""
     case, events = run
     n, g = case["n"], case["g"]
     inputs = PlacementInputs(rack=case["rack"], gpu_model=case["model"], score=case["score"],
                              gpu_class=case["cls"], model_speed=case["model_speed"],
                              factor_by_key=kind == "keyed")
     placement = make_placement("lxv", inputs.resolved(n, g))
-    state = tracked_state_of(case)
+    state = tracked_state_of(case) if tracked else state_of(case)
     truth = factor_of(case, kind)
     calls = []
 
@@ -179,7 +180,7 @@ def test_lxv_on_the_engines_state_matches_the_documented_rule(run, kind):
             state.take_set(node_set, per_node, gpus)
             running.append((node_set, gpus, per_node))
             j += 4
-    if kind == "keyed":  # the callback once per (job key, signature), and once per job's key
+    if kind == "keyed" and tracked:  # once per (job key, signature), and once per job's key
         asked = [(j % 3, signature(case, ks, gpus[0])) for j, ks, gpus in calls if ks is not None]
         assert len(asked) == len(set(asked))
         keys = [j for j, ks, _ in calls if ks is None]
