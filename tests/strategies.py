@@ -1795,3 +1795,21 @@ def placement_event_runs(draw, max_events: int = 12):
     events = draw(st.lists(st.tuples(kinds, st.integers(0, 63)), min_size=1,
                            max_size=max_events))
     return case, events
+
+
+@st.composite
+def pal_count_cases(draw):
+    """For ``pal.pal_gpus`` on a GPU count: n nodes (1-4) of g GPUs (1-4), class values from a
+    small set (ties), free GPU bit sets, the nodes offered (a bit set), a count (1 up to every
+    GPU), a locality penalty (below 1 too: cross-node cells first) and ``spanning``. Returns a
+    dict: ``n``, ``g``, ``value``, ``free``, ``nodes``, ``count``, ``penalty``, ``spanning``."""
+    n = draw(st.integers(1, 4))
+    g = draw(st.integers(1, 4))
+    levels = st.sampled_from((0.8, 1.0, 1.0, 1.2, 1.5))
+    return {"n": n, "g": g,
+            "value": [[draw(levels) for _ in range(g)] for _ in range(n)],
+            "free": [draw(st.integers(0, (1 << g) - 1)) for _ in range(n)],
+            "nodes": draw(st.integers(0, (1 << n) - 1)),
+            "count": draw(st.integers(1, n * g)),
+            "penalty": draw(st.sampled_from((0.5, 1.0, 1.1, 1.7))),
+            "spanning": draw(st.booleans())}

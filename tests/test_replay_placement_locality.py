@@ -65,7 +65,7 @@ def test_fewest_racks_matches_every_node_set(drawn):
     assert got & ~whole == 0 and got.bit_count() == nodes
 
 
-# --- lxv on the engine's state ---------------------------------------------------------------------
+# --- lxv through a run -------------------------------------------------------------------------
 def tracked_state_of(case) -> TrackedGpuState:
     """The oracle's state as the engine's: it records its changes."""
     s = TrackedGpuState.__new__(TrackedGpuState)
@@ -153,7 +153,8 @@ def test_lxv_through_a_run_matches_the_documented_rule(run, kind, tracked):
             if running:
                 state.give_back(*running.pop(x % len(running)))
             else:  # free one GPU the first state holds busy
-                busy = [(k, i) for k in range(n) for i in range(g) if not state.gpu_free[k] >> i & 1]
+                busy = [(k, i) for k in range(n) for i in range(g)
+                        if not state.gpu_free[k] >> i & 1]
                 if busy:
                     k, i = busy[x % len(busy)]
                     state.give_back(1 << k, 1 << i, 1)
