@@ -212,3 +212,12 @@ def test_lxv_choice_groups():
         pass
 
     assert started(Mine, None).choice_group() is None
+
+
+def test_lxv_without_placement_inputs():
+    """The homogeneous machine (one class, one candidate): best fit, node 1 with one free GPU."""
+    for make in (state_of, tracked_state_of):
+        p = Lxv()
+        state = make(flat_case(2, [0b11, 0b10]))
+        p.start(state, None)
+        assert p.choose(state, 0, 1, 1) == (0b10, 0b10)

@@ -187,6 +187,15 @@ def test_pal_cross_node_cell_takes_free_gpus_only():
         (0, 1), (1, 0)]
 
 
+def test_pal_cross_node_cell_ranks_by_best_match():
+    # 3 GPUs, penalty 1.1: no node has three of value 1.0, (1.0, across) = 1.1 < 1.2 holds the
+    # five of value 1.0: node 0 has one (best match |1 - 3| = 2), nodes 1 and 2 two each (1):
+    # nodes 1 and 2 before node 0, then node, GPU
+    values = [[1.0, 1.2, 1.2, 1.2], [1.0, 1.0, 1.2, 1.2], [1.0, 1.0, 1.2, 1.2]]
+    cells = cell_order(np.array(values), 1.1)
+    assert pal_gpus([0b1111] * 3, values, 3, 0b111, 4, cells) == [(1, 0), (1, 1), (2, 0)]
+
+
 @settings(max_examples=200)
 @given(pal_count_cases())
 def test_pal_gpus_takes_count_free_gpus_of_the_nodes(case):
