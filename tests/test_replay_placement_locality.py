@@ -221,3 +221,15 @@ def test_lxv_without_placement_inputs():
         state = make(flat_case(2, [0b11, 0b10]))
         p.start(state, None)
         assert p.choose(state, 0, 1, 1) == (0b10, 0b10)
+
+
+def test_lxv_counts_a_gpu_freed_between_start_and_its_first_choice():
+    """Classes 0 and 1 (two thresholds); node 0 busy, node 1 with one free GPU of class 0, node
+    2 whole, of class 1. Once node 0's GPU 0 (class 0) is freed, nodes 0 and 1 tie at threshold
+    0 (one usable, one free GPU): the lower number, node 0."""
+    case = {**flat_case(2, [0b00, 0b01, 0b11]), "cls": [[0, 0], [0, 0], [1, 1]]}
+    p = Lxv(PlacementInputs(gpu_class=case["cls"]).resolved(3, 2))
+    state = tracked_state_of(case)
+    p.start(state, None)
+    state.give_back(0b001, 0b01, 1)
+    assert p.choose(state, 0, 1, 1) == (0b001, 0b01)

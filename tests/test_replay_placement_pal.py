@@ -332,6 +332,14 @@ def test_pm_first_gpus_takes_the_best_ranked(state_args, count):
     assert got == sorted((k, i) for _, k, i in best)
 
 
+def test_pm_first_gpus_ranks_by_value_node_gpu_only():
+    # ``pm-first`` on a count has no best-match tie-break: equal values go by node, then GPU
+    # (best match would take node 1's two GPUs: |2 - 2| = 0 against node 0's |1 - 2| = 1)
+    values = [[1.0, 1.0], [1.0, 1.0]]
+    assert pm_first_gpus([0b10, 0b11], values, 2, 0b11, 2) == [(0, 1), (1, 0)]
+    assert pm_first_gpus([0b10, 0b11], values, 2, 0b11, 2, locality=True) == [(1, 0), (1, 1)]
+
+
 # --- wiring ------------------------------------------------------------------------------------
 
 def test_per_class_scores_without_job_classes_are_one_choice_group():
