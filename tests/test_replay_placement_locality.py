@@ -233,3 +233,27 @@ def test_lxv_counts_a_gpu_freed_between_start_and_its_first_choice():
     p.start(state, None)
     state.give_back(0b001, 0b01, 1)
     assert p.choose(state, 0, 1, 1) == (0b001, 0b01)
+
+
+@pytest.mark.parametrize("make", [state_of, tracked_state_of])
+def test_lxv_multi_node_candidates_by_hand(make):
+    """One GPU per node: nodes 0 (rack 0) and 1 (rack 1) of class 0, node 2 (rack 1) of class 1,
+    at half speed; a 2-node job. Threshold 0 takes nodes 0, 1 (two racks), threshold 1 nodes 1,
+    2 (rack 1 holds them). Without a factor the fewer racks win: nodes 1, 2. A keyed factor,
+    1 / the lowest score held: nodes 0, 1 (factor 1 against 2)."""
+    score = [[1.0], [1.0], [0.5]]
+    case = flat_case(1, [1, 1, 1], rack=[0, 1, 1], nodes=2)
+
+    def started(factor):
+        inputs = PlacementInputs(rack=case["rack"], score=score, gpu_class=[[0], [0], [1]],
+                                 factor_by_key=factor is not None)
+        p = Lxv(inputs.resolved(3, 1))
+        state = make(case)
+        p.start(state, factor)
+        return p, state
+
+    p, state = started(None)
+    assert p.choose(state, 0, 2, 1) == (0b110, 0b1)
+    p, state = started(lambda j, ks, gpus: 0 if ks is None else 1 / min(score[k][0] for k in ks))
+    assert p.choose(state, 0, 2, 1) == (0b011, 0b1)
+    assert p.factor(0, 0b011, 0b1) == 1.0
