@@ -352,6 +352,21 @@ def test_per_class_scores_without_job_classes_are_one_choice_group():
         assert (p.app_class(5), group(0), group(5)) == (0, 0, 0)
 
 
+def test_choice_groups_follow_the_application_class():
+    """Jobs of one choice group get the same choice: with two application classes, the job's
+    class (jobs 0 and 1 choose different nodes: ``test_pm_first_by_application_class``); with
+    per-job classes but one score grid every job ranks alike: one group."""
+    class_score = [[[1.1, 1.1], [0.9, 0.9]], [[0.9, 0.9], [1.1, 1.1]]]
+    for cls in (PmFirst, Pal):
+        p, _ = _placement(cls, [[1.0, 1.0], [1.0, 1.0]], [0b11, 0b11], 2,
+                          class_score=class_score, job_class=[0, 1, 0])
+        group = p.choice_group()
+        assert group(0) == group(2) != group(1)
+        p, _ = _placement(cls, [[1.0, 1.0], [1.0, 1.0]], [0b11, 0b11], 2, job_class=[0, 1, 0])
+        group = p.choice_group()
+        assert group(0) == group(1) == group(2)
+
+
 def test_registered_and_compiled():
     for name in ("pm-first", "pal"):
         assert name in PLACEMENTS and name in POLICY_CLASSES
