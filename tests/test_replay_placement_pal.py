@@ -355,16 +355,18 @@ def test_per_class_scores_without_job_classes_are_one_choice_group():
 def test_choice_groups_follow_the_application_class():
     """Jobs of one choice group get the same choice: with two application classes, the job's
     class (jobs 0 and 1 choose different nodes: ``test_pm_first_by_application_class``); with
-    per-job classes but one score grid every job ranks alike: one group."""
+    per-job classes but one score grid every job ranks by it: one group, one choice."""
     class_score = [[[1.1, 1.1], [0.9, 0.9]], [[0.9, 0.9], [1.1, 1.1]]]
     for cls in (PmFirst, Pal):
         p, _ = _placement(cls, [[1.0, 1.0], [1.0, 1.0]], [0b11, 0b11], 2,
                           class_score=class_score, job_class=[0, 1, 0])
         group = p.choice_group()
         assert group(0) == group(2) != group(1)
-        p, _ = _placement(cls, [[1.0, 1.0], [1.0, 1.0]], [0b11, 0b11], 2, job_class=[0, 1, 0])
+        p, state = _placement(cls, [[1.0, 0.8], [1.0, 1.0]], [0b11, 0b11], 2,
+                              job_class=[0, 1, 0])
         group = p.choice_group()
         assert group(0) == group(1) == group(2)
+        assert p.choose(state, 1, 1, 1) == p.choose(state, 0, 1, 1) == (0b01, 0b01)
 
 
 def test_registered_and_compiled():
