@@ -257,3 +257,16 @@ def test_lxv_multi_node_candidates_by_hand(make):
     p, state = started(lambda j, ks, gpus: 0 if ks is None else 1 / min(score[k][0] for k in ks))
     assert p.choose(state, 0, 2, 1) == (0b011, 0b1)
     assert p.factor(0, 0b011, 0b1) == 1.0
+
+
+@pytest.mark.parametrize("make", [state_of, tracked_state_of])
+def test_lxv_asks_the_factor_once_per_distinct_candidate(make):
+    """Nodes 0, 1 (rack 0) of class 0, node 2 (rack 1) of class 1; a 2-node job: both
+    thresholds give nodes 0, 1 (rack 0 holds the job), one candidate, one call."""
+    case = flat_case(1, [1, 1, 1], rack=[0, 0, 1], nodes=2)
+    p = Lxv(PlacementInputs(rack=case["rack"], gpu_class=[[0], [0], [1]]).resolved(3, 1))
+    state = make(case)
+    calls = []
+    p.start(state, lambda j, ks, gpus: calls.append(ks) or 1.0)
+    assert p.choose(state, 0, 2, 1) == (0b011, 0b1)
+    assert calls == [[0, 1]]
