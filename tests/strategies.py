@@ -1782,3 +1782,46 @@ def batsim_rows(draw, max_size: int = 10) -> tuple[dict[str, list], dict]:
     if draw(st.booleans()):
         meta = {**meta, "site": "lab"}  # no preset: the site gives no machine size
     return cols, meta
+
+
+@st.composite
+def rack_node_sets(draw, max_nodes: int = 10):
+    """For ``locality.fewest_racks``: a rack id per node (0-3, so several nodes share a rack and
+    some racks have no free node), the whole free nodes (a bit set) and a node count (2 up to
+    the whole free nodes). Returns (rack, whole, nodes)."""
+    n = draw(st.integers(2, max_nodes))
+    rack = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    free = draw(st.lists(st.booleans(), min_size=n, max_size=n).filter(lambda f: sum(f) >= 2))
+    whole = sum(1 << k for k in range(n) if free[k])
+    return rack, whole, draw(st.integers(2, sum(free)))
+
+
+@st.composite
+def placement_event_runs(draw, max_events: int = 12):
+    """A machine and a partly occupied state (``placement_oracle_cases``) and events on the
+    engine's state after the placement's ``start``: ("start", x) starts a job of the x-th shape
+    (mod the shapes that fit then), ("end", x) ends the x-th running job, ("capacity", x) manages
+    the first 1 + x mod n nodes. Returns (case, events)."""
+    case = draw(placement_oracle_cases())
+    kinds = st.sampled_from(("start", "start", "start", "end", "end", "capacity"))
+    events = draw(st.lists(st.tuples(kinds, st.integers(0, 63)), min_size=1,
+                           max_size=max_events))
+    return case, events
+
+
+@st.composite
+def pal_count_cases(draw):
+    """For ``pal.pal_gpus`` on a GPU count: n nodes (1-4) of g GPUs (1-4), class values from a
+    small set (ties), free GPU bit sets, the nodes offered (a bit set), a count (1 up to every
+    GPU), a locality penalty (below 1 too: cross-node cells first) and ``spanning``. Returns a
+    dict: ``n``, ``g``, ``value``, ``free``, ``nodes``, ``count``, ``penalty``, ``spanning``."""
+    n = draw(st.integers(1, 4))
+    g = draw(st.integers(1, 4))
+    levels = st.sampled_from((0.8, 1.0, 1.0, 1.2, 1.5))
+    return {"n": n, "g": g,
+            "value": [[draw(levels) for _ in range(g)] for _ in range(n)],
+            "free": [draw(st.integers(0, (1 << g) - 1)) for _ in range(n)],
+            "nodes": draw(st.integers(0, (1 << n) - 1)),
+            "count": draw(st.integers(1, n * g)),
+            "penalty": draw(st.sampled_from((0.5, 1.0, 1.1, 1.7))),
+            "spanning": draw(st.booleans())}

@@ -201,13 +201,13 @@ def even(case):
     return tuple(sorted(chosen)), tuple(range(g))
 
 
-def lxv(case):
-    # without a run-time factor: per class threshold c (only GPUs of class <= c) the
-    # fewest-racks placement is a candidate; fewer racks win, then the lower threshold. A
-    # single-node candidate: the node with the fewest free GPUs of class <= c that fit, then the
-    # fewest free, then the lowest number; its best-class GPUs.
+def lxv_cells(case):
+    """``lxv``'s candidates, one per class threshold that admits the job: (threshold index,
+    placement, racks spanned). Per class threshold c (only GPUs of class <= c) the fewest-racks
+    placement; a single-node candidate: the node with the fewest free GPUs of class <= c that
+    fit, then the fewest free, then the lowest number; its best-class GPUs."""
     cls, g = case["cls"], case["g"]
-    best = None
+    cells = []
     for t, c in enumerate(sorted({x for row in cls for x in row})):
         if case["nodes"] > 1:
             ok = {k for k in range(case["n"]) if max(cls[k]) <= c}
@@ -226,9 +226,13 @@ def lxv(case):
                 return usable, n_free(case, k), k, sorted(gpu_rank(case, k, i) for i in x[1])
             pick = min(cands, key=key)
             racks = 1
-        if best is None or (racks, t) < best[0]:
-            best = ((racks, t), pick)
-    return best[1]
+        cells.append((t, pick, racks))
+    return cells
+
+
+def lxv(case):
+    # without a run-time factor every factor is 1: fewer racks win, then the lower threshold
+    return min(lxv_cells(case), key=lambda cell: (cell[2], cell[0]))[1]
 
 
 def pm_first(case):

@@ -7,6 +7,7 @@ import itertools
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,8 @@ from swftools.replay.placement.pal_classes import (
     silhouette_k,
 )
 from swftools.replay.placement.tables import COMPILED_POLICIES, placement_tables
+
+from .strategies import pal_count_cases
 
 ALL = 0b11  # both nodes of a two-node machine
 
@@ -167,6 +170,103 @@ def test_pm_first_by_application_class():
     assert p.choose(state, 1, 1, 2) == (0b10, 0b11)
 
 
+def test_pal_cross_node_cell_best_match_with_a_penalty_below_one():
+    # penalty 0.5: across 1.0 (0.5) is tried first; free GPUs of value 1.0: node 0 has two
+    # (best match |2 - 2| = 0), node 1 one (|1 - 2| = 1): node 0's two
+    cells = cell_order(np.array(VALUES), 0.5)
+    assert cells[0] == (1.0, False)
+    assert pal_gpus([0b1111, 0b1111], VALUES, 2, ALL, 4, cells) == [(0, 0), (0, 1)]
+
+
+def test_pal_cross_node_cell_takes_free_gpus_only():
+    # node 0 free: GPU 1 (1.0), GPU 2 (1.2); node 1 free: GPU 0 (1.0), GPU 3 (1.2); 2 GPUs,
+    # penalty 1.1: (1.0, within) fails, (1.0, across) = 1.1 < 1.2: the two free GPUs of 1.0
+    # (node 0's GPU 0, also of value 1.0, is busy)
+    free = [0b0110, 0b1001]
+    assert pal_gpus(free, VALUES, 2, ALL, 4, cell_order(np.array(VALUES), 1.1)) == [
+        (0, 1), (1, 0)]
+
+
+def test_pal_cross_node_cell_ranks_by_best_match():
+    # 3 GPUs, penalty 1.1: no node has three of value 1.0, (1.0, across) = 1.1 < 1.2 holds the
+    # five of value 1.0: node 0 has one (best match |1 - 3| = 2), nodes 1 and 2 two each (1):
+    # nodes 1 and 2 before node 0, then node, GPU
+    values = [[1.0, 1.2, 1.2, 1.2], [1.0, 1.0, 1.2, 1.2], [1.0, 1.0, 1.2, 1.2]]
+    cells = cell_order(np.array(values), 1.1)
+    assert pal_gpus([0b1111] * 3, values, 3, 0b111, 4, cells) == [(1, 0), (1, 1), (2, 0)]
+
+
+@settings(max_examples=200)
+@given(pal_count_cases())
+def test_pal_gpus_takes_count_free_gpus_of_the_nodes(case):
+    """The last cells admit every free GPU: ``count`` free GPUs of the offered nodes whenever
+    that many are free (spanning), or one node that has them (a one-node shape, which never
+    spans); else None."""
+    n, g, free, nodes, count = case["n"], case["g"], case["free"], case["nodes"], case["count"]
+    cells = cell_order(np.array(case["value"]), case["penalty"])
+    got = pal_gpus(free, case["value"], count, nodes, g, cells, spanning=case["spanning"])
+    offered = [(k, i) for k in range(n) if nodes >> k & 1 for i in range(g) if free[k] >> i & 1]
+    if case["spanning"] or count == 1:
+        fits = len(offered) >= count
+    else:
+        fits = count <= g and any(sum(1 for kk, _ in offered if kk == k) >= count
+                                  for k in range(n))
+    if not fits:
+        assert got is None
+        return
+    assert got == sorted(set(got)) and len(got) == count and set(got) <= set(offered)
+    if not case["spanning"]:
+        assert len({k for k, _ in got}) == 1
+
+
+def test_pal_recorded_one_node_shape_never_spans():
+    # variability 1.0 and 1.2 on the layout of VALUES: class values 1.0 / 1.1 and 1.2 / 1.1.
+    # Penalty 1.1: the cross-node cell of the first class (1.0) comes before the within cell
+    # of the second (1.09); a one-node job skips it: node 0 (lower node on the tie), GPUs 0, 2
+    scores = [[1.0 / v for v in row] for row in VALUES]
+    p, state = _placement(Pal, scores, [0b0101, 0b1001], 4, pal_penalty=1.1)
+    assert p.choose(state, 0, 1, 2) == (0b01, 0b0101)
+
+
+def test_pal_choose_for_a_job_that_does_not_fit():
+    p, state = _placement(Pal, [[1.0, 0.8], [1.0, 0.8]], [0b00, 0b00], 2)
+    with pytest.raises(AssertionError, match=r"^choose\(\) called for a job that does not fit$"):
+        p.choose(state, 0, 1, 1)
+
+
+def test_pal_artifact_k2():
+    # variability 1.0, 1.2, 1.5 on nodes 0, 1, 2 (all GPUs alike): the silhouette keeps three
+    # classes, k = 2 (k-means from the values 1.0 and 1.5) puts 1.0 and 1.2 in one class. A
+    # 2-GPU job with node 0's GPUs 0, 1 free and nodes 1, 2 whole: the first within cell that
+    # fits is the fastest class's; with k = 2 node 1 has more eligible GPUs than node 0.
+    scores = [[1.0] * 4, [1 / 1.2] * 4, [1 / 1.5] * 4]
+    free = [0b0011, 0b1111, 0b1111]
+    p, state = _placement(Pal, scores, free, 4)
+    assert p.choose(state, 0, 1, 2) == (0b001, 0b0011)
+    p, state = _placement(Pal, scores, free, 4, pal_k2=True)
+    assert p.choose(state, 0, 1, 2) == (0b010, 0b0011)
+
+
+def test_pal_without_placement_inputs():
+    # the homogeneous machine (one class): a 1-GPU job by best match, |free GPUs - 1| smaller
+    # first: node 1 (one free GPU) before node 0 (two)
+    p = Pal()
+    state = _state([0b11, 0b10], 2)
+    p.start(state, None)
+    assert p.choose(state, 0, 1, 1) == (0b10, 0b10)
+
+
+def test_pal_with_a_factor_callback():
+    """An unkeyed callback: no choice groups, and the placement's factor is the callback's."""
+    def factor(j, ks, gpus):
+        return 1.0 + j + len(ks) / 10 + sum(gpus[0]) / 100
+
+    p, state = _placement(Pal, [[1.0, 0.8], [1.0, 0.8]], [0b11, 0b11], 2)
+    p.start(state, factor)
+    assert p.choice_group() is None
+    assert p.factor(2, 0b01, 0b10) == factor(2, [0], [[1]])
+
+
 # --- pm-first against a brute-force oracle -----------------------------------------------------
 
 @st.composite
@@ -232,6 +332,14 @@ def test_pm_first_gpus_takes_the_best_ranked(state_args, count):
     assert got == sorted((k, i) for _, k, i in best)
 
 
+def test_pm_first_gpus_ranks_by_value_node_gpu_only():
+    # ``pm-first`` on a count has no best-match tie-break: equal values go by node, then GPU
+    # (best match would take node 1's two GPUs: |2 - 2| = 0 against node 0's |1 - 2| = 1)
+    values = [[1.0, 1.0], [1.0, 1.0]]
+    assert pm_first_gpus([0b10, 0b11], values, 2, 0b11, 2) == [(0, 1), (1, 0)]
+    assert pm_first_gpus([0b10, 0b11], values, 2, 0b11, 2, locality=True) == [(1, 0), (1, 1)]
+
+
 # --- wiring ------------------------------------------------------------------------------------
 
 def test_per_class_scores_without_job_classes_are_one_choice_group():
@@ -242,6 +350,23 @@ def test_per_class_scores_without_job_classes_are_one_choice_group():
                           class_score=[[[1.0, 2.0]], [[2.0, 1.0]]])
         group = p.choice_group()
         assert (p.app_class(5), group(0), group(5)) == (0, 0, 0)
+
+
+def test_choice_groups_follow_the_application_class():
+    """Jobs of one choice group get the same choice: with two application classes, the job's
+    class (jobs 0 and 1 choose different nodes: ``test_pm_first_by_application_class``); with
+    per-job classes but one score grid every job ranks by it: one group, one choice."""
+    class_score = [[[1.1, 1.1], [0.9, 0.9]], [[0.9, 0.9], [1.1, 1.1]]]
+    for cls in (PmFirst, Pal):
+        p, _ = _placement(cls, [[1.0, 1.0], [1.0, 1.0]], [0b11, 0b11], 2,
+                          class_score=class_score, job_class=[0, 1, 0])
+        group = p.choice_group()
+        assert group(0) == group(2) != group(1)
+        p, state = _placement(cls, [[1.0, 0.8], [1.0, 1.0]], [0b11, 0b11], 2,
+                              job_class=[0, 1, 0])
+        group = p.choice_group()
+        assert group(0) == group(1) == group(2)
+        assert p.choose(state, 1, 1, 1) == p.choose(state, 0, 1, 1) == (0b01, 0b01)
 
 
 def test_registered_and_compiled():
