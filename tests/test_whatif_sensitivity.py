@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pyarrow as pa
@@ -330,8 +331,9 @@ def test_run_times_in_seconds_long_model_names_titles_and_a_partial_mix(tmp_path
     assert sens.mix == pytest.approx((2 / 3, 1 / 3)) and sens.mix_given
     only_b = load_sensitivity(_write(tmp_path, {**doc, "mix": {"B": 0.5}}))
     assert only_b.mix == (0.0, 1.0)
-    assert load_sensitivity(_write(tmp_path, {k: v for k, v in doc.items() if k != "mix"})).mix \
-        == (0.5, 0.5)
+    bare = load_sensitivity(_write(tmp_path, {k: v for k, v in doc.items()
+                                              if k not in ("mix", "title", "source")}))
+    assert (bare.mix, bare.mix_given, bare.title, bare.source) == ((0.5, 0.5), False, "", "")
 
 
 @pytest.mark.parametrize("change, message, expected", [
@@ -394,6 +396,17 @@ def test_hash_classes_follow_the_documented_rule(ids, mix):
     assert hash_classes(np.array(ids, dtype=np.int64), mix).tolist() == want
     assert [int(v) for v in splitmix64(np.array([j % 2**64 for j in ids], dtype=np.uint64))] \
         == [_splitmix64_reference(j % 2**64) for j in ids]
+
+
+def test_splitmix64_of_one_value_wraps_silently():
+    """Arithmetic modulo 2^64 is the rule, not an overflow: a single value (a numpy scalar,
+    where numpy warns of overflow by default) gives the reference with no warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for x in (2**64 - 1, 2**63, 12345):
+            assert int(splitmix64(np.uint64(x))) == _splitmix64_reference(x)
+        assert int(hash_classes(np.int64(-5), [1.0, 2.0])) == (
+            0 if (_splitmix64_reference(2**64 - 5) >> 11) / 2**53 < 1 / 3 else 1)
 
 
 def test_the_hash_rule_reads_ids_of_any_integer_column(sens):

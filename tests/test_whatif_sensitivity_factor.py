@@ -226,3 +226,14 @@ def test_factors_of_many_keys_at_once(data, case):
     assert got.dtype == np.float64 and got.shape == (len(want),)
     assert got.tolist() == pytest.approx(want, rel=1e-12)
     assert [g for g, w in zip(got, want) if w == 1.0] == [1.0 for w in want if w == 1.0]
+
+
+def test_a_site_without_nodes_still_gets_a_model(sens):
+    """A ``Site`` built without a capacity timeline has no node and no rack: its model builds,
+    and a recorded placement of more than one node is ``inter_rack`` (no rack holds two nodes)."""
+    site = dataclasses.replace(load_site("aaic"), capacity_since=(), capacity_nodes=(),
+                               node_groups=(), gpu_model_of_node=(), rack_of_node=(),
+                               gpu_score=())
+    assert site.rack_of_node == ()
+    fm = FactorModel(site, sens)
+    assert [fm.recorded_level(p) for p in (1, 8, 9, 16, 17)] == [0, 1, 3, 3, 3]
