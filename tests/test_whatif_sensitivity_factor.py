@@ -237,3 +237,21 @@ def test_a_site_without_nodes_still_gets_a_model(sens):
     assert site.rack_of_node == ()
     fm = FactorModel(site, sens)
     assert [fm.recorded_level(p) for p in (1, 8, 9, 16, 17)] == [0, 1, 3, 3, 3]
+
+
+def test_engine_placements_within_one_rack_and_across_racks(sens):
+    """The engine's many-node placements (one GPU list for five nodes or more): in one rack the
+    ring spans ``inter_node`` links, across racks ``inter_rack`` (the site's default links)."""
+    site = load_site("aaic-v100-half")  # racks of ten nodes; nodes 20-39 hold V100s
+    links = {"intra_node": (80.0, 2.0), "inter_node": (12.5, 5.0), "inter_rack": (6.25, 10.0)}
+    fm = FactorModel(site, sens, "P100")
+    held = [0, 1]
+    for nodes, level in ((range(0, 6), 2), (range(5, 11), 3), (range(20, 25), 2),
+                         (range(27, 35), 3)):
+        nodes = list(nodes)
+        gpus = [held] * len(nodes)
+        assert fm.key(6, nodes, gpus)[3] == level
+        want, _ = _oracle_factor(site, sens, links, 6, nodes, gpus, site.gpu_score, "P100")
+        assert fm.factor(6, nodes, gpus) == pytest.approx(want, rel=1e-12)
+    # 12 GPUs on six P100 nodes of one rack: as recorded (two nodes of one rack), exactly 1
+    assert fm.factor(6, list(range(6)), [held] * 6) == 1.0
