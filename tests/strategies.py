@@ -487,10 +487,11 @@ def whatif_sites(draw, max_nodes: int = 12, max_gpus: int = 4):
 
 
 @st.composite
-def whatif_placements(draw, site):
+def whatif_placements(draw, site, max_nodes: int = 4):
     """(nodes, gpus) on ``site``: distinct nodes, a non-empty GPU list on each."""
     n, g = len(site.gpu_model_of_node), site.gpus_per_node
-    nodes = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=min(n, 4), unique=True))
+    nodes = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=min(n, max_nodes),
+                          unique=True))
     gpus = [sorted(draw(st.lists(st.integers(0, g - 1), min_size=1, max_size=g, unique=True)))
             for _ in nodes]
     return nodes, gpus
@@ -1825,3 +1826,47 @@ def pal_count_cases(draw):
             "count": draw(st.integers(1, n * g)),
             "penalty": draw(st.sampled_from((0.5, 1.0, 1.1, 1.7))),
             "spanning": draw(st.booleans())}
+
+
+# --- the sensitivity model's run-time factor (issue 30, whatif/sensitivity.py) --------------
+SENSITIVITY_MODELS = ("P100", "V100", "K80")
+
+
+@st.composite
+def sensitivity_factor_cases(draw, max_nodes: int = 9, max_gpus: int = 3, max_classes: int = 3):
+    """``(site, sens, links, scores)`` for the run-time factor: a site of up to three node groups
+    (GPU models drawn from ``SENSITIVITY_MODELS``, any order and repeats), the trace's GPU model
+    any of the three, explicit racks, links drawn per level (``links``: kind -> (GB/s, us), not
+    ordered: a level's own link may be faster than a lower level's), a per-GPU score grid from a
+    few values (1.0 often, so placements at the recorded speed occur), and a ``Sensitivity`` built
+    directly (speeds relative to P100, ties often) with 1..``max_classes`` classes."""
+    from swftools.site import LINK_KINDS, site_from_settings
+    from swftools.whatif.cluster import with_scores
+    from swftools.whatif.sensitivity import JobClass, Sensitivity
+
+    n = draw(st.integers(1, max_nodes))
+    g = draw(st.integers(1, max_gpus))
+    cuts = sorted(draw(st.lists(st.integers(1, n - 1), max_size=2, unique=True))) if n > 1 else []
+    bounds = [0, *cuts, n]
+    groups = [{"name": f"g{i}", "nodes": b - a, "gpu_model": draw(st.sampled_from(SENSITIVITY_MODELS)),
+               "gpus_per_node": g} for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    racks = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    links = {k: (draw(st.sampled_from([1.0, 6.25, 12.5, 80.0])),
+                 draw(st.sampled_from([0.5, 2.0, 10.0, 40.0]))) for k in LINK_KINDS}
+    trace = draw(st.sampled_from(SENSITIVITY_MODELS))
+    settings = whatif_settings(n, g, gpu_model=f"NVIDIA Tesla {trace}", node_groups=groups,
+                               racks=racks,
+                               links={k: {"bandwidth_gbytes_per_s": b, "latency_us": l}
+                                      for k, (b, l) in links.items()})
+    score = st.sampled_from([0.5, 0.8, 1.0, 1.0, 1.25])
+    scores = draw(st.lists(st.lists(score, min_size=g, max_size=g), min_size=n, max_size=n))
+    site = with_scores(site_from_settings(settings), scores)
+    speed = st.sampled_from([0.5, 1.0, 2.0, 3.0])
+    classes = tuple(
+        JobClass(f"C{i}", {"P100": 1.0, "V100": draw(speed), "K80": draw(speed)},
+                 draw(st.sampled_from([0.0, 1.0, 100.0, 500.0])),
+                 draw(st.sampled_from([1.0, 50.0, 300.0])))
+        for i in range(draw(st.integers(1, max_classes))))
+    sens = Sensitivity("drawn", "<drawn>", SENSITIVITY_MODELS, classes,
+                       (1 / len(classes),) * len(classes), False)
+    return site, sens, links, scores

@@ -1,10 +1,15 @@
 """The job sensitivity model (``swftools.whatif.sensitivity``): the MLPerf preset, job classes,
-the run-time factor."""
+the run-time factor (worked independently in ``test_whatif_sensitivity_factor.py``)."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import math
+import subprocess
+import sys
+import warnings
 
 import numpy as np
 import pyarrow as pa
@@ -13,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from swftools.errors import InputError, UsageError
+from swftools.metadata import METADATA_KEY
 from swftools.resources import load_json
 from swftools.site import load_site
 from swftools.whatif.cluster import upgraded, with_scores
@@ -211,9 +217,19 @@ def test_a_site_model_the_sensitivity_does_not_know(sens):
     site = upgraded(load_site("aaic"), 4, gpu_model="A100")
     with pytest.raises(InputError) as info:
         FactorModel(site, sens)
-    assert (info.value.field, info.value.value) == ("gpu_models", "A100")
-    with pytest.raises(InputError, match="the trace's GPU model"):
+    err = info.value
+    assert (err.path, err.field, err.value) == (sens.path, "gpu_models", "A100")
+    assert err.message == "no speed for GPU model 'A100' (a GPU model of the site, site aaic-a100-4)"
+    assert err.expected == ("one of P100, V100; the site's node groups and gpu_model must name "
+                            "models the sensitivity file knows")
+    with pytest.raises(InputError) as info:
         FactorModel(load_site("aaic"), sens, "K80")
+    assert info.value.message == "no speed for GPU model 'K80' (the trace's GPU model, site aaic)"
+    # a site that names no trace GPU model, and none given
+    with pytest.raises(InputError) as info:
+        FactorModel(dataclasses.replace(load_site("aaic"), gpu_model=""), sens)
+    assert (info.value.value, info.value.message) == (
+        "(none)", "no speed for GPU model '' (the trace's GPU model, site aaic)")
 
 
 def test_factor_model_is_shared(sens):
@@ -284,3 +300,194 @@ def test_the_compiled_kernel_gives_the_same_factor(sens, data, site, cls, scores
     args = (cls, models, s_min, len(nodes), racks, len(held))
     assert kernel.callback().factor(*args) == f
     assert sensitivity_factor(*args, kernel.params) == f
+
+
+# --- loading: forms of the file, and what the errors say ---------------------------------------
+
+def test_run_times_in_seconds_long_model_names_titles_and_a_partial_mix(tmp_path):
+    """Run times as H:MM:SS or seconds, GPU models by long names, speeds relative to the first
+    model; a class title or none; a mix that leaves a class out (weight 0) and adds up to less
+    than 1 (normalized)."""
+    doc = {"name": "forms", "title": "Forms", "source": "by hand",
+           "gpu_models": ["NVIDIA Tesla P100", "Tesla V100-SXM2", "K80"],
+           "classes": [
+               {"name": "A", "run_time": {"P100": "10:05:07", "NVIDIA V100": 1800, "k80": 72614},
+                "gradient_mb": 2, "iteration_ms": 40},
+               {"name": "B", "title": "Class B", "speed": {"p100": 4, "V100": 2, "K80": 8.0},
+                "gradient_mb": 0, "iteration_ms": 7}],
+           "mix": {"B": 0.25, "A": 0.5}}
+    path = _write(tmp_path, doc)
+    sens = load_sensitivity(path)
+    assert (sens.name, sens.path, sens.title, sens.source) == ("forms", path, "Forms", "by hand")
+    assert sens.gpu_models == ("P100", "V100", "K80") and sens.names == ("A", "B")
+    a, b = sens.classes
+    t = 10 * 3600 + 5 * 60 + 7  # 36307 s
+    assert a.run_time_s == {"P100": t, "V100": 1800.0, "K80": 72614.0}
+    assert all(type(v) is float for v in a.run_time_s.values())
+    assert a.speed == {"P100": 1.0, "V100": t / 1800, "K80": t / 72614}
+    assert (a.title, a.gradient_mb, a.iteration_ms) == ("", 2.0, 40.0)
+    assert b.run_time_s is None and b.title == "Class B"
+    assert b.speed == {"P100": 1.0, "V100": 0.5, "K80": 2.0}
+    assert sens.mix == pytest.approx((2 / 3, 1 / 3)) and sens.mix_given
+    only_b = load_sensitivity(_write(tmp_path, {**doc, "mix": {"B": 0.5}}))
+    assert only_b.mix == (0.0, 1.0)
+    bare = load_sensitivity(_write(tmp_path, {k: v for k, v in doc.items()
+                                              if k not in ("mix", "title", "source")}))
+    assert (bare.mix, bare.mix_given, bare.title, bare.source) == ((0.5, 0.5), False, "", "")
+
+
+@pytest.mark.parametrize("change, message, expected", [
+    (lambda d: d["classes"][1]["run_time"].update(A100="1:00:00"),
+     "unknown GPU model 'A100' in class SSD", "one of gpu_models (P100, V100)"),
+    (lambda d: d["classes"][2]["run_time"].pop("V100"),
+     "class OD gives no run time for GPU model V100",
+     "a value for every one of gpu_models (P100, V100)"),
+    (lambda d: d["classes"].__setitem__(2, {"name": "OD", "speed": {"P100": 1}, "gradient_mb": 1,
+                                            "iteration_ms": 1}),
+     "class OD gives no speed for GPU model V100", "a value for every one of gpu_models"),
+    (lambda d: d["classes"].append(dict(d["classes"][0])), "duplicate class 'IC'",
+     "one entry per class"),
+    (lambda d: d.update(mix={"IC": 1, "XX": 2}), "unknown class 'XX' in the mix",
+     "one of the classes (IC, SSD, OD, RM, SA, RT, TL, SR, RF)"),
+    (lambda d: d.update(mix={"IC": 0, "SSD": 0}), "the mix weights add up to 0",
+     "a positive weight for some class"),
+])
+def test_what_a_bad_sensitivity_file_is_told(tmp_path, change, message, expected):
+    doc = _doc()
+    change(doc)
+    with pytest.raises(InputError) as info:
+        load_sensitivity(_write(tmp_path, doc))
+    assert info.value.message == message
+    assert info.value.expected.startswith(expected)
+
+
+def test_an_unknown_class_name_lists_the_classes(sens):
+    with pytest.raises(UsageError) as info:
+        sens.index("GAN")
+    assert str(info.value).endswith(
+        "unknown class 'GAN' (classes of mlperf-p100-v100: IC, SSD, OD, RM, SA, RT, TL, SR, RF)")
+    assert sens.index("RF") == 8
+
+
+# --- classes: the hash rule read literally, columns, traces' names ---------------------------
+
+def _splitmix64_reference(x: int) -> int:
+    """splitmix64's finalizer in Python integers (Steele, Lea and Flood 2014)."""
+    m = (1 << 64) - 1
+    z = (x + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+@settings(max_examples=80, deadline=None)
+@given(ids=st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=20),
+       mix=st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0, 7.5]), min_size=1, max_size=6).filter(
+           lambda w: sum(w) > 0))
+def test_hash_classes_follow_the_documented_rule(ids, mix):
+    """The class of a job id is the one whose interval of the cumulative normalized mix holds
+    ``u``, the top 53 bits of splitmix64(id) (id modulo 2^64) as a fraction of 2^53."""
+    total = sum(mix)
+    bounds = list(itertools.accumulate(w / total for w in mix))
+    want = []
+    for job in ids:
+        u = (_splitmix64_reference(job % 2**64) >> 11) / 2**53
+        want.append(next((i for i, b in enumerate(bounds) if u < b), len(mix) - 1))
+    assert hash_classes(np.array(ids, dtype=np.int64), mix).tolist() == want
+    assert [int(v) for v in splitmix64(np.array([j % 2**64 for j in ids], dtype=np.uint64))] \
+        == [_splitmix64_reference(j % 2**64) for j in ids]
+
+
+def test_splitmix64_of_one_value_wraps_silently():
+    """Arithmetic modulo 2^64 is the rule, not an overflow: a single value (a numpy scalar,
+    where numpy warns of overflow by default) gives the reference with no warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for x in (2**64 - 1, 2**63, 12345):
+            assert int(splitmix64(np.uint64(x))) == _splitmix64_reference(x)
+        assert int(hash_classes(np.int64(-5), [1.0, 2.0])) == (
+            0 if (_splitmix64_reference(2**64 - 5) >> 11) / 2**53 < 1 / 3 else 1)
+
+
+def test_the_hash_rule_reads_ids_of_any_integer_column(sens):
+    """Job ids as int32, with a null-free chunked column, or as text digits: the same classes as
+    the same ids in int64; the description names the mix."""
+    want = hash_classes(np.array([3, 17, 2**31 - 1], dtype=np.int64), sens.mix).tolist()
+    for column in (pa.array([3, 17, 2**31 - 1], pa.int32()),
+                   pa.chunked_array([[3], [17, 2**31 - 1]], pa.int64()),
+                   pa.array(["3", "17", str(2**31 - 1)])):
+        got, how = assign_classes(pa.table({"job_id": column}), sens)
+        assert got.tolist() == want
+    assert how == ("hash: splitmix64(job_id) into the mix of mlperf-p100-v100 ("
+                   + ", ".join(f"{n}=0.1111" for n in sens.names) + ")")
+    with pytest.raises(UsageError) as info:
+        assign_classes(pa.table({"user": ["a"]}), sens)
+    assert str(info.value) == "the hash rule needs a job_id column"
+
+
+def test_integer_ids_are_hashed_without_pandas():
+    """The docstring's promise: integer job ids without nulls are read through their buffers,
+    not pyarrow's ``to_numpy`` (which imports pandas, ~0.25 s)."""
+    # the column from raw buffers: pa.array itself imports pandas
+    code = ("import sys, numpy as np, pyarrow as pa\n"
+            "from swftools.whatif.sensitivity import assign_classes, load_sensitivity\n"
+            "ids = np.array([5, 6, 7], dtype=np.int64)\n"
+            "column = pa.Array.from_buffers(pa.int64(), 3, [None, pa.py_buffer(ids.tobytes())])\n"
+            "t = pa.Table.from_arrays([column], names=['job_id'])\n"
+            "assert 'pandas' not in sys.modules\n"
+            "print(assign_classes(t, load_sensitivity('mlperf-p100-v100'))[0].tolist(),"
+            " 'pandas' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    sens = load_sensitivity("mlperf-p100-v100")
+    assert out == f"{hash_classes(np.array([5, 6, 7]), sens.mix).tolist()} False\n"
+
+
+def test_a_job_on_a_boundary_of_the_mix_takes_the_class_above():
+    """Intervals are half-open, [lo, hi): a job whose u is exactly a cumulative weight belongs to
+    the next class of positive weight, never to one of weight 0 (an empty interval)."""
+    u = (_splitmix64_reference(1) >> 11) / 2**53  # job 1's u, k / 2^53: exact weights below
+    assert hash_classes(np.array([1]), [u, 0.0, 1.0 - u]).tolist() == [2]
+    assert hash_classes(np.array([1]), [u + 2**-53, 0.0, 1.0 - u - 2**-53]).tolist() == [0]
+    # weights as integers, not normalized: 1:3 puts u below 1/4 in class 0, above in class 1
+    ids = np.arange(200)
+    us = [(_splitmix64_reference(i) >> 11) / 2**53 for i in range(200)]
+    assert hash_classes(ids, [1, 3]).tolist() == [0 if x < 0.25 else 1 for x in us]
+    assert hash_classes(ids.astype(np.int32), [1, 3]).tolist() == [0 if x < 0.25 else 1
+                                                                   for x in us]
+
+
+def test_a_single_rule_takes_one_class_name(sens):
+    """Class names hold no ``:``, so ``single:TL:IC`` names no class (not IC)."""
+    with pytest.raises(UsageError, match="unknown class 'TL:IC'"):
+        assign_classes(pa.table({"job_id": [1]}), sens, rule="single:TL:IC")
+
+
+@pytest.mark.parametrize("metadata, path", [
+    ({METADATA_KEY: json.dumps({"source_file": "jobs.swf"}).encode()}, "jobs.swf"),
+    ({METADATA_KEY: json.dumps({"site": "aaic"}).encode()}, "<trace>"),
+    ({METADATA_KEY: b"{not json"}, "<trace>"),
+    ({b"other": b"{}"}, "<trace>"),
+    (None, "<trace>"),
+])
+def test_an_unknown_class_names_the_traces_file(sens, metadata, path):
+    table = pa.table({"app_class": ["IC", None]}).replace_schema_metadata(metadata)
+    with pytest.raises(InputError) as info:
+        assign_classes(table, sens)
+    err = info.value
+    assert err.path == path
+    assert (err.field, err.value, err.message) == ("app_class", "None",
+                                                    "row 1: unknown class None")
+    assert err.expected == ("a class of mlperf-p100-v100 (IC, SSD, OD, RM, SA, RT, TL, SR, "
+                            "RF)")
+
+
+def test_a_named_column_wins_over_app_class_and_single_names_its_class(sens):
+    table = pa.table({"job_id": [1, 2], "app_class": ["IC", "IC"], "app": ["SR", "RM"]})
+    classes, how = assign_classes(table, sens, column="app")
+    assert classes.tolist() == [7, 3] and classes.dtype == np.int64 and how == "column app"
+    # app_class, when the trace has it, wins over the rule
+    assert assign_classes(table, sens, rule="single:TL")[0].tolist() == [0, 0]
+    single, how = assign_classes(table.drop(["app_class"]), sens, rule="single:TL")
+    assert single.tolist() == [6, 6] and single.dtype == np.int64
+    assert how == "single: every job TL"
