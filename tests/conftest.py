@@ -8,14 +8,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from .strategies import examples
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SWFTOOLS_SHARED", ROOT.parent / "shared"))
 TRACES = SHARED / "traces"
 SAMPLES = ROOT / "samples"
 
-settings.register_profile("ci", max_examples=60, deadline=None,
+# a property without its own count: 40 examples in CI, 30 locally (x SWFTOOLS_TEST_DEPTH)
+settings.register_profile("ci", max_examples=examples(40), deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=30, deadline=None,
+settings.register_profile("dev", max_examples=examples(30), deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
