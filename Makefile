@@ -51,8 +51,8 @@ test: $(BIN)/swftools
 test-fast: $(BIN)/swftools
 	$(BIN)/python -m pytest -q -m "not slow"
 
-# Every property with 5x its examples (tests/strategies.py: examples, and the hypothesis profile
-# in tests/conftest.py); .github/workflows/mutation.yml runs it weekly.
+# Every property with 5x its examples (tests/conftest.py: examples and the hypothesis profiles);
+# .github/workflows/mutation.yml runs it weekly.
 test-deep: $(BIN)/swftools
 	SWFTOOLS_TEST_DEPTH=5 $(BIN)/python -m pytest -q
 

@@ -8,12 +8,21 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from .strategies import examples
-
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SWFTOOLS_SHARED", ROOT.parent / "shared"))
 TRACES = SHARED / "traces"
 SAMPLES = ROOT / "samples"
+
+# How hard the heaviest properties search (compiled-vs-Python twins, brute-force references):
+# ``examples(n)`` draws n examples in the default run (`make test`, CI: the suite stays under
+# 10 minutes on 2 cores) and n x SWFTOOLS_TEST_DEPTH in a deeper one (`make test-deep`, weekly).
+TEST_DEPTH = max(1, int(os.environ.get("SWFTOOLS_TEST_DEPTH", "1")))
+
+
+def examples(n: int) -> int:
+    """``max_examples`` for a heavy property: ``n`` scaled by ``SWFTOOLS_TEST_DEPTH``."""
+    return n * TEST_DEPTH
+
 
 # a property without its own count: 40 examples in CI, 30 locally (x SWFTOOLS_TEST_DEPTH)
 settings.register_profile("ci", max_examples=examples(40), deadline=None,

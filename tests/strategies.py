@@ -5,7 +5,6 @@ Add new strategies at the end of this file; keep existing ones stable.
 
 from __future__ import annotations
 
-import os
 import string
 
 import pyarrow as pa
@@ -13,19 +12,10 @@ from hypothesis import strategies as st
 
 from swftools import table as jt
 
+from .conftest import examples  # noqa: F401  (the heavy properties import it from here)
+
 AAIC_QUEUES = ("Normal", "Short", "Middle", "Long")
 EPOCH_2017 = 1_499_990_400  # 2017-07-14 00:00 UTC, around the AAIC trace start
-
-# How hard the heaviest properties search (compiled-vs-Python twins, brute-force references):
-# ``examples(n)`` draws n examples in the default run (`make test`, CI: the suite stays under
-# 10 minutes on 2 cores) and n x SWFTOOLS_TEST_DEPTH in a deeper one (`make test-deep`, weekly).
-TEST_DEPTH = max(1, int(os.environ.get("SWFTOOLS_TEST_DEPTH", "1")))
-
-
-def examples(n: int) -> int:
-    """``max_examples`` for a heavy property: ``n`` scaled by ``SWFTOOLS_TEST_DEPTH``."""
-    return n * TEST_DEPTH
-
 
 names = st.text(alphabet=string.ascii_lowercase + string.digits + "_-.", min_size=1, max_size=12)
 
