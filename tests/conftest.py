@@ -24,8 +24,8 @@ def examples(n: int) -> int:
     return n * TEST_DEPTH
 
 
-# a property without its own count: 40 examples in CI, 30 locally (x SWFTOOLS_TEST_DEPTH)
-settings.register_profile("ci", max_examples=examples(40), deadline=None,
+# a property without its own count: 30 examples (x SWFTOOLS_TEST_DEPTH)
+settings.register_profile("ci", max_examples=examples(30), deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=examples(30), deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
