@@ -13,23 +13,21 @@ SHARED = Path(os.environ.get("SWFTOOLS_SHARED", ROOT.parent / "shared"))
 TRACES = SHARED / "traces"
 SAMPLES = ROOT / "samples"
 
-# How hard the heaviest properties search (compiled-vs-Python twins, brute-force references):
-# ``examples(n)`` draws n examples in the default run (`make test`, CI: the suite stays under
-# 10 minutes on 2 cores) and n x SWFTOOLS_TEST_DEPTH in a deeper one (`make test-deep`, weekly).
+# How hard the properties search: ``examples(n)`` draws n examples in the default run (`make
+# test`, CI: the suite stays under 10 minutes on 2 cores) and n x SWFTOOLS_TEST_DEPTH in a
+# deeper one (`make test-deep`, weekly). The heaviest properties (compiled-vs-Python twins,
+# brute-force references) give their own n; the others take the profile's 30, locally and in CI.
 TEST_DEPTH = max(1, int(os.environ.get("SWFTOOLS_TEST_DEPTH", "1")))
 
 
 def examples(n: int) -> int:
-    """``max_examples`` for a heavy property: ``n`` scaled by ``SWFTOOLS_TEST_DEPTH``."""
+    """``max_examples`` for a property: ``n`` scaled by ``SWFTOOLS_TEST_DEPTH``."""
     return n * TEST_DEPTH
 
 
-# a property without its own count: 30 examples (x SWFTOOLS_TEST_DEPTH)
-settings.register_profile("ci", max_examples=examples(30), deadline=None,
+settings.register_profile("swftools", max_examples=examples(30), deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=examples(30), deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+settings.load_profile("swftools")
 
 SWF_TRACES = sorted(p.name for p in TRACES.glob("*.swf.gz")) if TRACES.is_dir() else []
 
