@@ -425,6 +425,23 @@ def test_the_hash_rule_reads_ids_of_any_integer_column(sens):
     assert str(info.value) == "the hash rule needs a job_id column"
 
 
+def test_a_job_without_an_integer_id_is_refused_by_the_hash_rule(sens):
+    """A null or non-numeric job id has nothing to hash: the error names the row, the field and
+    the value (it was hashed as NaN cast to int64, or failed with numpy's ValueError)."""
+    from swftools.whatif.moldable import assign_dl_classes
+
+    for column, row, value in ((pa.array([3, None, 5], pa.int64()), 1, "None"),
+                               (pa.array(["3", "17", "x9"]), 2, "x9"),
+                               (pa.array([None, "4"]), 0, "None")):
+        table = pa.table({"job_id": column})
+        for assign in (lambda t: assign_classes(t, sens),
+                       lambda t: assign_dl_classes(t, ["a", "b"])):
+            with pytest.raises(InputError) as info:
+                assign(table)
+            assert (info.value.field, info.value.value) == ("job_id", value)
+            assert info.value.message.startswith(f"row {row}: job id ")
+
+
 def test_integer_ids_are_hashed_without_pandas():
     """The docstring's promise: integer job ids without nulls are read through their buffers,
     not pyarrow's ``to_numpy`` (which imports pandas, ~0.25 s)."""
