@@ -333,8 +333,9 @@ def test_estimate_micro_batch_precedence_and_refusals():
     assert estimate(_model(), plat, [1])[0].micro_batch == 64
     assert estimate(_model(micro_batch=4), plat, [1])[0].micro_batch == 4
     assert estimate(_model(micro_batch=4), plat, [1], micro_batch=2)[0].micro_batch == 2
-    with pytest.raises(UsageError, match="micro-batch must be at least 1, not -1"):
-        estimate(_model(), plat, [1], micro_batch=-1)
+    for bad in (-1, 0):  # 0 was taken for "not given": the model's default, silently
+        with pytest.raises(UsageError, match=f"micro-batch must be at least 1, not {bad}$"):
+            estimate(_model(micro_batch=4), plat, [1], micro_batch=bad)
     with pytest.raises(UsageError, match="GPU count must be at least 1, not 0"):
         estimate(_model(), plat, [2, 0])
     assert estimate(_model(), plat, [4])[0].gpus == 4  # max_gpus itself is allowed

@@ -199,7 +199,8 @@ def estimate(model: TrainingModel, platform: Platform, gpus: Sequence[int],
              micro_batch: int | None = None) -> list[Estimate]:
     """One ``Estimate`` per GPU count of ``gpus`` (the module docstring gives the model);
     ``micro_batch``: samples per GPU (default the model's, else ``largest_micro_batch``)."""
-    b = micro_batch or model.micro_batch or largest_micro_batch(model, platform)
+    b = micro_batch if micro_batch is not None else (
+        model.micro_batch or largest_micro_batch(model, platform))
     if b < 1:
         raise UsageError(f"the micro-batch must be at least 1, not {b}")
     for p in gpus:
