@@ -23,7 +23,7 @@ from swftools.formats.datapackage import cells
 from swftools.formats.datapackage.files import _check_cell, read_csv_gz, write_csv_gz
 from swftools.validate.package_checks import bad_cells
 
-from .strategies import cell_tokens, integer_cell_columns
+from .strategies import cell_tokens, examples, integer_cell_columns
 from .validate_support import aaic_table, assert_fires, run
 
 KINDS = ("integer", "number", "boolean", "string")
@@ -55,7 +55,7 @@ def read_one(directory: Path, kind: str, token: str) -> pa.Table | None:
 
 
 @given(cell_tokens)
-@settings(max_examples=400)
+@settings(max_examples=examples(150))
 def test_reader_and_validator_agree_on_every_cell(token):
     for kind in KINDS:
         assert reader_cell_ok(kind, token) == validator_cell_ok(kind, token), (kind, token)

@@ -22,7 +22,7 @@ from swftools.replay.model import TrackedGpuState
 from swftools.replay.placement import Lxv, make_placement
 from swftools.replay.placement.locality import fewest_racks
 
-from .strategies import placement_event_runs, rack_node_sets
+from .strategies import examples, placement_event_runs, rack_node_sets
 from .test_replay_placement_oracle import flat_case, locality_first, lxv_cells, state_of
 
 
@@ -51,7 +51,7 @@ def test_fewest_racks_by_hand(rack, whole, nodes, want):
     assert nodes_of(fewest_racks(whole, rack_masks(rack), nodes)) == want
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(100))
 @given(rack_node_sets())
 def test_fewest_racks_matches_every_node_set(drawn):
     """The rack with the fewest whole free nodes that holds the job (lower rack id on ties),
@@ -125,7 +125,7 @@ def distinct_candidates(snap):
     return len({cell[1] for cell in lxv_cells(snap)})
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(100))
 @given(placement_event_runs(), st.sampled_from(("none", "plain", "keyed")), st.booleans())
 def test_lxv_through_a_run_matches_the_documented_rule(run, kind, tracked):
     """On the engine's state (``tracked``) or a plain one (where ``lxv`` scans)."""

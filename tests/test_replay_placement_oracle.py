@@ -25,7 +25,7 @@ from swftools.replay.model import GpuState
 from swftools.replay.placement import make_placement
 from swftools.replay.placement.pal_classes import cell_order, form_classes
 
-from .strategies import placement_oracle_cases
+from .strategies import examples, placement_oracle_cases
 
 
 def state_of(case) -> GpuState:
@@ -331,7 +331,7 @@ def flat_case(g, gpu_free, rack=None, nodes=1, per_node=1, gain=1.0):
 @example(flat_case(4, [0b1110, 0b1111], per_node=2))  # GPU order within a node: 1, 2 not 2, 3
 @example(flat_case(2, [3, 3, 3, 3, 3], rack=[0, 0, 0, 1, 1], nodes=2, per_node=2))  # smaller rack
 @example({**flat_case(2, [3, 3, 3, 3], nodes=3, per_node=2), "model": [1, 1, 0, 0]})  # even tie
-@settings(max_examples=300)
+@settings(max_examples=examples(100))
 @given(placement_oracle_cases())
 def test_every_policy_matches_its_documented_rule(case):
     for name, oracle in ORACLES.items():

@@ -13,7 +13,7 @@ from swftools.replay import PLACEMENTS, PlacementInputs, replay
 from swftools.replay.model import GpuNodes
 from swftools.replay.workload import prepare
 
-from .strategies import placement_gpu_cases, replay_swf_jobs
+from .strategies import examples, placement_gpu_cases, replay_swf_jobs
 from .test_replay import gpu_site, gpu_table
 
 
@@ -154,7 +154,7 @@ def _held(row) -> dict[int, set[int]]:
 
 @given(placement_gpu_cases(), st.sampled_from(PLACEMENTS), st.sampled_from(["easy", "fcfs"]),
        st.integers(0, 3))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 def test_gpu_count_schedules_are_feasible(case, name, policy, seed):
     """Independently of the engine: every job holds exactly its GPU count, on managed nodes,
     never a GPU another job holds at the same time; FCFS starts in queue order; every job is

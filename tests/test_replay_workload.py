@@ -14,6 +14,7 @@ from swftools.replay.model import FlatPool, GpuNodes
 from swftools.replay.workload import (SKIP_NEVER_FITS, SKIP_UNKNOWN_RUNTIME, SKIP_UNKNOWN_SIZE,
                                       SKIP_UNKNOWN_SUBMIT, job_size, prepare)
 
+from .strategies import examples
 from .test_replay import gpu_site
 
 
@@ -108,7 +109,7 @@ def _check(rows, model, kill, shape):
     assert len(work) == len(kept)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(st.lists(_row, max_size=14), st.integers(1, 12), st.booleans())
 def test_flat_pool_matches_the_docstring(rows, procs, kill):
     _check(rows, FlatPool(procs), kill, "recorded")

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from swftools import table as jt
-from tests.strategies import numeric_columns
+from tests.strategies import examples, numeric_columns
 
 
 def _same(a: pa.Array, b: pa.Array) -> bool:
@@ -28,7 +28,7 @@ def _same(a: pa.Array, b: pa.Array) -> bool:
                for x, y in zip(a.to_pylist(), b.to_pylist()))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(numeric_columns())
 def test_from_numpy_equals_pa_array(column):
     values, null = column
@@ -36,7 +36,7 @@ def test_from_numpy_equals_pa_array(column):
     assert _same(jt.from_numpy(values), pa.array(values))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(numeric_columns(), st.data())
 def test_to_numpy_round_trips_slices_and_chunks(column, data):
     values, _ = column
@@ -52,7 +52,7 @@ def test_to_numpy_round_trips_slices_and_chunks(column, data):
                           equal_nan=values.dtype.kind == "f")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(numeric_columns(), st.integers(0, 40))
 def test_boolean_to_numpy_and_filled(column, offset):
     values, null = column
@@ -67,7 +67,7 @@ def test_boolean_to_numpy_and_filled(column, offset):
             expected.tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(numeric_columns(), st.integers(0, 40), st.integers(0, 3))
 def test_filled_into_a_buffer_and_validity(column, offset, cut):
     """``filled(..., out=)`` (the SWF writer's reused buffer) and ``validity`` on slices with
@@ -101,7 +101,7 @@ def test_nulls_equal_pa_nulls(kind, n):
     assert built.equals(pa.nulls(n, kind)) and built.null_count == n
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(st.lists(st.text(max_size=12), max_size=50))
 def test_strings_equal_pa_array(texts):
     built = jt.strings(texts)

@@ -17,7 +17,8 @@ from swftools.site import load_site
 from swftools.whatif.kernel import sensitivity_factor
 from swftools.whatif.sensitivity import (FactorModel, factor_model, link_kind, load_sensitivity,
                                          recorded_link_kind, runtime_factor)
-from tests.strategies import SENSITIVITY_MODELS, sensitivity_factor_cases, whatif_placements
+from tests.strategies import (SENSITIVITY_MODELS, examples, sensitivity_factor_cases,
+                              whatif_placements)
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +106,7 @@ def _oracle_factor(site, sens, links, cls, nodes, gpus, scores, trace):
     return (i * r + comm(level)) / (i + comm(rec)), (level, rec)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data(), case=sensitivity_factor_cases())
 def test_factor_follows_the_docstring_formula(data, case):
     """Any placement (distinct nodes, GPU lists of their own) on a site of up to three GPU
@@ -133,7 +134,7 @@ def test_factor_follows_the_docstring_formula(data, case):
     assert vec.shape == (1,) and vec[0] == pytest.approx(want, rel=1e-12)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data(), case=sensitivity_factor_cases())
 def test_engine_placements_and_the_kernel_follow_the_formula(data, case):
     """The engine's form (one GPU list shared by all its nodes, the numpy path from five nodes
