@@ -66,15 +66,22 @@ def test_unsafe_path_line_counts_a_leading_newline(pkg):
     assert error_of(dp.descriptor, pkg).line == line
 
 
-def test_unsafe_path_written_with_escapes_has_no_line(pkg):
-    """The value as written ("..\\/x") is not its JSON form ("../x"): no line is claimed."""
+def test_unsafe_path_written_with_escapes_is_found_at_its_line(pkg):
+    """The value as written ("..\\/x") is not its JSON form ("../x"): the line is still its own;
+    a bad path written twice is named at the resource that is reported."""
     desc_path = pkg / "datapackage.json"
     text = desc_path.read_text().replace('"data/jobs.csv.gz"', '"..\\/x.csv"', 1)
     desc_path.write_text(text)
+    line = 1 + next(i for i, t in enumerate(text.splitlines()) if '"..\\/x.csv"' in t)
     err = error_of(dp.descriptor, pkg)
-    assert err.line is None
-    assert str(err) == (f"{desc_path}: resource 'jobs': path '../x.csv' climbs out of the "
+    assert err.line == line
+    assert str(err) == (f"{desc_path}:{line}: resource 'jobs': path '../x.csv' climbs out of the "
                         "package with '..' (expected a relative path inside the package)")
+    desc_path.write_text('{"resources": [{"name": "a", "path": ["data/x.csv"]},\n'
+                         ' {"name": "jobs", "path": ["data/y.csv",\n "/abs.csv"]},\n'
+                         ' {"name": "b", "path": "/abs.csv"}]}')
+    err = error_of(dp.descriptor, pkg)
+    assert (err.line, err.message) == (3, "resource 'jobs': path '/abs.csv' is an absolute path")
 
 
 # ----------------------------------------------------------------------- reading the CSV

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from swftools import table as jt
-from swftools.errors import InputError
+from swftools.errors import InputError, json_line
 from swftools.fileio import file_digest
 from swftools.formats.datapackage import cells as cell_grammar
 from swftools.formats.inputs import detect_gzip, open_binary, open_text
@@ -213,11 +213,9 @@ def load_package(path: str | Path, display: str) -> PackageInput:
     return pkg
 
 
-def _line_of(pkg: PackageInput, needle: Any) -> int | None:
-    if pkg.text is None or needle is None:
-        return None
-    index = pkg.text.find(json.dumps(needle, ensure_ascii=False))
-    return pkg.text.count("\n", 0, index) + 1 if index >= 0 else None
+def _line_at(pkg: PackageInput, where: list[str | int]) -> int | None:
+    """The descriptor line of the value at JSON path ``where``."""
+    return None if pkg.text is None else json_line(pkg.text, where)
 
 
 def _section(obj: dict[str, Any], key: str) -> dict[str, Any]:
@@ -261,19 +259,25 @@ def package_descriptor(ctx: Context) -> None:
     for kind, note in _profile_errors(desc):
         problem(f"{kind}: {note}", expected="a descriptor valid against the Data Package profile")
     names = []
-    for res in pkg.resources():
+    listed = desc.get("resources")
+    for r, res in enumerate(listed if isinstance(listed, list) else []):
+        if not isinstance(res, dict):
+            continue
         name = res.get("name")
         names.append(name)
         paths = res.get("path")
-        for rel in paths if isinstance(paths, list) else [paths] if isinstance(paths, str) else []:
+        steps = (list(enumerate(paths)) if isinstance(paths, list)
+                 else [(None, paths)] if isinstance(paths, str) else [])
+        for i, rel in steps:
             if not isinstance(rel, str):
                 continue
+            line = _line_at(pkg, ["resources", r, "path"] + ([] if i is None else [i]))
             why = safe_path(rel)
             if why:
-                problem(f"resource {name!r}: path {rel!r} {why}", _line_of(pkg, rel), rel,
+                problem(f"resource {name!r}: path {rel!r} {why}", line, rel,
                         "a relative path inside the package")
             elif not (pkg.root / rel).is_file():
-                problem(f"resource {name!r}: file {rel!r} does not exist", _line_of(pkg, rel), rel,
+                problem(f"resource {name!r}: file {rel!r} does not exist", line, rel,
                         "an existing file")
     if JOBS not in names:
         problem("no 'jobs' resource", expected="a resource named 'jobs' (the job table)")

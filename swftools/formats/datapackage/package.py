@@ -36,7 +36,8 @@ from swftools.atomic import atomic_dir
 from swftools.fileio import file_digest, write_parquet
 from swftools.formats.datapackage.files import (empty_string_counts, read_csv_gz, read_parquet,
                                                 write_csv_gz)
-from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError, UsageError, count, plural
+from swftools.errors import (NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError, UsageError, count,
+                             json_line, plural)
 from swftools.metadata import TableMetadata
 from swftools.resources import load_json
 from swftools.site import Site, resolve_site
@@ -365,17 +366,20 @@ def descriptor(path: str | os.PathLike) -> dict[str, Any]:
         where = "/".join(str(p) for p in errors[0].absolute_path) or "(top level)"
         raise InputError(str(desc_path), f"{where}: {errors[0].message}",
                          expected="a descriptor following schemas/datapackage.profile.json")
-    for resource in desc["resources"]:
+    for r, resource in enumerate(desc["resources"]):
         for key in ("path", "schema", "dialect"):
             if isinstance(resource.get(key), str):
-                _check_relative(desc_path, text, resource["name"], key, resource[key])
+                _check_relative(desc_path, text, resource["name"], key, resource[key],
+                                ["resources", r, key])
         if isinstance(resource.get("path"), list):
-            for part in resource["path"]:
-                _check_relative(desc_path, text, resource["name"], "path", str(part))
+            for i, part in enumerate(resource["path"]):
+                _check_relative(desc_path, text, resource["name"], "path", str(part),
+                                ["resources", r, "path", i])
     return desc
 
 
-def _check_relative(desc_path: Path, text: str, name: str, key: str, value: str) -> None:
+def _check_relative(desc_path: Path, text: str, name: str, key: str, value: str,
+                    where: list[str | int]) -> None:
     if key != "path" and _URL.match(value):
         return  # a remote schema or dialect is legal; read() refuses it only when it needs it
     problem = None
@@ -387,13 +391,7 @@ def _check_relative(desc_path: Path, text: str, name: str, key: str, value: str)
         problem = "climbs out of the package with '..'"
     if problem:
         raise InputError(str(desc_path), f"resource {name!r}: {key} {value!r} {problem}",
-                         line=_line_of(text, json.dumps(value, ensure_ascii=False)),
-                         expected="a relative path inside the package")
-
-
-def _line_of(text: str, needle: str) -> int | None:
-    index = text.find(needle)
-    return text.count("\n", 0, index) + 1 if index >= 0 else None
+                         line=json_line(text, where), expected="a relative path inside the package")
 
 
 def read(path: str | os.PathLike, *, site: Site | str | None = None, progress: bool = False,
