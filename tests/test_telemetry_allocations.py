@@ -407,3 +407,23 @@ def test_an_arrow_table_is_not_left_registered():
     load_allocations(con, pa.table({"job_id": [1], "node": ["a"], "gpu_index": [0]}))
     with pytest.raises(duckdb.CatalogException):
         con.execute("SELECT * FROM alloc_arrow")
+
+
+@pytest.mark.parametrize("columns,field,value", [
+    ({"job_id": ["1", "x"], "node": ["a", "b"], "gpu_index": [0, 1]}, "job_id", "x"),
+    ({"job_id": [1, -2], "node": ["a", "b"], "gpu_index": [0, 1]}, "job_id", "-2"),
+    ({"job_id": [1, 2], "node": ["a", None], "gpu_index": [0, 1]}, "node", None),
+    ({"job_id": [1, 2], "node": ["a", "b"], "gpu_index": [0, -1]}, "gpu_index", "-1"),
+    ({"job_id": [1.0, 2.0], "node": ["a", "b"], "gpu_index": [0.0, 1.5]}, "gpu_index", "1.5"),
+])
+def test_arrow_cells_are_checked_like_file_cells(columns, field, value):
+    """An Arrow table's bad cell is refused, at its row numbered as a file's line, like the same
+    cell of a file (it was cast unchecked: a negative id or GPU index, an empty node, or a
+    duckdb conversion error); the table is not left registered."""
+    con = duckdb.connect()
+    with pytest.raises(InputError) as exc:
+        load_allocations(con, pa.table(columns))
+    assert (exc.value.path, exc.value.line, exc.value.field, exc.value.value) == \
+        ("<allocations>", 3, field, value)
+    with pytest.raises(duckdb.CatalogException):
+        con.execute("SELECT * FROM alloc_arrow")

@@ -27,16 +27,19 @@ def load_allocations(con: duckdb.DuckDBPyConnection, source: str | Path | pa.Tab
                     "gpu_index INTEGER, line BIGINT)")
         return "<no allocation table>"
     if isinstance(source, pa.Table):
+        where = "<allocations>"
         missing = [c for c in ALLOCATION_COLUMNS if c not in source.column_names]
         if missing:
-            raise InputError("<allocations>", f"missing {plural(len(missing), 'column')} {', '.join(missing)}",
+            raise InputError(where, f"missing {plural(len(missing), 'column')} {', '.join(missing)}",
                              expected=", ".join(ALLOCATION_COLUMNS))
         con.register("alloc_arrow", source.select(list(ALLOCATION_COLUMNS)))
-        con.execute("CREATE OR REPLACE TABLE alloc_raw AS SELECT CAST(job_id AS BIGINT) AS job_id, "
-                    "CAST(node AS VARCHAR) AS node, CAST(gpu_index AS INTEGER) AS gpu_index, "
-                    "row_number() OVER () + 1 AS line FROM alloc_arrow")
-        con.unregister("alloc_arrow")
-        return "<allocations>"
+        try:
+            con.execute("CREATE OR REPLACE TEMP VIEW alloc_src AS "
+                        "SELECT *, row_number() OVER () + 1 AS line FROM alloc_arrow")
+            _check_cells_and_load(con, where)
+        finally:
+            con.unregister("alloc_arrow")
+        return where
     path = Path(source)
     if not path.is_file():
         raise InputError(str(path), "no such allocation file")
@@ -58,7 +61,14 @@ def load_allocations(con: duckdb.DuckDBPyConnection, source: str | Path | pa.Tab
         raise InputError(str(path), f"missing {plural(len(missing), 'column')} {', '.join(missing)}", line=1,
                          field="header", expected=", ".join(ALLOCATION_COLUMNS))
     con.execute(f"CREATE OR REPLACE TEMP VIEW alloc_src AS {rel}")
-    # One grammar per cell, here: the first bad row and which of its cells is bad (job, node, GPU).
+    _check_cells_and_load(con, str(path))
+    return str(path)
+
+
+def _check_cells_and_load(con: duckdb.DuckDBPyConnection, where: str) -> None:
+    """``alloc_raw`` from the view ``alloc_src`` (its columns and ``line``), after checking every
+    cell: InputError at the first bad row, naming which of its cells is bad (job, node, GPU).
+    One grammar per cell, here, for files and Arrow tables alike."""
     bad = con.execute("""
         WITH checked AS (
             SELECT line, CAST(job_id AS VARCHAR) AS job, CAST(gpu_index AS VARCHAR) AS gpu,
@@ -70,22 +80,21 @@ def load_allocations(con: duckdb.DuckDBPyConnection, source: str | Path | pa.Tab
                         OR TRY_CAST(gpu_index AS DOUBLE) <> TRY_CAST(gpu_index AS INTEGER)) AS bad_gpu
             FROM alloc_src)
         SELECT line, job, gpu, bad_job, bad_node FROM checked
-        WHERE bad_job OR bad_node OR bad_gpu ORDER BY line LIMIT 1""").fetchone()
-    if bad:
-        line, job, gpu, bad_job, bad_node = bad
+        WHERE bad_job OR bad_node OR bad_gpu ORDER BY line LIMIT 1""").fetchall()
+    if bad:  # fetchall: an unfinished result would keep a registered table in use
+        line, job, gpu, bad_job, bad_node = bad[0]
         if bad_job:
-            raise InputError(str(path), f"job_id {job!r} is not a job id", line=line,
+            raise InputError(where, f"job_id {job!r} is not a job id", line=line,
                              field="job_id", value=str(job), expected="a non-negative integer")
         if bad_node:
-            raise InputError(str(path), "node is empty", line=line, field="node")
-        raise InputError(str(path), f"gpu_index {gpu!r} is not a GPU index", line=line,
+            raise InputError(where, "node is empty", line=line, field="node")
+        raise InputError(where, f"gpu_index {gpu!r} is not a GPU index", line=line,
                          field="gpu_index", value=str(gpu),
                          expected="a non-negative integer, or empty when unknown")
     con.execute("""CREATE OR REPLACE TABLE alloc_raw AS SELECT CAST(job_id AS BIGINT) AS job_id,
         CAST(node AS VARCHAR) AS node,
         TRY_CAST(NULLIF(CAST(gpu_index AS VARCHAR), '') AS INTEGER) AS gpu_index, line
         FROM alloc_src""")
-    return str(path)
 
 
 def prepare_allocations(con: duckdb.DuckDBPyConnection, where: str, gpus_per_node: int) -> None:
