@@ -40,6 +40,7 @@ NCAR, OSC, CCR, WESTGRID = "America/Denver", "America/New_York", "America/New_Yo
 # Refusals a writer may answer a real table with (one error line, nothing written).
 NQSII_QUEUE = "is not a queue of site aaic"
 NQSII_UNKNOWN = "NQSII logs have no marker for unknown values"
+NQSII_CPU = "an NQSII log counts GPUs"  # a CPU log (processors): refused before its queues
 NEEDS_NODES = "a pod list needs its cluster's node list"
 NEEDS_SUBMIT = "without a submit time: sacct output needs one for every job"
 
@@ -61,31 +62,32 @@ CASES: dict[str, tuple[list[str], dict[str, int | str] | tuple[str, int | None, 
     # Slurm (--columns from SOURCES.md for the headerless dumps)
     "slurm/xdmod-accounting-logs.log": ([], converts(4, nqsii=NQSII_UNKNOWN, batsim=0,
                                                      tiresias=1)),
-    "slurm/xdmod-accounting-logs-with-job-arrays.log": ([], converts(6)),
+    "slurm/xdmod-accounting-logs-with-job-arrays.log": ([], converts(6, nqsii=NQSII_CPU)),
     "slurm/xdmod-non-ended-job-state.log": (
         [], ("refused", None, "no finished jobs: every job is pending or running")),
     "slurm/xdmod-unknown-job-state.log": (
         [], ("refused", 1, "field 'state' (state): 'FOO' is not a valid state")),
-    "slurm/xdmod-utf8-multibyte-chars.log": ([], converts(1)),
-    "slurm/xdmod-robertson-filter-test.log": ([], converts(1)),
+    "slurm/xdmod-utf8-multibyte-chars.log": ([], converts(1, nqsii=NQSII_CPU)),
+    "slurm/xdmod-robertson-filter-test.log": ([], converts(1, nqsii=NQSII_CPU)),
     "slurm/xdmod-phillips.log": ([], converts(556, batsim=1, tiresias=1)),
-    "slurm/xdmod-pozidriv.log": ([], converts(546, batsim=491)),
-    "slurm/slurm2sql-test-data1.csv": ([], converts(2)),
-    "slurm/slurm2sql-test-data2.csv": ([], converts(2)),
+    "slurm/xdmod-pozidriv.log": ([], converts(546, nqsii=NQSII_CPU, batsim=491)),
+    "slurm/slurm2sql-test-data1.csv": ([], converts(2, nqsii=NQSII_CPU)),
+    "slurm/slurm2sql-test-data2.csv": ([], converts(2, nqsii=NQSII_CPU)),
     "slurm/slurm2sql-test-data3.csv": (
         ["--delimiter", ","], ("refused", 1, "header: missing sacct columns Submit, End, State")),
-    "slurm/slurm-jobinfo-sacct.txt": (["--delimiter", "☃"], converts(20, nqsii=NQSII_UNKNOWN)),
+    "slurm/slurm-jobinfo-sacct.txt": (["--delimiter", "☃"], converts(20, nqsii=NQSII_CPU)),
     "slurm/hb-jobinfo-sacct.txt": (["--delimiter", "☃"],
                                    converts(90, nqsii=NQSII_UNKNOWN, batsim=7, tiresias=7)),
     # PBS / Torque: --tz the site's zone; mixed-site files --skip-bad-lines
     "pbs/xdmod-accounting-logs.log": (["--tz", CCR, "--skip-bad-lines"],
                                       converts(4, batsim=1, tiresias=1)),
     "pbs/pbs_accounting_parser-20180212": (["--tz", NCAR],
-                                           converts(35, nqsii=NQSII_UNKNOWN, batsim=33,
+                                           converts(35, nqsii=NQSII_CPU, batsim=33,
                                                     tiresias=33)),
-    "pbs/qhist-testdata": (["--tz", NCAR], converts(4)),
-    "pbs/apel-test_pbs.log": (["--tz", WESTGRID, "--skip-bad-lines"], converts(4)),
-    "pbs/pbstools-pbsacct-test_tasks.log": (["--tz", OSC], converts(2)),
+    "pbs/qhist-testdata": (["--tz", NCAR], converts(4, nqsii=NQSII_CPU)),
+    "pbs/apel-test_pbs.log": (["--tz", WESTGRID, "--skip-bad-lines"],
+                              converts(4, nqsii=NQSII_CPU)),
+    "pbs/pbstools-pbsacct-test_tasks.log": (["--tz", OSC], converts(2, nqsii=NQSII_CPU)),
     # Alibaba pod lists (their node lists beside them)
     "alibaba/kubernetes-scheduler-simulator-openb_pod_list_default.csv": (
         [], converts(2698, nqsii=NQSII_UNKNOWN, batsim=2045, tiresias=2045, alibaba=2698)),

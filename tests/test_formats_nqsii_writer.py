@@ -4,6 +4,7 @@ on the whole table, for every layout, form and compression."""
 from __future__ import annotations
 
 import gzip
+import warnings
 
 import pyarrow as pa
 import pytest
@@ -199,3 +200,35 @@ def test_a_recorded_layout_of_another_form_is_not_checked_and_a_good_one_is_used
     nqsii.write(_one_job(good), tmp_path / "b.csv")
     line = (tmp_path / "b.csv").read_bytes().split(b"\r\n")[1]
     assert b",1970-01-01 09:01:10+0900,0:00:10," in line
+
+
+def test_a_table_that_counts_processors_is_refused_and_nothing_written(tmp_path):
+    """An NQSII log counts GPUs: a CPU log's table (processors) written as one claimed 9 GPUs on
+    a node of 8, which validate refused. A PBS log whose jobs ask for ``ngpus=0`` is read as a
+    CPU log (its ncpus become the processors); the NQSII writer now says so, and writes nothing.
+    The same table claiming GPUs is written."""
+    from swftools import formats
+    from swftools.errors import UsageError
+    from swftools.metadata import TableMetadata
+
+    columns = {"job_id": [1], "user": ["0"], "group": ["0"], "queue": ["Normal"], "nodes": [1],
+               "gpus_per_node": [0], "gpus": [0], "cpus": [9], "requested_walltime_s": [60],
+               "termcode": [0], "submit_time": [1_500_000_000], "start_time": [1_500_000_000],
+               "finish_time": [1_500_000_060], "wait_s": [0], "walltime_s": [60]}
+    formats.write(jt.from_columns(columns), tmp_path / "a.log", "pbs")
+    with warnings.catch_warnings():  # the assumed-zone warning: the table is UTC
+        warnings.simplefilter("ignore")
+        cpu = formats.read(tmp_path / "a.log", "pbs")
+    assert TableMetadata.from_table(cpu).unit == "processor"
+    assert cpu.column("gpus").to_pylist() == [9]
+    for table in (cpu, jt.from_columns(dict(columns, gpus=[9], gpus_per_node=[9]),
+                                       TableMetadata(processor_unit="processor"))):
+        with pytest.raises(UsageError) as info:
+            nqsii.write(table, tmp_path / "b.csv")
+        assert "the table counts processors" in str(info.value)
+        assert "an NQSII log counts GPUs" in str(info.value)
+        assert list(tmp_path.glob("b.csv*")) == []
+    gpu = jt.from_columns(dict(columns, gpus=[8], gpus_per_node=[8]),
+                          TableMetadata(processor_unit="gpu"))
+    nqsii.write(gpu, tmp_path / "c.csv")
+    assert nqsii.read(tmp_path / "c.csv").column("gpus").to_pylist() == [8]

@@ -21,7 +21,7 @@ import pyarrow.csv as pacsv
 
 from swftools import table as jt
 from swftools.atomic import atomic_file
-from swftools.errors import InputError, count
+from swftools.errors import InputError, UsageError, count
 from swftools.fileio import gzip_writer
 from swftools.formats.nqsii.schema import DEFAULT_SITE, FormSchema, form_defaults, form_schema, resolve_site
 from swftools.formats.nqsii.timefmt import (ISO_SEPARATORS, TIMESTAMP_FORMATS, format_durations,
@@ -288,6 +288,10 @@ class _Renderer:
         self.schema = form_schema(form)
         first = jt.conform(first)
         metadata = TableMetadata.from_table(first)
+        if metadata.unit == "processor":  # written as GPUs, an 8-GPU site's log would not validate
+            raise UsageError(f"cannot write an NQSII log: the table counts processors (a CPU "
+                             f"{metadata.source_format or 'job'} log), an NQSII log counts GPUs; "
+                             "write it as swf, slurm, pbs or a data package")
         self.site = resolve_site(site)
         self.zone = self.site.time_zone if site is not None else (
             metadata.time_zone or resolve_site(DEFAULT_SITE).time_zone)
