@@ -89,6 +89,42 @@ def open_page(path: Path | str, width: int, height: int = 900) -> Iterator[tuple
             context.close()
 
 
+@contextmanager
+def browser_session() -> Iterator[Any]:
+    """One Chromium launch for several visits: yields ``visit(path, width, height=900)``, a
+    context manager like ``open_page`` (a file only), each visit in a fresh browser context
+    (its own storage, offline, the given viewport)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), headless=True,
+                                    args=LAUNCH_ARGS)
+
+        @contextmanager
+        def visit_page(path: Path | str, width: int,
+                       height: int = 900) -> Iterator[tuple[Any, Visit]]:
+            visit = Visit()
+            context = browser.new_context(viewport={"width": width, "height": height},
+                                          device_scale_factor=1, offline=True,
+                                          java_script_enabled=True)
+            try:
+                page = context.new_page()
+                page.on("console", lambda m: visit.console_errors.append(m.text)
+                        if m.type == "error" else None)
+                page.on("pageerror", lambda e: visit.page_errors.append(str(e)))
+                page.on("request", lambda r: visit.requests.append(r.url))
+                page.on("requestfailed", lambda r: visit.failed.append(r.url))
+                page.goto(Path(path).resolve().as_uri(), wait_until="load")
+                yield page, visit
+            finally:
+                context.close()
+
+        try:
+            yield visit_page
+        finally:
+            browser.close()
+
+
 def screenshot(path: Path, out_png: Path, width: int, height: int | None = None) -> None:
     """A full-page screenshot of ``path`` at ``width`` CSS pixels (only the top ``height``
     pixels when given)."""

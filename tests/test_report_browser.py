@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import WIDTHS, open_page, unavailable
+from tests.browser_support import WIDTHS, browser_session, unavailable
 from tests.conftest import trace_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +24,14 @@ SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
 EXAMPLE_PAGE = ROOT / "archive" / "example" / "index.html"
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
+
+
+@pytest.fixture(scope="module")
+def open_page():
+    """One Chromium for the module's visits (each in a fresh context): a launch per visit cost
+    more than the visit."""
+    with browser_session() as visit:
+        yield visit
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +89,7 @@ WIDE_TABLES_JS = """() => Array.from(document.querySelectorAll('.table-wrap'))
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_page_renders_in_chromium(page_path, width, tmp_path):
+def test_page_renders_in_chromium(open_page, page_path, width, tmp_path):
     with open_page(page_path, width) as (page, visit):
         images = page.evaluate(FIGURES_JS)
         headline = page.evaluate(HEADLINE_JS)
@@ -118,7 +126,7 @@ def test_page_renders_in_chromium(page_path, width, tmp_path):
     assert shot_width == width and shot_height > 3 * width
 
 
-def test_phone_width_uses_the_stacked_figures(report_page):
+def test_phone_width_uses_the_stacked_figures(open_page, report_page):
     """On a phone, each figure comes from its narrow (stacked panels) variant."""
     with open_page(report_page, 390) as (page, _):
         narrow = page.evaluate("() => Array.from(document.querySelectorAll('img'))"
