@@ -286,24 +286,26 @@ def test_release_readme_and_page_carry_the_settings(numeric):
 
 
 def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp_path):
-    trace, *_ = numeric
+    """The existing output is a copy of the module's release (2.1.0, marker included: what
+    swftools wrote); the forced release over it is made with a key, so it also shows that a key
+    is audited for even without names (formerly its own release, same trace)."""
+    import shutil
+
+    trace, released, *_ = numeric
     out = tmp_path / "rel"
-    release(trace, out, version="1.0.0", settings=SETTINGS)
+    shutil.copytree(released, out)
     before = {f: (out / f).read_bytes() for f in _all_files(out)}
+    assert f"{NAME}-2.1.0.tar.gz" in before
     with pytest.raises(UsageError, match="already exists"):
         release(trace, out, version="1.0.1", settings=SETTINGS)
     assert {f: (out / f).read_bytes() for f in _all_files(out)} == before
-    result = release(trace, out, version="1.0.1", settings=SETTINGS, force=True)
+    result = release(trace, out, version="1.0.1", settings=SETTINGS, force=True, key=KEY)
     assert _all_files(out) == sorted(result.files)
-    assert f"{NAME}-1.0.1.tar.gz" in result.files and f"{NAME}-1.0.0.tar.gz" not in result.files
-
-
-def test_a_key_is_audited_for_even_without_names(numeric, tmp_path):
-    trace, *_ = numeric
-    result = release(trace, tmp_path / "rel", version="1.0.0", settings=SETTINGS, key=KEY)
+    assert f"{NAME}-1.0.1.tar.gz" in result.files and f"{NAME}-2.1.0.tar.gz" not in result.files
+    # a key is audited for even without names
     files = len(result.files) - 2  # the audit runs before SHA256SUMS and the tarball
     assert result.notes == [f"audit: the key is in none of {files} files"]
-    readme = (tmp_path / "rel" / "README.md").read_text()
+    readme = (out / "README.md").read_text()
     assert "keyed pseudonyms (HMAC-SHA256)" in readme
 
 
