@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -153,19 +154,23 @@ def test_tutorial_steps_are_parsed_in_order():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("tutorial", TUTORIALS, ids=lambda p: p.stem)
-def test_tutorial_commands_run_as_written(tutorial, tmp_path):
+def test_tutorial_commands_run_as_written(tutorial, tmp_path, monkeypatch):
     """Each tutorial, run from a folder that sees the checkout's samples, archive and tests as
-    the reader's checkout does: every command exits 0 and every file it names is written."""
+    the reader's checkout does: every command exits 0 and every file it names is written.
+
+    The commands run in this process, split into words as a POSIX shell splits them and given
+    to the CLI as ``swftools`` (``swftools.cli.main``) gives them: a process per command spent
+    most of its time importing swftools' dependencies again (about 2 s a command); the console
+    entry point itself is run as a process by tests/test_cli_convert.py and test_release.py."""
+    from typer.testing import CliRunner
+
+    from swftools.cli import app_for
+
     for name in ("samples", "archive", "tests", "schemas"):
         (tmp_path / name).symlink_to(ROOT / name)
     (tmp_path / "out").mkdir()
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    shim = bin_dir / "swftools"
-    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m swftools "$@"\n')
-    shim.chmod(0o755)
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-               PYTHONPATH=str(ROOT), COLUMNS="120")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner(env={"COLUMNS": "120"})
     steps = tutorial_steps(tutorial.read_text(encoding="utf-8"))
     assert sum(kind == "run" for kind, *_ in steps) >= 3, "a tutorial runs commands"
     for kind, *args in steps:
@@ -173,9 +178,13 @@ def test_tutorial_commands_run_as_written(tutorial, tmp_path):
             (tmp_path / args[0]).write_text(args[1], encoding="utf-8")
             continue
         assert args[0].startswith("swftools "), args[0]
-        result = subprocess.run(args[0], shell=True, cwd=tmp_path, env=env, capture_output=True,
-                                text=True, timeout=600, check=False)
-        assert result.returncode == 0, f"{tutorial.name}: `{args[0]}`:\n{result.stderr[-3000:]}"
+        assert not set(args[0]) & set("*?[]$`;|&<>(){}~"), f"not a plain command: {args[0]}"
+        argv = shlex.split(args[0])[1:]
+        result = runner.invoke(app_for(argv), argv)
+        assert result.exit_code == 0, (
+            f"{tutorial.name}: `{args[0]}` exited {result.exit_code}:\n{result.output[-3000:]}"
+            + ("".join(traceback.format_exception(result.exception))
+               if result.exception and not isinstance(result.exception, SystemExit) else ""))
         for out in re.findall(r"(?:--out|-o) (\S+)", args[0]):
             assert (tmp_path / out).exists(), f"{tutorial.name}: `{args[0]}` wrote no {out}"
 
@@ -223,21 +232,30 @@ def served(folder: Path) -> Iterator[str]:
 
 
 @needs_mkdocs
-@pytest.mark.parametrize("width", [1280, 390])
-def test_front_page_screenshot_has_no_horizontal_overflow(site, width, tmp_path):
-    from tests.browser_support import open_page, unavailable
+def test_front_page_screenshot_has_no_horizontal_overflow(site, tmp_path):
+    """At each width (desktop, then phone): one browser, the page loaded afresh at each width
+    (a launch costs more than a visit)."""
+    from tests.browser_support import WIDTHS, open_page, unavailable
 
     why = unavailable()
     if why:
         pytest.skip(why)
-    with served(site) as base, open_page(base, width) as (page, visit):
-        page.wait_for_load_state("networkidle")
-        page.screenshot(path=str(tmp_path / f"docs-{width}.png"), full_page=True)
-        scroll_width = page.evaluate("() => document.documentElement.scrollWidth")
-        title = page.title()
-    assert (tmp_path / f"docs-{width}.png").stat().st_size > 10_000
-    assert scroll_width <= width, f"the front page is {scroll_width} px wide at {width} px"
-    assert title.startswith("swftools")
+    assert WIDTHS == (1280, 390)
+    seen = {}
+    with served(site) as base, open_page(base, WIDTHS[0]) as (page, visit):
+        for width in WIDTHS:
+            if width != WIDTHS[0]:
+                page.set_viewport_size({"width": width, "height": 900})
+                page.goto(base, wait_until="load")
+            assert page.evaluate("() => window.innerWidth") == width
+            page.wait_for_load_state("networkidle")
+            page.screenshot(path=str(tmp_path / f"docs-{width}.png"), full_page=True)
+            seen[width] = (page.evaluate("() => document.documentElement.scrollWidth"),
+                           page.title())
+    for width, (scroll_width, title) in seen.items():
+        assert (tmp_path / f"docs-{width}.png").stat().st_size > 10_000
+        assert scroll_width <= width, f"the front page is {scroll_width} px wide at {width} px"
+        assert title.startswith("swftools")
     assert not visit.failed, f"requests that failed offline: {visit.failed}"
     assert not visit.console_errors and not visit.page_errors, visit
     assert not [u for u in visit.requests if not u.startswith((base, "data:", "blob:"))], \

@@ -226,9 +226,21 @@ def test_source_failing_validation_is_refused_and_output_untouched(tmp_path):
 
 
 @pytest.mark.slow
-def test_release_with_telemetry_adds_job_telemetry(tmp_path):
+def test_release_with_telemetry_and_a_site_file_verifies(tmp_path):
+    """One release of the first 300 jobs carries both additions (formerly two releases of the
+    same 300 jobs): job telemetry, and a site that is no preset. The site goes into the archive
+    inline, so verify checks the SWF against the site it was written with (here queues numbered
+    4..1, not by first appearance)."""
+    from swftools.site import resolve_site
     from swftools.telemetry import generate_telemetry
 
+    settings = json.loads((ROOT / "schemas" / "sites" / "aaic.json").read_text())
+    settings.pop("$schema")
+    settings["name"] = "my-site"
+    for number, queue in zip((4, 3, 2, 1), settings["queues"]):
+        queue["number"] = number
+    site_file = tmp_path / "my-site.json"
+    site_file.write_text(json.dumps(settings))
     lines = gzip.decompress(SAMPLE.read_bytes()).decode().splitlines(keepends=True)
     small = tmp_path / "small.csv"
     small.write_text("".join(lines[:301]))  # header + 300 jobs (the first day)
@@ -239,15 +251,16 @@ def test_release_with_telemetry_adds_job_telemetry(tmp_path):
     # made this the slowest test of the suite (generating and reading 3 M JSON samples)
     generate_telemetry(jobs, exports, formats=("prometheus-json-raw",), days=0.25, nodes=8)
     out = tmp_path / "archive"
-    release(small, out, version="1.0.0", settings=SETTINGS, key=KEY,
+    release(small, out, version="1.0.0", settings=SETTINGS, key=KEY, site=site_file,
             telemetry={"samples": [exports / "prometheus-json-raw"],
                        "allocations": exports / "allocations.csv"})
+    report = verify(out)
+    assert report.ok, report.render()
+    # the telemetry
     desc = json.loads((out / "datapackage.json").read_text())
     names = [r["name"] for r in desc["resources"]]
     assert "job_telemetry" in names
     assert "data/job_telemetry.csv.gz" in (out / "README.md").read_text()
-    report = verify(out)
-    assert report.ok, report.render()
     assert "frictionless validate (resource job_telemetry): valid" in report.checks
     with gzip.open(out / "data" / "job_telemetry.csv.gz", "rt") as fh:
         rows = list(csv.DictReader(fh))
@@ -255,27 +268,7 @@ def test_release_with_telemetry_adds_job_telemetry(tmp_path):
     observed = [r for r in rows if r["gpu_samples_observed"] not in ("", "0")]
     assert observed and len(observed) < len(rows)
     assert all(r["telemetry_null_reason"] for r in rows if r not in observed)
-
-
-def test_release_with_a_site_file_verifies(tmp_path):
-    """A site that is no preset goes into the archive inline, so verify checks the SWF against
-    the site it was written with (here queues numbered 4..1, not by first appearance)."""
-    settings = json.loads((ROOT / "schemas" / "sites" / "aaic.json").read_text())
-    settings.pop("$schema")
-    settings["name"] = "my-site"
-    for number, queue in zip((4, 3, 2, 1), settings["queues"]):
-        queue["number"] = number
-    site_file = tmp_path / "my-site.json"
-    site_file.write_text(json.dumps(settings))
-    lines = gzip.decompress(SAMPLE.read_bytes()).decode().splitlines(keepends=True)
-    small = tmp_path / "small.csv"
-    small.write_text("".join(lines[:301]))
-    out = tmp_path / "archive"
-    release(small, out, version="1.0.0", settings=SETTINGS, key=KEY, site=site_file)
-    report = verify(out)
-    assert report.ok, report.render()
-    from swftools.site import resolve_site
-
+    # the site file
     site = resolve_site(None, read(out))
     assert site is not None and site.name == "my-site"
     assert [q.number for q in site.queues] == [4, 3, 2, 1]

@@ -286,25 +286,40 @@ def test_release_readme_and_page_carry_the_settings(numeric):
 
 
 def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp_path):
-    trace, *_ = numeric
+    """The existing output is a copy of the module's release (2.1.0, marker included: what
+    swftools wrote). The forced release over it is made with a key and a site file, so it also
+    shows that a key is audited for even without names and that a site file goes into the
+    archive and resolves back (formerly two more releases of the same trace)."""
+    import json
+    import shutil
+
+    from swftools.formats import read
+
+    trace, released, *_ = numeric
+    settings = json.loads((ROOT / "schemas" / "sites" / "aaic.json").read_text())
+    settings["name"] = "my-site"
+    site_file = tmp_path / "my-site.json"
+    site_file.write_text(json.dumps(settings))
     out = tmp_path / "rel"
-    release(trace, out, version="1.0.0", settings=SETTINGS)
+    shutil.copytree(released, out)
     before = {f: (out / f).read_bytes() for f in _all_files(out)}
+    assert f"{NAME}-2.1.0.tar.gz" in before
     with pytest.raises(UsageError, match="already exists"):
         release(trace, out, version="1.0.1", settings=SETTINGS)
     assert {f: (out / f).read_bytes() for f in _all_files(out)} == before
-    result = release(trace, out, version="1.0.1", settings=SETTINGS, force=True)
+    result = release(trace, out, version="1.0.1", settings=SETTINGS, force=True, key=KEY,
+                     site=site_file)
     assert _all_files(out) == sorted(result.files)
-    assert f"{NAME}-1.0.1.tar.gz" in result.files and f"{NAME}-1.0.0.tar.gz" not in result.files
-
-
-def test_a_key_is_audited_for_even_without_names(numeric, tmp_path):
-    trace, *_ = numeric
-    result = release(trace, tmp_path / "rel", version="1.0.0", settings=SETTINGS, key=KEY)
+    assert f"{NAME}-1.0.1.tar.gz" in result.files and f"{NAME}-2.1.0.tar.gz" not in result.files
+    # a key is audited for even without names
     files = len(result.files) - 2  # the audit runs before SHA256SUMS and the tarball
     assert result.notes == [f"audit: the key is in none of {files} files"]
-    readme = (tmp_path / "rel" / "README.md").read_text()
+    readme = (out / "README.md").read_text()
     assert "keyed pseudonyms (HMAC-SHA256)" in readme
+    # a site file goes into the archive and resolves back
+    back = resolve_site(None, read(out))
+    assert back is not None and back.name == "my-site"
+    assert f"{back.max_gpus} in all" in readme
 
 
 def test_raw_host_or_job_names_need_a_key(numeric, tmp_path, monkeypatch):
@@ -357,21 +372,3 @@ def test_a_bad_output_parent_or_version_is_refused_before_anything_is_written(nu
     with pytest.raises(UsageError, match="not a semantic version"):
         release(trace, tmp_path / "rel", version="1.0", settings=SETTINGS)
     assert not (tmp_path / "rel").exists()
-
-
-def test_a_site_file_goes_into_the_archive_and_resolves_back(numeric, tmp_path):
-    import json
-
-    trace, *_ = numeric
-    settings = json.loads((ROOT / "schemas" / "sites" / "aaic.json").read_text())
-    settings["name"] = "my-site"
-    site_file = tmp_path / "my-site.json"
-    site_file.write_text(json.dumps(settings))
-    out = tmp_path / "rel"
-    release(trace, out, version="1.0.0", settings=SETTINGS, site=site_file)
-    from swftools.formats import read
-
-    back = resolve_site(None, read(out))
-    assert back is not None and back.name == "my-site"
-    readme = (out / "README.md").read_text()
-    assert f"{back.max_gpus} in all" in readme
