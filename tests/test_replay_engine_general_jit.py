@@ -208,7 +208,7 @@ def _whatif_both(table, site, policies, **kwargs):
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(whatif_replay_cases(), st.sampled_from(["easy", "fcfs"]), st.integers(0, 2))
 def test_whatif_sensitivity_kernel_matches_python(case, scheduler, seed):
     """The what-if model's kernel (``FactorModel.kernel``) on heterogeneous sites: every
@@ -221,7 +221,7 @@ def test_whatif_sensitivity_kernel_matches_python(case, scheduler, seed):
         assert python.results[name].skipped.equals(compiled.results[name].skipped), name
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(whatif_replay_cases(), st.data(), st.sampled_from(["easy", "fcfs"]))
 def test_whatif_per_class_scores_match_python(case, data, scheduler):
     """A profile with per-class scores (``score:<class>`` grids): the factor's lowest score is

@@ -8,6 +8,7 @@ It is slow (quadratic) but short enough to read against the textbook definition 
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass
 
 import pytest
@@ -381,10 +382,17 @@ def _declared_procs(name, table):
     return procs
 
 
-def _read(name):
+@functools.lru_cache(maxsize=None)
+def _read_cached(name):
     from swftools.formats import swf
 
     return swf.read(trace_path(name))
+
+
+def _read(name):
+    """The trace as a table, parsed once for both real-trace tests below (tables are immutable)."""
+    trace_path(name)  # skips with a reason when the trace is absent (not cached)
+    return _read_cached(name)
 
 
 @pytest.mark.slow

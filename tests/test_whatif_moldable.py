@@ -163,11 +163,13 @@ def test_sample_runs_every_policy():
 
 @pytest.mark.slow
 def test_real_swf_trace_runs_every_policy():
+    """The first 5,000 of the trace's 18,239 jobs keep it quick (every policy still places them
+    all, and molding still changes the total run time)."""
     from swftools import formats
 
     from .conftest import trace_path
 
-    table = formats.read(trace_path("NASA-iPSC-1993-3.1-cln.swf.gz"))
+    table = formats.read(trace_path("NASA-iPSC-1993-3.1-cln.swf.gz")).slice(0, 5000)
     result = moldable_whatif(table, None, procs=128, platform="abci")
     assert all(r.figures["jobs"] == result.rows[0].figures["jobs"] for r in result.rows)
     assert result.rows[1].figures["total_run_s"] != result.rows[0].figures["total_run_s"]
