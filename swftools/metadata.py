@@ -99,14 +99,16 @@ class TableMetadata:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None,
-                  checked: bool = False) -> TableMetadata:
+                  checked: bool = False, fresh: bool = False) -> TableMetadata:
         """The typed form of a metadata dict, checked against the schema (``InputError`` if not;
-        ``checked``: the caller knows it is well-formed)."""
+        ``checked``: the caller knows it is well-formed; ``fresh``: ``data`` was just decoded
+        and nothing else holds it, so its values are taken as they are, not deep-copied)."""
         if not checked:
             check(data, source=source)
         known = _known_fields()
-        values = {k: copy.deepcopy(v) for k, v in data.items() if k in known}
-        extra = {k: copy.deepcopy(v) for k, v in data.items() if k not in known}
+        take = (lambda v: v) if fresh else copy.deepcopy
+        values = {k: take(v) for k, v in data.items() if k in known}
+        extra = {k: take(v) for k, v in data.items() if k not in known}
         nulls = frozenset(k for k, v in values.items() if v is None)
         return cls(**values, extra=extra, nulls=nulls)
 
@@ -117,25 +119,31 @@ class TableMetadata:
         table a reader just built is not checked again (the check, with its jsonschema import,
         costs about 0.1 s of a short process; tests check every reader's metadata)."""
         raw = (table.schema.metadata or {}).get(METADATA_KEY)
-        return cls.from_dict(json.loads(raw) if raw else {}, checked=raw in _SERIALIZED)
+        # decoded here, held by nothing else: no deep copy (Alibaba node lists make it large)
+        return cls.from_dict(json.loads(raw) if raw else {}, checked=raw in _SERIALIZED,
+                             fresh=True)
 
     # -- writing -------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
         """The serialized form: a fresh JSON-able dict (None fields left out, see module doc)."""
+        return self._serial(copy.deepcopy)
+
+    def _serial(self, take: Any) -> dict[str, Any]:
+        """``to_dict`` with each value passed through ``take`` (a copy, or as it is)."""
         out: dict[str, Any] = {}
         for name in _known_fields():
             value = getattr(self, name)
             if value is not None or name in self.nulls or (
                     name == "swf_time_origin" and self.swf_first_line is not None):
-                out[name] = copy.deepcopy(value)
+                out[name] = take(value)
         for key, value in self.extra.items():
-            out.setdefault(key, copy.deepcopy(value))
+            out.setdefault(key, take(value))
         return out
 
     def to_json(self) -> bytes:
         """The exact bytes stored under ``swftools`` in the Arrow/Parquet schema metadata."""
-        return encode(self.to_dict())
+        return encode(self._serial(lambda v: v))  # encoded at once: no copy needed
 
     def to_table(self, table: pa.Table) -> pa.Table:
         """``table`` carrying this metadata (replacing any earlier schema metadata)."""

@@ -14,7 +14,7 @@ from swftools.fileio import write_behind
 from swftools.formats import swf
 from swftools.formats.swf.writer import format_lines, iter_chunks
 from swftools.metadata import TableMetadata
-from tests.strategies import swf_jobs
+from tests.strategies import examples, swf_jobs
 
 GOLDEN = Path(__file__).parent / "golden" / "swf"
 
@@ -24,7 +24,10 @@ def _sliced(table, rows_per_slice, **layout) -> bytes:
                                                       **layout))
 
 
-@settings(max_examples=50, deadline=None)
+# 30 examples each (50 before) for the two slicing properties: slice sizes from 1 to past the
+# table's size are forced by the strategies, and slices of 1, 2 and 7 rows run on every golden
+# file (test_recorded_layouts_survive_slicing)
+@settings(max_examples=examples(30), deadline=None)
 @given(swf_jobs(min_size=0, max_size=40), st.integers(1, 45))
 def test_slices_give_the_same_lines(table, rows_per_slice):
     assert _sliced(table, rows_per_slice) == format_lines(table)
@@ -41,7 +44,7 @@ def test_recorded_layouts_survive_slicing(path, rows_per_slice):
     assert _sliced(table, rows_per_slice, **options) == format_lines(table, **options)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(swf_jobs(min_size=0, max_size=40), st.integers(1, 45), st.integers(1, 3))
 def test_reused_buffers_give_the_same_lines(table, rows_per_slice, sets):
     """With ``buffer_sets`` the chunks are views of buffers used in turn: a chunk holds its text

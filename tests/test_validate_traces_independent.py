@@ -1,8 +1,9 @@
 """The rule counts ``test_validate_traces`` expects on the 10 real SWF traces, recomputed by an
 independent scan (issue 30: snapshots backed by something independent). The scan reads each
-file with plain Python -- ``;`` lines are the header, every other non-blank line is a job of 18
-numbers, -1 is unknown -- and counts the rules whose definition is one test per line, as the
-Standard Workload Format and the rules' documentation state them:
+file with plain Python and numpy's text parser (``numpy.loadtxt``, no swftools code) -- ``;``
+lines are the header, every other non-blank line is a job of 18 numbers, -1 is unknown -- and
+counts the rules whose definition is one test per line, as the Standard Workload Format and the
+rules' documentation state them:
 
 * job rows: the job lines;
 * ``submit-unknown``: field 2 is -1;
@@ -27,23 +28,30 @@ CPU_TOLERANCE_S = 1.0
 
 
 def scan(path) -> tuple[dict[str, str], np.ndarray]:
-    """(header ``key -> value``, the job lines as an n x 18 float array)."""
+    """(header ``key -> value``, the job lines as an n x 18 float array).
+
+    The job lines are parsed in one ``numpy.loadtxt`` call (whitespace-separated numbers, no
+    comment character: a line that is not 18 numbers raises), four times quicker than a
+    ``float()`` per field in Python."""
     header: dict[str, str] = {}
-    rows: list[list[float]] = []
-    with gzip.open(path, "rt", encoding="latin-1") as fh:
-        for line in fh:
-            text = line.strip()
-            if not text:
-                continue
-            if text.startswith(";"):
-                key, sep, value = text[1:].partition(":")
-                if sep:
-                    header.setdefault(key.strip(), value.strip())
-                continue
-            fields = text.split()
-            assert len(fields) == 18, line
-            rows.append([float(f) for f in fields])
-    return header, np.array(rows, dtype=np.float64).reshape(-1, 18)
+    lines: list[str] = []
+    with gzip.open(path, "rt", encoding="latin-1") as fh:  # universal newlines, as iterating
+        text = fh.read()
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith(";"):
+            key, sep, value = stripped[1:].partition(":")
+            if sep:
+                header.setdefault(key.strip(), value.strip())
+            continue
+        lines.append(stripped)
+    if not lines:
+        return header, np.empty((0, 18), dtype=np.float64)
+    jobs = np.loadtxt(lines, dtype=np.float64, comments=None, ndmin=2)
+    assert jobs.shape[1] == 18, jobs.shape
+    return header, jobs
 
 
 def independent_counts(path) -> tuple[int, dict[str, int]]:
