@@ -417,39 +417,37 @@ def test_engine_matches_reference_on_real_trace_windows(name):
 
 def _check_schedule_invariants(result, procs):
     """Whole-trace necessary conditions of FCFS/EASY: starts after submission, never more than
-    the machine, and after every event the first waiting job does not fit what is free."""
-    import heapq
+    the machine, and after every event the first waiting job does not fit what is free.
 
+    At each instant t (a submission or an end): busy = sizes started by t minus sizes ended by
+    t; the waiting jobs are those submitted by t and not started by t. Jobs are in submit order,
+    so the first waiting job is the first index whose start is after t (the first place the
+    running maximum of the starts passes t), if it was submitted by t."""
     import numpy as np
 
     jobs = result.jobs
     submit = jobs.column("submit_time").to_numpy()
     start = jobs.column("start_time").to_numpy()
     end = jobs.column("end_time").to_numpy()
-    size = jobs.column("size").to_numpy()
+    size = jobs.column("size").to_numpy().astype(np.int64)
     assert (start >= submit).all()
+    assert (np.diff(submit) >= 0).all()  # submit order, which the first-waiting rule needs
     assert result.summary["peak_busy"] <= procs
     instants = np.unique(np.concatenate([submit, end]))
-    starts_order = np.argsort(start, kind="stable")
-    ends_order = np.argsort(end, kind="stable")
-    busy = 0
-    i_start = i_end = i_sub = 0
-    waiting: list[int] = []
-    n = len(submit)
-    for t in instants.tolist():
-        while i_start < n and start[starts_order[i_start]] <= t:
-            busy += size[starts_order[i_start]]
-            i_start += 1
-        while i_end < n and end[ends_order[i_end]] <= t:
-            busy -= size[ends_order[i_end]]
-            i_end += 1
-        while i_sub < n and submit[i_sub] <= t:
-            heapq.heappush(waiting, i_sub)
-            i_sub += 1
-        while waiting and start[waiting[0]] <= t:
-            heapq.heappop(waiting)
-        if waiting:
-            assert size[waiting[0]] > procs - busy, (t, int(jobs.column("job_id")[waiting[0]].as_py()))
+    by_start, by_end = np.argsort(start, kind="stable"), np.argsort(end, kind="stable")
+    started = np.concatenate([[0], np.cumsum(size[by_start])])
+    ended = np.concatenate([[0], np.cumsum(size[by_end])])
+    busy = (started[np.searchsorted(start[by_start], instants, side="right")]
+            - ended[np.searchsorted(end[by_end], instants, side="right")])
+    assert (busy <= procs).all()
+    submitted = np.searchsorted(submit, instants, side="right")
+    first = np.searchsorted(np.maximum.accumulate(start), instants, side="right")
+    waiting = first < submitted
+    fits = np.zeros(len(instants), dtype=bool)
+    fits[waiting] = size[first[waiting]] <= procs - busy[waiting]
+    if fits.any():
+        at = int(np.argmax(fits))
+        raise AssertionError((int(instants[at]), int(jobs.column("job_id")[int(first[at])].as_py())))
 
 
 @pytest.mark.slow
