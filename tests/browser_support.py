@@ -56,6 +56,18 @@ class Visit:
     failed: list[str] = field(default_factory=list)
 
 
+def _watched_page(context: Any, visit: Visit) -> Any:
+    """A new page of ``context`` whose console errors, page errors, requests and failed
+    requests are recorded in ``visit``."""
+    page = context.new_page()
+    page.on("console", lambda m: visit.console_errors.append(m.text)
+            if m.type == "error" else None)
+    page.on("pageerror", lambda e: visit.page_errors.append(str(e)))
+    page.on("request", lambda r: visit.requests.append(r.url))
+    page.on("requestfailed", lambda r: visit.failed.append(r.url))
+    return page
+
+
 @contextmanager
 def open_page(path: Path | str, width: int, height: int = 900) -> Iterator[tuple[Any, Visit]]:
     """Load ``path`` (a file, or an ``http://`` URL of a loopback server) at ``width`` CSS
@@ -77,12 +89,7 @@ def open_page(path: Path | str, width: int, height: int = 900) -> Iterator[tuple
             if http:
                 context.route("**/*", lambda route: route.continue_()
                               if route.request.url.startswith(origin) else route.abort())
-            page = context.new_page()
-            page.on("console", lambda m: visit.console_errors.append(m.text)
-                    if m.type == "error" else None)
-            page.on("pageerror", lambda e: visit.page_errors.append(str(e)))
-            page.on("request", lambda r: visit.requests.append(r.url))
-            page.on("requestfailed", lambda r: visit.failed.append(r.url))
+            page = _watched_page(context, visit)
             page.goto(url, wait_until="load")
             yield page, visit
         finally:
@@ -108,12 +115,7 @@ def browser_session() -> Iterator[Any]:
                                           device_scale_factor=1, offline=True,
                                           java_script_enabled=True)
             try:
-                page = context.new_page()
-                page.on("console", lambda m: visit.console_errors.append(m.text)
-                        if m.type == "error" else None)
-                page.on("pageerror", lambda e: visit.page_errors.append(str(e)))
-                page.on("request", lambda r: visit.requests.append(r.url))
-                page.on("requestfailed", lambda r: visit.failed.append(r.url))
+                page = _watched_page(context, visit)
                 page.goto(Path(path).resolve().as_uri(), wait_until="load")
                 yield page, visit
             finally:
