@@ -61,3 +61,11 @@ def text_under_c_locale(code: str, *args: str) -> str:
                           check=False, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     return bytes.fromhex(done.stdout.strip()).decode("utf-8")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Files with slow tests first (each file's tests stay together and in order): with
+    ``--dist loadfile`` the workers then end on short files, not one on a long file while the
+    other has nothing left."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
