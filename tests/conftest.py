@@ -63,6 +63,12 @@ def text_under_c_locale(code: str, *args: str) -> str:
     return bytes.fromhex(done.stdout.strip()).decode("utf-8")
 
 
+def other_hash_seed() -> str:
+    """A ``PYTHONHASHSEED`` for a child process other than this process's seed (random unless
+    set): the determinism tests compare what this process wrote with what the child writes."""
+    return "1" if os.environ.get("PYTHONHASHSEED") == "4242" else "4242"
+
+
 def pytest_collection_modifyitems(config, items):
     """Files with slow tests first (each file's tests stay together and in order): with
     ``--dist loadfile`` the workers then end on short files, not one on a long file while the

@@ -21,6 +21,7 @@ from swftools import formats
 from swftools import table as jt
 from swftools.errors import InputError, UsageError
 from swftools.site import load_site
+from tests.conftest import other_hash_seed
 
 from . import goldens
 from .strategies import aaic_jobs, swf_jobs
@@ -342,7 +343,7 @@ dp.write(tiny_table(), sys.argv[1])
 def test_byte_identical_across_hash_seeds(tmp_path):
     """A package written here and one written by a process with another hash seed (one
     subprocess, not two: this process is the other seed) are byte-identical."""
-    seed = "1" if os.environ.get("PYTHONHASHSEED") == "4242" else "4242"
+    seed = other_hash_seed()
     env = {**os.environ, "PYTHONHASHSEED": seed}
     subprocess.run([sys.executable, "-c", _WRITE_SCRIPT.format(root=str(ROOT)),
                     str(tmp_path / seed)], env=env, check=True, timeout=120)

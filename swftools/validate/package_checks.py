@@ -60,8 +60,13 @@ class PackageInput:
         return str(PurePosixPath(self.display_root) / rel)
 
     def resources(self) -> list[dict[str, Any]]:
+        return [res for _, res in self.listed_resources()]
+
+    def listed_resources(self) -> list[tuple[int, dict[str, Any]]]:
+        """The resources that are JSON objects, each with its index in ``resources``."""
         res = (self.descriptor or {}).get("resources")
-        return [r for r in res if isinstance(r, dict)] if isinstance(res, list) else []
+        return [(i, r) for i, r in enumerate(res) if isinstance(r, dict)] \
+            if isinstance(res, list) else []
 
     @cached_property
     def jobs_csv(self) -> dict[str, Any] | None:
@@ -259,19 +264,16 @@ def package_descriptor(ctx: Context) -> None:
     for kind, note in _profile_errors(desc):
         problem(f"{kind}: {note}", expected="a descriptor valid against the Data Package profile")
     names = []
-    listed = desc.get("resources")
-    for r, res in enumerate(listed if isinstance(listed, list) else []):
-        if not isinstance(res, dict):
-            continue
+    for r, res in pkg.listed_resources():
         name = res.get("name")
         names.append(name)
-        paths = res.get("path")
-        steps = (list(enumerate(paths)) if isinstance(paths, list)
-                 else [(None, paths)] if isinstance(paths, str) else [])
-        for i, rel in steps:
+        paths, at = res.get("path"), ["resources", r, "path"]
+        steps = ([(at + [i], p) for i, p in enumerate(paths)] if isinstance(paths, list)
+                 else [(at, paths)] if isinstance(paths, str) else [])
+        for where_json, rel in steps:
             if not isinstance(rel, str):
                 continue
-            line = _line_at(pkg, ["resources", r, "path"] + ([] if i is None else [i]))
+            line = _line_at(pkg, where_json)
             why = safe_path(rel)
             if why:
                 problem(f"resource {name!r}: path {rel!r} {why}", line, rel,

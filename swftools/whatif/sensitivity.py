@@ -192,15 +192,15 @@ def job_id_values(table: pa.Table) -> np.ndarray:
     column = table.column("job_id")
     if pa.types.is_integer(column.type) and not column.null_count:
         return jt.to_numpy(column)
-    values = column.to_pylist()
-    for row, value in enumerate(values):
+    ids = []
+    for row, value in enumerate(column.to_pylist()):
         try:
-            int(value)
+            ids.append(int(value))
         except (TypeError, ValueError):
             raise InputError(_source_name(table), f"row {row}: job id {value!r} cannot be hashed",
                              field="job_id", value=str(value),
                              expected="an integer job id (the hash rule hashes it)") from None
-    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return np.array(ids, dtype=np.int64)
 
 
 def hash_classes(job_ids: np.ndarray, mix: Sequence[float]) -> np.ndarray:
