@@ -254,18 +254,7 @@ def test_no_wait_split_of_no_job_is_zero_without_a_warning():
     assert split == NoWaitSplit(0.0, 0.0, 0.0, 0.0)
 
 
-@pytest.fixture
-def compiled_engines(monkeypatch):
-    """The compiled replay engines at every size. Below ``COMPILED_MIN_JOBS`` (20,000) the
-    script's replays with a placement run the Python engine, seconds each; the twins give the
-    same schedules job for job (tests/test_replay_engine_general_jit.py), so the same blocks."""
-    from swftools.replay import engine_flat, engine_gpu
-
-    monkeypatch.setattr(engine_gpu, "COMPILED_MIN_JOBS", 1)
-    monkeypatch.setattr(engine_flat, "COMPILED_MIN_JOBS", 1)
-
-
-def test_docs_static_and_sample_blocks_equal_a_fresh_run(compiled_engines):
+def test_docs_static_and_sample_blocks_equal_a_fresh_run():
     """The what-if page's seeds section is generated: its static and sample blocks are what
     ``python benchmarks/seeds.py`` prints now (rerun it with --write-docs when this fails)."""
     seeds = _script()
@@ -278,7 +267,7 @@ def test_docs_static_and_sample_blocks_equal_a_fresh_run(compiled_engines):
 
 
 @pytest.mark.slow
-def test_docs_trace_block_equals_a_fresh_run(compiled_engines):
+def test_docs_trace_block_equals_a_fresh_run():
     seeds = _script()
     body = seeds.trace_block()
     if body is None:
