@@ -18,6 +18,7 @@ import pytest
 from swftools import table as jt
 from swftools.errors import InputError
 from swftools.formats import datapackage as dp
+from swftools.formats.datapackage.package import unsafe_path
 from swftools.formats.inputs import MisnamedGzipWarning
 
 from .test_formats_datapackage import pkg  # noqa: F401 (fixture)
@@ -543,3 +544,21 @@ def test_an_older_package_schema_is_read_as_utf8_under_any_locale(tmp_path):
     code = ("import sys; from swftools.formats import datapackage as dp; "
             "t = dp.read(sys.argv[1]); print(repr(t['cpus'].null_count).encode().hex())")
     assert text_under_c_locale(code, str(pkg)) == str(tiny_table().num_rows)
+
+
+@pytest.mark.parametrize("value, why", [
+    ("http://x/jobs.csv", "is a URL (remote data is not supported)"),
+    ("s3+x.y-z://b/k", "is a URL (remote data is not supported)"),
+    ("/etc/jobs.csv", "is an absolute path"),
+    ("C:\\jobs.csv", "is an absolute path"),
+    ("c:/jobs.csv", "is an absolute path"),
+    ("\\\\server\\jobs.csv", "is an absolute path"),
+    ("data/../../x.csv", "climbs out of the package with '..'"),
+    ("data\\..\\x.csv", "climbs out of the package with '..'"),
+    ("..", "climbs out of the package with '..'"),
+    ("data/jobs.csv", None), ("data/a..b.csv", None), ("C:jobs.csv", None),
+    ("1http://x", None), ("data/C:/x", None), ("x\\y.csv", None),
+])
+def test_unsafe_path_names_each_kind_of_unsafe_path(value, why):
+    """The one path rule of read() and of validate's package-descriptor."""
+    assert unsafe_path(value) == why

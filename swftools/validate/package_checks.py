@@ -9,7 +9,6 @@ whole), and every bad cell is reported with its line, not just the first.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -24,6 +23,7 @@ from swftools import table as jt
 from swftools.errors import InputError, json_line
 from swftools.fileio import file_digest
 from swftools.formats.datapackage import cells as cell_grammar
+from swftools.formats.datapackage.package import URL, unsafe_path
 from swftools.formats.inputs import detect_gzip, open_binary, open_text
 from swftools.validate.context import Context
 from swftools.validate.registry import NotApplicable, rule
@@ -31,7 +31,6 @@ from swftools.validate.registry import NotApplicable, rule
 DESCRIPTOR = "datapackage.json"
 JOBS = "jobs"
 SCAN_BLOCK_BYTES = 1 << 24  # CSV bytes per record batch of the streamed cell scan
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # The cell grammar is the package reader's (one grammar: swftools.formats.datapackage.cells).
 TYPE_PATTERNS = cell_grammar.PATTERNS
 _EXPECTED = cell_grammar.EXPECTED
@@ -74,14 +73,14 @@ class PackageInput:
         for res in self.resources():
             if res.get("name") == JOBS and isinstance(res.get("path"), str) and \
                     res.get("format", "csv") == "csv" and (self.root / res["path"]).is_file() \
-                    and safe_path(res["path"]) is None:
+                    and unsafe_path(res["path"]) is None:
                 return res
         return None
 
     def table_schema(self, res: dict[str, Any]) -> dict[str, Any]:
         """The resource's Table Schema (inline or a file in the package), else the canonical one."""
         schema = res.get("schema")
-        if isinstance(schema, str) and not _URL.match(schema) and safe_path(schema) is None:
+        if isinstance(schema, str) and not URL.match(schema) and unsafe_path(schema) is None:
             try:
                 schema = json.loads((self.root / schema).read_text(encoding="utf-8"))
             except (OSError, ValueError):
@@ -181,17 +180,6 @@ def _header(path: Path, compressed: bool) -> list[str]:
     return row
 
 
-def safe_path(value: str) -> str | None:
-    """Why a resource path is unsafe (absolute, climbing, URL), or None."""
-    if _URL.match(value):
-        return "is a URL (remote data is not validated)"
-    if PurePosixPath(value).is_absolute() or re.match(r"^[A-Za-z]:[\\/]|^\\", value):
-        return "is an absolute path"
-    if ".." in re.split(r"[\\/]", value):
-        return "climbs out of the package with '..'"
-    return None
-
-
 def load_package(path: str | Path, display: str) -> PackageInput:
     """Read a package's descriptor text and JSON; problems are kept for package-descriptor."""
     p = Path(path)
@@ -274,7 +262,7 @@ def package_descriptor(ctx: Context) -> None:
             if not isinstance(rel, str):
                 continue
             line = _line_at(pkg, where_json)
-            why = safe_path(rel)
+            why = unsafe_path(rel)
             if why:
                 problem(f"resource {name!r}: path {rel!r} {why}", line, rel,
                         "a relative path inside the package")
@@ -312,7 +300,7 @@ def package_integrity(ctx: Context) -> None:
     recorded = _section(_section(pkg.descriptor, "swftools"), "files")
     for res in pkg.resources():
         rel = res.get("path")
-        if not isinstance(rel, str) or safe_path(rel) or not (pkg.root / rel).is_file():
+        if not isinstance(rel, str) or unsafe_path(rel) or not (pkg.root / rel).is_file():
             continue
         path = pkg.root / rel
         size = path.stat().st_size
