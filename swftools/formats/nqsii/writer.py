@@ -289,8 +289,9 @@ class _Renderer:
         first = jt.conform(first)
         metadata = TableMetadata.from_table(first)
         if metadata.unit == "processor":  # written as GPUs, an 8-GPU site's log would not validate
+            origin = f", read from {metadata.source_file}" if metadata.source_file else ""
             raise UsageError(f"cannot write an NQSII log: the table counts processors (a CPU "
-                             f"{metadata.source_format or 'job'} log), an NQSII log counts GPUs; "
+                             f"trace{origin}), an NQSII log counts GPUs; "
                              "write it as swf, slurm, pbs or a data package")
         self.site = resolve_site(site)
         self.zone = self.site.time_zone if site is not None else (
