@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+INDEX_HTML = "index.html"  # the file every page swftools writes is: a report's, an archive's
+
 # Characters no URL swftools writes may hold: Unicode whitespace and every control character.
 _BAD = r"\s\x00-\x1f\x7f-\x9f"
 WEB_URL_PATTERN = (rf"^[Hh][Tt][Tt][Pp][Ss]?://[^{_BAD}/?#\\@:][^{_BAD}/?#\\@]*"

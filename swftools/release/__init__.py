@@ -1,8 +1,24 @@
 """``swftools release`` and ``swftools verify``: citable, checksummed, reproducible archives."""
 
-from swftools.release.pipeline import STAGES, ReleaseResult, release
-from swftools.release.settings import License, check_version, license_of, load_settings
-from swftools.release.verify import VerifyReport, verify
-
 __all__ = ["STAGES", "License", "ReleaseResult", "VerifyReport", "check_version", "license_of",
            "load_settings", "release", "verify"]
+
+# ``verify`` is imported here (its function must shadow its module's name); the rest is loaded
+# on first access, so that verifying an archive imports neither the release pipeline nor the
+# report it renders (matplotlib, scipy).
+from swftools.release.verify import VerifyReport, verify  # noqa: E402
+
+_LAZY = {"STAGES": "pipeline", "ReleaseResult": "pipeline", "release": "pipeline",
+         "License": "settings", "check_version": "settings", "license_of": "settings",
+         "load_settings": "settings"}
+
+
+def __getattr__(name: str):
+    """The names of ``__all__``, loaded from their module on first access."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

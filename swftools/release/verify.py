@@ -23,8 +23,8 @@ from swftools.errors import InputError, count, os_error_message, shorten
 from swftools.fileio import sha256_file
 from swftools.limits import Limits, current, read_member, safe_members
 from swftools.release.tarball import CHECKSUMS, archive_files
-from swftools.report.html import INDEX_HTML
 from swftools.site import resolve_site
+from swftools.urls import INDEX_HTML
 from swftools.formats.swf.fields import FIELDS
 from swftools.formats.swf.mapping import swf_field_values
 

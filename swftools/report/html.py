@@ -22,7 +22,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from swftools.errors import InputError, count
-from swftools.urls import relative_href, web_href
+from swftools.urls import INDEX_HTML, relative_href, web_href
 from swftools.report import figures as figures_mod
 from swftools.report import sections
 from swftools.report.alt import alt_text
@@ -31,7 +31,6 @@ from swftools.report.summary import (PAPER_CITATION, PAPER_COLUMN, format_value,
                                      reference_applies)
 from swftools.whatif.compare import COLUMNS as WHATIF_COLUMNS, table_cells
 
-INDEX_HTML = "index.html"
 TEMPLATE = "index.html.j2"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 CSS_PX_PER_IN = 96  # an SVG sized in points shows at 96 CSS pixels per inch
