@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from swftools.extensions import load
 from swftools.table import string_buffers
-from swftools.formats.threads import kernel_threads as workers  # threads the kernels use
+from swftools.fileio import usable_cores as workers  # threads the kernels use (at most 8)
 
 _MIN_ROWS_PER_THREAD = 100_000
 _MIN_GUESS = 1024  # rows a part's outputs start with at least (they grow when full)

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from swftools.extensions import load
-from swftools.formats.threads import kernel_threads as _workers  # (tests set it: any machine)
+from swftools.fileio import usable_cores as _workers  # threads (tests set it: any machine)
 
 # Error kinds reported by ``tokenize`` (first offending line only).
 OK, TOO_FEW, BAD_CHAR, TOO_LONG = 0, 1, 2, 3
