@@ -16,7 +16,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / "swftools"
 
 # The core at the package root: shared by everything, importing no subpackage.
 CORE = {"swftools.atomic", "swftools.errors", "swftools.extensions", "swftools.fileio",
-        "swftools.fingerprint",
+        "swftools.fingerprint", "swftools.lazy",
         "swftools.limits", "swftools.metadata", "swftools.progress", "swftools.resources", "swftools.site",
         "swftools.table", "swftools.urls"}
 

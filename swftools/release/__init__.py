@@ -6,6 +6,7 @@ __all__ = ["STAGES", "License", "ReleaseResult", "VerifyReport", "check_version"
 # ``verify`` is imported here (its function must shadow its module's name); the rest is loaded
 # on first access, so that verifying an archive imports neither the release pipeline nor the
 # report it renders (matplotlib, scipy).
+from swftools import lazy  # noqa: E402
 from swftools.release.verify import VerifyReport, verify  # noqa: E402
 
 _LAZY = {"STAGES": "pipeline", "ReleaseResult": "pipeline", "release": "pipeline",
@@ -13,12 +14,4 @@ _LAZY = {"STAGES": "pipeline", "ReleaseResult": "pipeline", "release": "pipeline
          "load_settings": "settings"}
 
 
-def __getattr__(name: str):
-    """The names of ``__all__``, loaded from their module on first access."""
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy.attributes(__name__, _LAZY, globals())

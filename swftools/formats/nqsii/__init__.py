@@ -7,8 +7,7 @@ columns), ``reader`` and ``writer``.
 
 from __future__ import annotations
 
-from typing import Any
-
+from swftools import lazy
 from swftools.formats.formatinfo import FormatInfo
 
 INFO = FormatInfo(
@@ -21,17 +20,10 @@ INFO = FormatInfo(
                  "time), the SWF header; GPU totals other than nodes x GPUs per node")
 
 __all__ = ["FORMS", "INFO", "read", "render", "write", "write_chunks"]
+# The reader and writer load on first use: the Slurm and PBS readers import ``timefmt`` from
+# this package, and the NQSII reader's imports (pandas) would slow their start.
 _LAZY = {"FORMS": "reader", "read": "reader", "render": "writer", "write": "writer",
          "write_chunks": "writer"}
 
 
-def __getattr__(name: str) -> Any:
-    """The reader and writer load on first use: the Slurm and PBS readers import ``timefmt``
-    from this package, and the NQSII reader's imports (pandas) would slow their start."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.attributes(__name__, _LAZY, globals())

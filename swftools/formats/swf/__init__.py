@@ -7,6 +7,7 @@ Modules by role: ``fields`` (the 18 columns, named once), ``header`` (``; Key: v
 
 from swftools.formats.swf.fields import FIELDS, PWA_WIDTHS, SwfField
 from swftools.formats.formatinfo import FormatInfo
+from swftools import lazy
 from swftools.table import column_names
 
 INFO = FormatInfo(
@@ -29,12 +30,4 @@ _LAZY = {"read": "reader", "read_bytes": "reader", "row_line_numbers": "reader",
          "to_bytes": "writer", "write": "writer"}
 
 
-def __getattr__(name: str):
-    """``read``, ``write``, ... loaded from ``reader``/``writer`` on first access."""
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy.attributes(__name__, _LAZY, globals())
