@@ -198,6 +198,23 @@ def test_minus_2_to_the_63_as_an_integer_within_the_bound():
     assert bytes(out[:got]).decode() == f"{low}  -1\n0 {low}\n"
 
 
+@pytest.mark.parametrize("d", [-1, 0, 3])
+def test_the_values_next_to_int64s_minimum(d):
+    """Only -2**63 has a magnitude int64 cannot hold; its neighbours are written as they are."""
+    values = [-(2 ** 63) + k for k in (0, 1, 2, 3, 9, 10, 11)]
+    digits = [[d] * len(values)]
+    need = _bound([1], [d], len(values))
+    got, out = _format([values], [values], digits, [1], 0, len(values), need)
+    texts = []
+    for v in values:
+        if d < 0:
+            texts.append(str(v))
+        else:
+            whole = str(-v).rjust(d + 1, "0")
+            texts.append("-" + whole[:len(whole) - d] + "." + whole[len(whole) - d:])
+    assert bytes(out[:got]).decode() == "".join(t + "\n" for t in texts)
+
+
 # -- int_strings, parse_ids ----------------------------------------------------------------
 
 
