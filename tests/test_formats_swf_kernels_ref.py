@@ -131,16 +131,34 @@ def test_tabs_and_trailing_blanks(line, tabs, trailing):
 
 def test_padded_widths_and_extra_fields_by_hand():
     """Field k's width runs from just after the previous separator to the token's end; rows 1
-    and 2 only take tokens with more than the one separator in front."""
-    body = b"  5 10 1\n 15  7 22 x\n   9 8 3 x y\n"
+    and 2 only take tokens with more than the one separator in front. flags[EXTRA_FIELDS] is
+    the most extra fields of a line."""
+    body = b"   5 10 1 x y\n 15  7 22 x\n  9 8 33\n"
     got = _chunk(body, 3)
     assert got.error.tolist() == [0, 0, 0]
-    # field 0: widths 3, 3, 4 (every token padded); field 1: 2 (not padded), 2, 1 (not padded);
-    # field 2: 1, 2, 1, never padded
+    # field 0: widths 4, 3, 3 (every token padded); field 1: 2 (not padded), 2, 1 (not padded);
+    # field 2: 1, 2, 2, never padded
     assert got.stats[0].tolist() == [3, 1, 1]
     assert got.stats[1].tolist() == [3, 2, _BIG]
     assert got.stats[2].tolist() == [4, 2, -1]
-    assert got.extra[:3].tolist() == [0, 1, 2] and got.flags[kernels.EXTRA_FIELDS] == 2
+    assert got.extra[:3].tolist() == [2, 1, 0] and got.flags[kernels.EXTRA_FIELDS] == 2
+
+
+def test_decimal_and_unknown_tokens_are_counted_per_field():
+    got = _chunk(b"1.5 -1 -1.0 7\n2.5 -1 -1.00 -1\n0 3 1.25 8\n", 4)
+    assert got.error.tolist() == [0, 0, 0]
+    assert got.stats[kernels.DECIMAL_TOKENS].tolist() == [2, 0, 3, 0]
+    assert got.stats[kernels.UNKNOWN_TOKENS].tolist() == [0, 2, 2, 1]
+
+
+def test_decimal_values_with_several_digits_after_the_point():
+    """floats holds the token's value (these fractions are exact in binary, so Python's
+    float() of the text is the value bit for bit)."""
+    tokens = [b"0.125", b"-12.75", b"3.0625", b"100.5", b"-0.0078125", b"7.50"]
+    got = _chunk(b" ".join(tokens) + b"\n", len(tokens))
+    assert got.error.tolist() == [0, 0, 0]
+    assert got.floats[:, 0].tolist() == [float(t) for t in tokens]
+    assert got.point[:, 0].tolist() == [len(t.split(b".")[1]) + 1 for t in tokens]
 
 
 # -- format_rows ---------------------------------------------------------------------------
