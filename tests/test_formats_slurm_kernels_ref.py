@@ -40,7 +40,8 @@ def _cases(draw):
     return text, width, id_pos, np.array([c if k else -1 for c, k in zip(columns, keep)])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_cases())
 def test_scan_finds_every_line_start_and_exactly_the_steps_after_their_job(case):
     """One part: job and step lines at their starts, the wanted cells in their columns, and
@@ -82,30 +83,35 @@ def test_scan_finds_every_line_start_and_exactly_the_steps_after_their_job(case)
 def test_a_step_after_a_job_with_an_empty_jobid():
     """An empty line is a job line of empty cells: a step whose JobID starts with '.' is after
     it; a step line is no job line for the steps after it."""
-    data = b"h0|h1\n\n.batch|x\n5|a\n5.0|b\n5.0.1|c\n6.0|d\n.x|e\n"
+    data = b"h0|h1\n\n.batch|x\n.x.y|x\n5|a\n5.0|b\n5.0.1|c\n6.0|d\n.x|e\n"
     found = kernels.scan(data, 6, 2, 0, np.array([0, 1]))
-    assert found.step_row.tolist() == [1, 3, 4, 5, 6]
-    assert found.step_after_job.tolist() == [True, True, True, False, False]
-    assert found.job_row.tolist() == [0, 2]
+    assert found.step_row.tolist() == [1, 2, 4, 5, 6, 7]
+    assert found.step_after_job.tolist() == [True, True, True, True, False, False]
+    assert found.job_row.tolist() == [0, 3]
     assert [c.to_pylist() for c in found.cells] == [["", "5"], ["", "a"]]
+    # the JobID in the second field: the empty line's JobID is empty all the same
+    data = b"h0|h1\nx|5\n\nx|.batch\nx|5.0\n"
+    found = kernels.scan(data, 6, 2, 1, np.array([0, 1]))
+    assert found.job_row.tolist() == [0, 1] and found.step_row.tolist() == [2, 3]
+    assert found.step_after_job.tolist() == [True, False]
 
 
 def test_scan_stops_where_an_output_is_full_and_says_where():
     """With room, one call reads every line; with too little room for the job cells or too few
     rows it stops at the line start it could not take, keeping the latest job's JobID."""
     data = b"h|i\n10|ab\n10.0|c\n11|de\n11.batch|f\n11.1|g\n"
-    buf = np.frombuffer(data, np.uint8)
 
-    def run(rows: int, room: int, id_room: int = 64):
+    def run(rows: int, room: int, id_room: int = 64, data: bytes = data):
         out = dict(job_row=np.zeros(rows, np.int64), job_start=np.zeros(rows, np.int64),
                    offsets=np.zeros((2, rows + 1), np.int32),
                    cells=np.zeros((2, room), np.uint8), step_row=np.zeros(rows, np.int64),
                    step_line=np.zeros(rows, np.int64), step_offsets=np.zeros(rows + 1, np.int32),
                    step_ids=np.zeros(id_room, np.uint8), after=np.zeros(rows, np.uint8),
                    state=np.array([4, 0, 0, 0, -1, 0, -1, 0, 0, 0], np.int64))
-        kernels_ref.scan(buf, 2, 0, np.array([0, 1]), out["job_row"], out["job_start"],
-                         out["offsets"], out["cells"], out["step_row"], out["step_line"],
-                         out["step_offsets"], out["step_ids"], out["after"], out["state"])
+        kernels_ref.scan(np.frombuffer(data, np.uint8), 2, 0, np.array([0, 1]), out["job_row"],
+                         out["job_start"], out["offsets"], out["cells"], out["step_row"],
+                         out["step_line"], out["step_offsets"], out["step_ids"], out["after"],
+                         out["state"])
         return out
 
     # job lines at 4 and 17, steps at 10, 23 and 34
@@ -128,6 +134,9 @@ def test_scan_stops_where_an_output_is_full_and_says_where():
     assert run(8, 64, 16)["state"].tolist() == state
     # one row of each output: the scan stops at the first line it has no row for
     assert run(1, 64)["state"].tolist() == [10, 1, 1, 0, 4, 2, -1, 0, 0, 0]
+    # the step rows are full first: the job line after the step is not read
+    assert run(1, 64, data=b"h|i\n9.0|x\n10|ab\n")["state"].tolist() == \
+        [10, 1, 0, 1, -1, 0, -1, 0, 0, 0]
 
 
 def test_a_line_with_another_field_count_stops_the_scan():
