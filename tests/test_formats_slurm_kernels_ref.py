@@ -96,23 +96,37 @@ def test_a_step_after_a_job_with_an_empty_jobid():
     assert found.step_after_job.tolist() == [True, False]
 
 
+def _scan_directly(data: bytes, begin: int, rows: int, room: int, id_room: int = 64) -> dict:
+    """One call of ``kernels_ref.scan`` on two-field lines (JobID first) from ``begin``, with
+    outputs of ``rows`` rows and ``room`` / ``id_room`` bytes."""
+    out = dict(job_row=np.zeros(rows, np.int64), job_start=np.zeros(rows, np.int64),
+               offsets=np.zeros((2, rows + 1), np.int32), cells=np.zeros((2, room), np.uint8),
+               step_row=np.zeros(rows, np.int64), step_line=np.zeros(rows, np.int64),
+               step_offsets=np.zeros(rows + 1, np.int32), step_ids=np.zeros(id_room, np.uint8),
+               after=np.zeros(rows, np.uint8),
+               state=np.array([begin, 0, 0, 0, -1, 0, -1, 0, 0, 0], np.int64))
+    kernels_ref.scan(np.frombuffer(data, np.uint8), 2, 0, np.array([0, 1]), out["job_row"],
+                     out["job_start"], out["offsets"], out["cells"], out["step_row"],
+                     out["step_line"], out["step_offsets"], out["step_ids"], out["after"],
+                     out["state"])
+    return out
+
+
+def test_a_text_ending_with_a_lone_carriage_return():
+    """A lone \r is a line break too, the last one included (the kernel's docstring)."""
+    out = _scan_directly(b"h|i\n1|a\r2.0|b\r", 4, 4, 16)
+    assert out["state"].tolist() == [14, 2, 1, 1, 4, 1, -1, 1, 0, 0]
+    assert out["job_start"][:1].tolist() == [4] and out["step_line"][:1].tolist() == [8]
+    assert bytes(out["cells"][1, :1]) == b"a" and out["after"][:1].tolist() == [0]
+
+
 def test_scan_stops_where_an_output_is_full_and_says_where():
     """With room, one call reads every line; with too little room for the job cells or too few
     rows it stops at the line start it could not take, keeping the latest job's JobID."""
     data = b"h|i\n10|ab\n10.0|c\n11|de\n11.batch|f\n11.1|g\n"
 
     def run(rows: int, room: int, id_room: int = 64, data: bytes = data):
-        out = dict(job_row=np.zeros(rows, np.int64), job_start=np.zeros(rows, np.int64),
-                   offsets=np.zeros((2, rows + 1), np.int32),
-                   cells=np.zeros((2, room), np.uint8), step_row=np.zeros(rows, np.int64),
-                   step_line=np.zeros(rows, np.int64), step_offsets=np.zeros(rows + 1, np.int32),
-                   step_ids=np.zeros(id_room, np.uint8), after=np.zeros(rows, np.uint8),
-                   state=np.array([4, 0, 0, 0, -1, 0, -1, 0, 0, 0], np.int64))
-        kernels_ref.scan(np.frombuffer(data, np.uint8), 2, 0, np.array([0, 1]), out["job_row"],
-                         out["job_start"], out["offsets"], out["cells"], out["step_row"],
-                         out["step_line"], out["step_offsets"], out["step_ids"], out["after"],
-                         out["state"])
-        return out
+        return _scan_directly(data, 4, rows, room, id_room)
 
     # job lines at 4 and 17, steps at 10, 23 and 34
     out = run(8, 64)
