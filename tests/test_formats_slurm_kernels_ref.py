@@ -120,6 +120,13 @@ def test_a_text_ending_with_a_lone_carriage_return():
     assert bytes(out["cells"][1, :1]) == b"a" and out["after"][:1].tolist() == [0]
 
 
+def test_a_job_line_at_the_start_of_the_buffer():
+    """The latest job's JobID may start at byte 0 (a text scanned from its first line)."""
+    out = _scan_directly(b"1|a\n1.0|b\n", 0, 4, 16)
+    assert out["state"].tolist() == [10, 2, 1, 1, 0, 1, -1, 1, 0, 0]
+    assert out["after"][:1].tolist() == [1]
+
+
 def test_scan_stops_where_an_output_is_full_and_says_where():
     """With room, one call reads every line; with too little room for the job cells or too few
     rows it stops at the line start it could not take, keeping the latest job's JobID."""
