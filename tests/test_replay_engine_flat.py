@@ -124,6 +124,20 @@ def test_negative_submit_times_and_job_order_ties():
     assert python_starts(jobs, 2, "fcfs") == [-100, -100, -90]
 
 
+def test_times_from_2_62_s_on_are_replayed_by_the_python_engine():
+    """Such times do not fit the compiled twin's int64 keys: the Python engine replays them
+    (it once took 2**62 as "no more events": the job submitted then was never started and kept
+    start 0, and a later one crashed with an IndexError)."""
+    big = 1 << 62
+    jobs = [(0, 1, 1, 1), (big, 1, 1, 1), (big + 5, 3, 3, 1), (big + 5, 1, 1, 1)]
+    assert not fits_int64_keys(work(jobs))
+    assert run_flat(work(jobs), 1, "easy").tolist() == [0, big, big + 5, big + 8]
+    assert reference_starts(jobs, 1) == [0, big, big + 5, big + 8]
+    # a run time past 2**62: the job behind it starts at its end
+    jobs = [(0, big + 10, big + 10, 1), (1, 1, 1, 1)]
+    assert run_flat(work(jobs), 1, "fcfs").tolist() == [0, big + 10] == reference_starts(jobs, 1)
+
+
 def test_python_engine_returns_int64_start_times():
     out = run_flat(work([(0, 1, 1, 1), (0, 1, 1, 1)]), 1, "fcfs", compiled=False)
     assert out.dtype == np.int64 and out.tolist() == [0, 1]
