@@ -1867,8 +1867,9 @@ def flat_queues(draw, max_jobs: int = 24, max_procs: int = 8,
                 tie_grid: int | None = None) -> tuple[list[tuple[int, int, int, int]], int]:
     """(jobs, processors) for ``engine_flat`` itself: jobs as (submit, run, estimate, size) in
     queue order, every one replayable (size 1..procs), with crowded instants, zero-length jobs
-    and estimates below, at and above the run time. With ``tie_grid``, times are multiples of
-    it (ends, arrivals and estimated ends at the shadow time)."""
+    and estimates below, at and above the run time (some far above: early ends). With
+    ``tie_grid``, times are multiples of it (ends, arrivals and estimated ends at the shadow
+    time)."""
     procs = draw(st.integers(1, max_procs))
     n = draw(st.integers(1, max_jobs))
     grid = tie_grid or 1
@@ -1877,6 +1878,7 @@ def flat_queues(draw, max_jobs: int = 24, max_procs: int = 8,
     for _ in range(n):
         t += grid * draw(st.sampled_from([0, 0, 1, 2, 5]))
         run = grid * draw(st.sampled_from([0, 1, 2, 3, 5, 8]))
-        est = draw(st.sampled_from([run, run, run + grid, max(0, run - grid), grid * 4, 0]))
+        est = draw(st.sampled_from([run, run, run + grid, max(0, run - grid), grid * 4, 0,
+                                    3 * run + 20 * grid]))
         jobs.append((t, run, est, draw(st.integers(1, procs))))
     return jobs, procs

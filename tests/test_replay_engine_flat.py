@@ -113,6 +113,62 @@ def test_early_end_smaller_than_the_gap_keeps_the_shadow_and_grows_extra():
     assert python_starts(jobs, 6) == [0, 0, 100, 110] == reference_starts(jobs, 6)
 
 
+def test_early_end_of_the_first_running_job_drops_the_reservation_of_job_1():
+    # 4 procs. Job 0: 2 procs estimated until 100, runs 20. Head job 1 (4 procs): shadow 100;
+    # job 2 (1 proc, 2..32) backfills. At 20 job 0 ends early: 3 free, the head's shadow is now
+    # job 2's end, 32, with nothing spare. Job 3 (1 proc, 10 s) arriving at 25 would end at 35:
+    # it waits for the head (32..42). With the old shadow (100) kept, it would have started at 25.
+    jobs = [(0, 20, 100, 2), (1, 10, 10, 4), (2, 30, 30, 1), (25, 10, 10, 1)]
+    assert python_starts(jobs, 4) == [0, 32, 2, 42] == reference_starts(jobs, 4)
+
+
+def test_early_end_of_a_job_estimated_to_end_at_the_shadow_time_adds_no_extra():
+    # 8 procs. Job 0 (4 procs, until 100) and job 1 (2 procs, estimated until 100, ends at 10);
+    # the head, job 2, needs 5 (2 free): shadow 100, extra 4 + 2 + 2 - 5 = 3. Job 3 (1 proc,
+    # 2..5) makes the pass reserve at 2. Job 1's early end leaves the shadow and extra as they
+    # were (its processors were counted at 100 already): job 4 (4 procs, long) arriving at 20
+    # needs more than 3 and waits for the head (100..110).
+    jobs = [(0, 100, 100, 4), (0, 10, 100, 2), (1, 10, 10, 5), (2, 3, 3, 1), (20, 500, 500, 4)]
+    assert python_starts(jobs, 8) == [0, 0, 100, 2, 110] == reference_starts(jobs, 8)
+
+
+def test_early_ends_that_add_up_to_the_gap_move_the_shadow_time_earlier():
+    # 11 procs, from 0: P (2 procs, until 50), K (3, until 100), E1 (2, estimated until 300,
+    # ends at 10), E2 (1, estimated until 300, ends at 20): 3 free. The head (8) needs 5 more:
+    # P's 2 and K's 3, shadow 100; 3 more free processors before 100 (the gap) let it go at P's
+    # end instead. Y (3 procs, long) cannot backfill at 2 (nothing spare at 100), nor at 10
+    # (only E1's 2 spare). At 20 E1 and E2 have freed the 3: the shadow is 50 with nothing spare,
+    # so Y still waits and the head starts at 50 (not at 100 behind a backfilled Y).
+    jobs = [(0, 50, 50, 2), (0, 100, 100, 3), (0, 10, 300, 2), (0, 20, 300, 1), (1, 10, 10, 8),
+            (2, 1000, 1000, 3)]
+    assert python_starts(jobs, 11) == [0, 0, 0, 0, 50, 60] == reference_starts(jobs, 11)
+
+
+def test_early_end_after_the_shadow_time_adds_to_the_spare_processors():
+    # 8 procs, from 0: P (2, until 50), K (3, until 100), E1 (1, estimated until 300, ends at
+    # 10): 2 free. The head (6) has its shadow at 100 with 1 spare processor; Y (2 procs,
+    # long) cannot backfill at 2. E1's early end adds its processor to the spare ones (now 2):
+    # Y starts at 10, and the head still starts at 100.
+    jobs = [(0, 50, 50, 2), (0, 100, 100, 3), (0, 10, 300, 1), (1, 10, 10, 6), (2, 1000, 1000, 2)]
+    assert python_starts(jobs, 8) == [0, 0, 0, 100, 10] == reference_starts(jobs, 8)
+
+
+def test_every_job_ending_by_the_shadow_time_counts_in_the_spare_processors():
+    # 13 procs: P (4), A (2), B (2) all until 100, 5 free. The head (8) has its shadow at 100,
+    # where 5 + 4 + 2 + 2 - 8 = 5 processors are spare: Y (4 procs, long) backfills at 2.
+    jobs = [(0, 100, 100, 4), (0, 100, 100, 2), (0, 100, 100, 2), (1, 10, 10, 8),
+            (2, 1000, 1000, 4)]
+    assert python_starts(jobs, 13) == [0, 0, 0, 100, 2] == reference_starts(jobs, 13)
+
+
+def test_a_backfill_never_takes_more_than_the_free_processors():
+    # 10 procs: P (8, until 100), 2 free. The head (3) has 10 - 3 = 7 spare processors at 100,
+    # but only 2 are free now: A (1) backfills, then X (2) no longer fits, Z (1) does.
+    jobs = [(0, 100, 100, 8), (1, 10, 10, 3), (1, 1000, 1000, 1), (1, 1000, 1000, 2),
+            (1, 1000, 1000, 1)]
+    assert python_starts(jobs, 10) == [0, 100, 1, 100, 1] == reference_starts(jobs, 10)
+
+
 def test_zero_length_jobs_end_at_their_start_and_free_the_pool_in_the_same_instant():
     # 1 processor: 1 runs 0 s at 5, 2 (submitted at 5 too) starts at 5 once 1's end is applied
     assert python_starts([(5, 0, 0, 1), (5, 3, 3, 1), (5, 0, 0, 1)], 1) == [5, 5, 8]
@@ -202,7 +258,21 @@ def test_compiled_false_never_loads_the_twin(twin):
 
 def test_python_runs_when_the_twin_was_not_built(monkeypatch):
     monkeypatch.setattr(engine_flat, "load", lambda name, what: None)
-    assert run_flat(work([(0, 2, 2, 1), (0, 2, 2, 1)]), 1, "fcfs", compiled=True).tolist() == [0, 2]
+    two = work([(0, 2, 2, 1), (0, 2, 2, 1)])
+    assert run_flat(two, 1, "fcfs", compiled=True).tolist() == [0, 2]
+
+
+def test_the_notice_names_the_flat_pool_replay_when_the_twin_was_not_built(monkeypatch, capsys):
+    import sys
+
+    from swftools import extensions
+
+    monkeypatch.setitem(sys.modules, "swftools.replay._engine_flat", None)
+    monkeypatch.setattr(extensions, "_told", set())
+    two = work([(0, 2, 2, 1), (0, 2, 2, 1)])
+    assert run_flat(two, 1, "fcfs", compiled=True).tolist() == [0, 2]
+    assert ("swftools.replay._engine_flat is not built; the flat-pool replay runs in pure Python"
+            in capsys.readouterr().err)
 
 
 # --- fits_int64_keys: the largest key ``time << shift | job`` must stay below 2**62 ----------
