@@ -1860,3 +1860,25 @@ def sensitivity_factor_cases(draw, max_nodes: int = 9, max_gpus: int = 3, max_cl
     sens = Sensitivity("drawn", "<drawn>", SENSITIVITY_MODELS, classes,
                        (1 / len(classes),) * len(classes), False)
     return site, sens, links, scores
+
+
+@st.composite
+def flat_queues(draw, max_jobs: int = 24, max_procs: int = 8,
+                tie_grid: int | None = None) -> tuple[list[tuple[int, int, int, int]], int]:
+    """(jobs, processors) for ``engine_flat`` itself: jobs as (submit, run, estimate, size) in
+    queue order, every one replayable (size 1..procs), with crowded instants, zero-length jobs
+    and estimates below, at and above the run time (some far above: early ends). With
+    ``tie_grid``, times are multiples of it (ends, arrivals and estimated ends at the shadow
+    time)."""
+    procs = draw(st.integers(1, max_procs))
+    n = draw(st.integers(1, max_jobs))
+    grid = tie_grid or 1
+    t = draw(st.integers(-50, 50)) * grid
+    jobs = []
+    for _ in range(n):
+        t += grid * draw(st.sampled_from([0, 0, 1, 2, 5]))
+        run = grid * draw(st.sampled_from([0, 1, 2, 3, 5, 8]))
+        est = draw(st.sampled_from([run, run, run + grid, max(0, run - grid), grid * 4, 0,
+                                    3 * run + 20 * grid]))
+        jobs.append((t, run, est, draw(st.integers(1, procs))))
+    return jobs, procs

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from heapq import heappop, heappush
+from math import inf
 
 import numpy as np
 
@@ -162,16 +163,16 @@ def _run_flat_python(work: Workload, procs: int, policy: str) -> np.ndarray:
             min_est[i] = e
             i >>= 1
 
-    submit.append(INFINITY)  # sentinel: no bound checks on the submission cursor
+    submit.append(inf)  # sentinel (after any time, even 2**62): no bound checks on the cursor
     i_sub = 0
     next_sub = submit[0]
     while True:
-        next_end = ends[0] >> shift if ends else INFINITY
+        next_end = ends[0] >> shift if ends else inf
         if next_end < next_sub:
             now = next_end
         else:
             now = next_sub
-            if now == INFINITY:
+            if now == inf:
                 break
         while next_end == now:
             j = heappop(ends) & low
@@ -187,7 +188,7 @@ def _run_flat_python(work: Workload, procs: int, policy: str) -> np.ndarray:
                     gap -= s
                     if t > shadow:
                         extra += s
-            next_end = ends[0] >> shift if ends else INFINITY
+            next_end = ends[0] >> shift if ends else inf
         first_arrival = i_sub
         if next_sub == now:
             i_sub += 1
