@@ -118,6 +118,13 @@ def test_per_class_scores_are_resolved_like_the_scores():
     assert PlacementInputs().resolved(2, 2).class_score is None
 
 
+def test_an_absent_class_grid_is_the_nominal_score():
+    # "Absent inputs mean a homogeneous machine: ... scores 1.0" (swftools.replay.placement)
+    m = PlacementInputs(class_score=[None, [[2, 3], [4, 5]]]).resolved(2, 2)
+    assert m.class_score == [[[1.0, 1.0], [1.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]]
+    assert all(type(v) is float for row in m.class_score[0] for v in row)
+
+
 PENALTY = "locality penalty {}: expected a positive number (PAL's default 1.7; 1 = no penalty)"
 
 
@@ -236,8 +243,17 @@ def test_best_fit_refuses_a_job_that_does_not_fit():
     state = _state(2, [0b01, 0b10])
     p = BestFit()
     p.start(state, None)
-    with pytest.raises(AssertionError, match="choose\\(\\) called for a job that does not fit"):
+    with pytest.raises(AssertionError) as exc:
         p.choose(state, 0, 1, 2)
+    assert str(exc.value) == "choose() called for a job that does not fit"
+
+
+def test_best_fit_takes_the_lowest_node_among_the_fewest_free():
+    # nodes 0, 2 and 3 have 2 free GPUs, node 1 has 3: best-fit's tie goes to the lowest number
+    free = [0b1100, 0b0111, 0b0110, 0b0011]
+    assert _choose(BestFit, 4, free, 1, 2) == (0b0001, 0b1100)
+    assert _choose(BestFit, 4, free, 1, 3) == (0b0010, 0b0111)
+    assert _choose(BestFit, 4, [0b0000, 0b1010, 0b0101], 1, 1) == (0b0010, 0b0010)
 
 
 # --- start, choice groups ---------------------------------------------------------------------
