@@ -538,3 +538,26 @@ def test_one_group_is_one_group():
     p.start(_state(1, [1]), None)
     group = p.choice_group()
     assert group(0) == group(1) == group(10**6)
+
+
+# --- make_placement (swftools/replay/placement/__init__.py) -------------------------------------
+def test_make_placement_builds_the_named_policy_with_its_inputs():
+    from swftools.replay.placement import PLACEMENTS, POLICY_CLASSES, make_placement
+
+    m = PlacementInputs(rack=[0, 1]).resolved(2, 2)
+    for name in PLACEMENTS:
+        p = make_placement(name, m, [1.0, 3.0], 11)
+        assert type(p) is POLICY_CLASSES[name] and p.name == name
+        assert p.machine is m and list(p.gains) == [1.0, 3.0] and p.seed == 11
+    p = make_placement("best-fit")
+    assert type(p) is BestFit and (p.machine, p.gains, p.seed) == (None, None, 0)
+
+
+def test_make_placement_refuses_an_unknown_name():
+    from swftools.replay.placement import make_placement
+
+    with pytest.raises(UsageError) as exc:
+        make_placement("worst")
+    assert str(exc.value) == ("unknown placement 'worst' (choose from packed, best-fit, random, "
+                              "even, priority, priority-wc, variability-first, locality-first, "
+                              "lxv, pm-first, pal)")
