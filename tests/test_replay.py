@@ -266,3 +266,21 @@ def test_gpu_replay_never_exceeds_capacity(case):
         for node, gpus in held.items():
             assert len(gpus) == len(set(gpus)) <= site.gpus_per_node
             assert node < site.max_nodes
+
+
+@pytest.mark.parametrize("shape", ["recorded", "gpus"])
+@pytest.mark.parametrize("placement", [None, "packed"])
+def test_times_from_2_62_s_on_are_replayed_on_gpu_nodes(placement, shape):
+    """Times too large for the compiled twins' int64 keys run on the Python engines, which once
+    took 2**62 as "no more events" (a capacity-timeline IndexError at the first such time)."""
+    big = 1 << 62
+    site = gpu_site(nodes=1, gpus=2)
+    # (job id, submit, run, nodes, GPUs per node, request): one node of 2 GPUs, so 3 and 4 queue
+    table = gpu_table([(1, 0, 1, 1, 1, 1), (2, big, 1, 1, 2, 1), (3, big + 5, 3, 1, 2, 3),
+                       (4, big + 5, 1, 1, 2, 1)])
+    r = replay(table, site=site, placement=placement, shape=shape)
+    assert starts(r) == {1: 0, 2: big, 3: big + 5, 4: big + 8}
+    # a run that ends after 2**62: the job behind it starts at its end
+    table = gpu_table([(1, 0, big + 10, 1, 2, big + 10), (2, 1, 1, 1, 2, 1)])
+    r = replay(table, site=site, placement=placement, shape=shape)
+    assert starts(r) == {1: 0, 2: big + 10}

@@ -20,7 +20,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from swftools.errors import UsageError
-from swftools.replay.engine_gpu import INFINITY, never_fits_again
+from swftools.replay.engine_gpu import FLOAT_INF, never_fits_again
 from swftools.replay.gpurun import GpuRun
 from swftools.replay.model import GpuNodes, TrackedGpuState, bits
 from swftools.replay.placement import Placement, RuntimeFactor
@@ -50,7 +50,7 @@ def run_count(work: Workload, model: GpuNodes, policy: str, placement: Placement
     run_actual, est_actual = [0] * n, [0] * n
     dropped: list[tuple[int, str]] = []
     changes = [(t, c) for t, c in model.capacity_changes() if n and t > submit[0]]
-    change_at = [t for t, _ in changes] + [INFINITY]
+    change_at = [t for t, _ in changes] + [FLOAT_INF]  # no change after any time, even 2**62
     future_max = [c for _, c in changes]
     for k in range(len(future_max) - 2, -1, -1):
         future_max[k] = max(future_max[k], future_max[k + 1])
@@ -104,14 +104,14 @@ def run_count(work: Workload, model: GpuNodes, policy: str, placement: Placement
             total = sum(projected[:managed])
             if total >= need:
                 return t, total - need, managed
-            t_next = min(running[i][0] if i < len(running) else INFINITY, change_at[c])
-            if t_next == INFINITY:
+            t_next = min(running[i][0] if i < len(running) else FLOAT_INF, change_at[c])
+            if t_next == FLOAT_INF:
                 return None
             t = t_next
 
     i_sub = 0
     while i_sub < n or ends or queue:
-        now = submit[i_sub] if i_sub < n else INFINITY
+        now = submit[i_sub] if i_sub < n else FLOAT_INF
         if ends and ends[0][0] < now:
             now = ends[0][0]
         if queue and change_at[i_change] < now:

@@ -216,7 +216,7 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
         else:
             tree_est = [round(e * float(f)) for e, f in zip(estimate, min_factor)]
     changes = [(t, c) for t, c in model.capacity_changes() if t > submit[0]]
-    change_at = [t for t, _ in changes] + [INFINITY]
+    change_at = [t for t, _ in changes] + [FLOAT_INF]  # no change after any time, even 2**62
     # Largest node count managed at each timeline entry or later: whether a job can still fit.
     future_max = [c for _, c in changes]
     for k in range(len(future_max) - 2, -1, -1):
@@ -436,7 +436,7 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
 
     i_sub = 0
     while i_sub < n or ends or waiting:
-        now = submit[i_sub] if i_sub < n else INFINITY
+        now = submit[i_sub] if i_sub < n else FLOAT_INF
         if ends and ends[0] >> shift < now:
             now = ends[0] >> shift
         if waiting and change_at[i_change] < now:
