@@ -336,3 +336,35 @@ def test_factors_scale_run_time_and_estimate_rounding_halves_to_even():
                            bases=[2.0, 2.0])
     assert starts == {1: 0, 2: 0}
     assert run.runtime.tolist() == [10, 12] and run.estimate.tolist() == [8, 8]
+
+
+def test_a_job_spread_over_different_gpus_per_node_gets_the_factor_of_its_own_sets():
+    """Two 4-GPU nodes, factor base 1. Job 1 (3 GPUs) takes node 0's GPUs 0-2 (factor 1.0),
+    job 2 (2 GPUs) node 1's GPUs 0-1 (factor 1.125: node 1). Job 3 (3 GPUs) spreads: node 1's
+    GPUs 2, 3 and node 0's GPU 3; its factor is asked with those sets: 1 + 0.25 x (3 + 2)
+    + 0.5 (two nodes) = 2.75: 100 s -> 275 s, estimate 40 -> 110."""
+    starts, run, _ = _hand([(1, 0, 100, 1, 3, 100), (2, 0, 100, 1, 2, 100),
+                            (3, 0, 100, 1, 3, 40)], nodes=2, gpus=4, bases=[1.0, 1.0, 1.0])
+    assert starts == {1: 0, 2: 0, 3: 0}
+    assert run.node_gpus[2] == [0b1000, 0b1100]
+    assert run.runtime.tolist() == [100, 112, 275] and run.estimate.tolist() == [100, 112, 110]
+
+
+def test_the_reservation_reads_each_capacity_entry_ahead_in_turn():
+    """One-GPU nodes: one from 0, two from 100, three from 200. Job 1 holds node 0 until 1000
+    (estimate exact). At 150 (capacity two) head job 2 needs 3 GPUs: 1 free at 150, 2 from 200
+    (three nodes managed), 3 at 1000: shadow 1000. Job 3 (1 GPU, estimate 60) ends by then: it
+    is backfilled at once (150, node 1); job 2 starts at 1000."""
+    starts, run, _ = _hand([(1, 0, 1000, 1, 1, 1000), (2, 150, 10, 3, 1, 10),
+                            (3, 150, 60, 1, 1, 60)], nodes=3, gpus=1,
+                           timeline=[(0, 1), (100, 2), (200, 3)])
+    assert starts == {1: 0, 2: 1000, 3: 150}
+    assert run.node_sets[2] == 0b010
+
+
+def test_a_factor_of_one_leaves_run_time_and_estimate_exact():
+    """A callback factor of exactly 1.0 keeps the recorded seconds, even past a float's 53 bits
+    (2**53 + 1 s would round to 2**53 through a float product)."""
+    big = 2**53 + 1
+    _, run, _ = _hand([(1, 0, big, 1, 1, big)], nodes=1, gpus=1, bases=[1.0])
+    assert run.runtime.tolist() == [big] and run.estimate.tolist() == [big]
