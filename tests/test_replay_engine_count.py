@@ -368,3 +368,49 @@ def test_a_factor_of_one_leaves_run_time_and_estimate_exact():
     big = 2**53 + 1
     _, run, _ = _hand([(1, 0, big, 1, 1, big)], nodes=1, gpus=1, bases=[1.0])
     assert run.runtime.tolist() == [big] and run.estimate.tolist() == [big]
+
+
+def test_a_factor_of_one_keeps_the_backfill_estimate_exact():
+    """Two 1-GPU nodes, every factor 1.0. Job 1 holds node 0 until 2**53 (its estimate): head
+    job 2 (2 GPUs) gets shadow 2**53, extra 0. Job 3 (1 GPU, estimate 2**53 + 1) would end one
+    second past it (a float product would make it 2**53, on time): refused, it starts when
+    job 2 ends."""
+    big = 2**53
+    table = gpu_table([(1, 0, big, 1, 1, big), (2, 0, 10, 2, 1, 10), (3, 0, 10, 1, 1, big + 1)])
+    model = GpuNodes(gpu_site(nodes=2, gpus=1))
+    run = run_count(prepare(table, model, shape="gpus"), model, "easy", Placement(),
+                    lambda j, nodes, gpus: 1.0)
+    assert run.start.tolist() == [0, big, big + 10]
+
+
+def test_a_head_that_cannot_fit_before_the_capacity_falls_blocks_backfilling_and_is_dropped():
+    """One-GPU nodes: one from 0, three from 100, one from 200. Job 1 holds node 0 until 250
+    (estimate exact). At 150 head job 2 needs 3 GPUs: the site still manages three nodes ahead
+    of now, so it waits, but no instant gives it 3 (2 free until 200, then one node): no shadow
+    time, so job 3 (1 GPU) is not backfilled. At 200 job 2 is dropped; job 3 starts at 250."""
+    starts, run, _ = _hand([(1, 0, 250, 1, 1, 250), (2, 150, 10, 3, 1, 10),
+                            (3, 150, 10, 1, 1, 10)], nodes=3, gpus=1,
+                           timeline=[(0, 1), (100, 3), (200, 1)])
+    assert run.dropped == [(1, "never fits: the site manages at most 1 nodes from 200 on")]
+    assert starts[1] == 0 and starts[3] == 250
+
+
+def test_a_backfill_candidate_is_judged_by_its_scaled_estimate():
+    """Two 1-GPU nodes. Job 1 holds node 0 until 100 (estimate exact): head job 2 (2 GPUs) gets
+    shadow 100, extra 0. Job 3 (1 GPU, estimate 60) has factor 2.0: 120 s, past the shadow:
+    refused (unscaled it would fit); it starts when job 2 ends (110)."""
+    table = gpu_table([(1, 0, 100, 1, 1, 100), (2, 0, 10, 2, 1, 10), (3, 0, 30, 1, 1, 60)])
+    model = GpuNodes(gpu_site(nodes=2, gpus=1))
+    run = run_count(prepare(table, model, shape="gpus"), model, "easy", Placement(),
+                    lambda j, nodes, gpus: 2.0 if j == 2 else 1.0)
+    assert run.start.tolist() == [0, 100, 110]
+
+
+def test_a_dropped_head_leaves_the_waiting_jobs_a_placement_watches():
+    """The case above with a queue-watching placement: when job 3 is placed at 250, job 2
+    (dropped at 200) is no longer waiting; job 3 is."""
+    table = gpu_table([(1, 0, 250, 1, 1, 250), (2, 150, 10, 3, 1, 10), (3, 150, 10, 1, 1, 10)])
+    site = gpu_site(nodes=3, gpus=1, timeline=[(0, 1), (100, 3), (200, 1)])
+    _, run, placement = _run(table, site, "easy", watch=True)
+    assert run.start.tolist()[2] == 250
+    assert placement.seen[-1] == (2, frozenset({2}))
