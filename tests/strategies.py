@@ -1882,3 +1882,27 @@ def flat_queues(draw, max_jobs: int = 24, max_procs: int = 8,
                                     3 * run + 20 * grid]))
         jobs.append((t, run, est, draw(st.integers(1, procs))))
     return jobs, procs
+# --- the count engine (``replay.engine_count``, issue 30): GPU-node cases with factors ---------
+
+@st.composite
+def count_engine_cases(draw, max_jobs: int = 20):
+    """(table, site, bases) for ``engine_count``: ``replay_gpu_jobs``' jobs (on a time grid half
+    the time, so that ends, arrivals and estimates meet the shadow time) on a site of the same
+    GPUs per node whose capacity timeline has 1-5 entries of 1-5 nodes (rises and dips while
+    jobs wait); per queue position a run-time factor base (1.0, 2.0 and factors that round
+    halves), or None for no factor callback."""
+    table, drawn = draw(replay_gpu_jobs(max_jobs=max_jobs,
+                                        tie_grid=draw(st.sampled_from([None, 10]))))
+    g = drawn.gpus_per_node
+    entries = draw(st.integers(1, 5))
+    since = sorted(draw(st.lists(st.sampled_from([10, 50, 100, 200, 500, 1000, 2000, 3000]),
+                                 min_size=entries - 1, max_size=entries - 1, unique=True)))
+    timeline = [{"since": datetime.fromtimestamp(s, timezone.utc).isoformat(),
+                 "nodes": draw(st.integers(1, 5))} for s in [0] + since]
+    queue = {"name": "q", "number": 1, "nodes_min": 1, "nodes_max": 5, "gpus_per_node_min": 1,
+             "gpus_per_node_max": g, "walltime_default_s": 60, "walltime_max_s": 600}
+    site = site_from_settings({"name": "test", "time_zone": "UTC", "gpus_per_node": g,
+                               "capacity_timeline": timeline, "queues": [queue]})
+    bases = draw(st.none() | st.lists(st.sampled_from([1.0, 2.0, 0.5, 1.5, 0.75, 1.25]),
+                                      min_size=table.num_rows, max_size=table.num_rows))
+    return table, site, bases
