@@ -1906,3 +1906,19 @@ def count_engine_cases(draw, max_jobs: int = 20):
     bases = draw(st.none() | st.lists(st.sampled_from([1.0, 2.0, 0.5, 1.5, 0.75, 1.25]),
                                       min_size=table.num_rows, max_size=table.num_rows))
     return table, site, bases
+def queue_bit_cases(draw, max_jobs: int = 40):
+    """``engine_general._queue_bits``'s inputs: (size index per job, the number of sizes, side,
+    key and factor bound per job, grouped, the queue's bit budget ``COMPILED_MAX_BITS``). Few
+    values per column, so combinations repeat; up to 62 sizes, so the budget binds."""
+    n_sizes = draw(st.one_of(st.integers(1, 4), st.integers(55, 62)), label="sizes")
+    n = draw(st.integers(0, max_jobs), label="jobs")
+    column = st.lists(st.integers(0, 2), min_size=n, max_size=n)
+    size_index = draw(st.lists(st.integers(0, min(n_sizes, 5) - 1) | st.integers(0, n_sizes - 1),
+                               min_size=n, max_size=n), label="size index")
+    side = draw(column, label="side")
+    key = draw(column, label="key")
+    lower = draw(st.lists(st.sampled_from([0.0, -0.0, 0.5, 1.25]), min_size=n, max_size=n),
+                 label="bound")
+    grouped = draw(st.booleans(), label="grouped")
+    bits = draw(st.sampled_from([62, 62, 62, 0, 2, 4, 6, 58, 60]), label="COMPILED_MAX_BITS")
+    return size_index, n_sizes, side, key, lower, grouped, bits

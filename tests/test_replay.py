@@ -284,3 +284,25 @@ def test_times_from_2_62_s_on_are_replayed_on_gpu_nodes(placement, shape):
     table = gpu_table([(1, 0, big + 10, 1, 2, big + 10), (2, 1, 1, 1, 2, 1)])
     r = replay(table, site=site, placement=placement, shape=shape)
     assert starts(r) == {1: 0, 2: big + 10}
+def test_wait_is_start_minus_submit_and_a_flat_pool_lists_no_nodes():
+    """A pool of 2 processors, two 2-processor jobs at 5 and 7 (10 s each), FCFS: job 2 starts
+    at 15 when job 1 ends, so it waits 8 s; a flat pool has no node columns."""
+    r = replay(flat_table([(1, 5, 10, 2, 10), (2, 7, 10, 2, 10)]), procs=2, policy="fcfs")
+    assert r.jobs.column("start_time").to_pylist() == [5, 15]
+    assert r.jobs.column("wait_s").to_pylist() == [0, 8]
+    assert r.jobs.column("end_time").to_pylist() == [15, 25]
+    for name in ("nodes", "node_ids", "gpu_ids"):
+        assert r.jobs.column(name).to_pylist() == [None, None], name
+
+
+def test_scaled_run_and_estimate_columns():
+    """A run-time factor of 2 (packed): a job of 10 s requesting 30 runs 20 s and is estimated
+    at 60; the recorded times stay in ``recorded_run_s`` and ``recorded_estimate_s``."""
+    table = gpu_table([(1, 0, 10, 1, 1, 30), (2, 0, 7, 1, 1, 9)])
+    r = replay(table, site=gpu_site(nodes=1, gpus=2), placement="packed",
+               runtime_factor=lambda row, nodes, gpus: 2.0)
+    assert r.jobs.column("run_s").to_pylist() == [20, 14]
+    assert r.jobs.column("estimate_s").to_pylist() == [60, 18]
+    assert r.jobs.column("end_time").to_pylist() == [20, 14]
+    assert r.jobs.column("recorded_run_s").to_pylist() == [10, 7]
+    assert r.jobs.column("recorded_estimate_s").to_pylist() == [30, 9]
