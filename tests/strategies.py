@@ -1906,6 +1906,9 @@ def count_engine_cases(draw, max_jobs: int = 20):
     bases = draw(st.none() | st.lists(st.sampled_from([1.0, 2.0, 0.5, 1.5, 0.75, 1.25]),
                                       min_size=table.num_rows, max_size=table.num_rows))
     return table, site, bases
+
+
+@st.composite
 def queue_bit_cases(draw, max_jobs: int = 40):
     """``engine_general._queue_bits``'s inputs: (size index per job, the number of sizes, side,
     key and factor bound per job, grouped, the queue's bit budget ``COMPILED_MAX_BITS``). Few

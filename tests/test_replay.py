@@ -284,6 +284,8 @@ def test_times_from_2_62_s_on_are_replayed_on_gpu_nodes(placement, shape):
     table = gpu_table([(1, 0, big + 10, 1, 2, big + 10), (2, 1, 1, 1, 2, 1)])
     r = replay(table, site=site, placement=placement, shape=shape)
     assert starts(r) == {1: 0, 2: big + 10}
+
+
 def test_wait_is_start_minus_submit_and_a_flat_pool_lists_no_nodes():
     """A pool of 2 processors, two 2-processor jobs at 5 and 7 (10 s each), FCFS: job 2 starts
     at 15 when job 1 ends, so it waits 8 s; a flat pool has no node columns."""
