@@ -39,7 +39,7 @@ from swftools.replay.workload import Workload
 INFINITY = 1 << 62
 
 
-COMPILED_MIN_JOBS = 1_000  # below: the Python reference (cross-over 100-300 jobs: benchmarks/bench_compiled_threshold.py)
+COMPILED_MIN_JOBS = 1_000  # Python below it (benchmarks/bench_compiled_threshold.py)
 KEY_BITS = 62  # ``time << shift | job`` keys must stay below 2**62 for the compiled twin
 
 

@@ -82,7 +82,7 @@ Mold = Callable[[int, int], "tuple[int, int, float] | None"]  # (queue index, fi
 INFINITY = 1 << 62
 FLOAT_INF = float("inf")
 MAX_COMBOS = 1024  # (size, choice group, factor bound) combinations with their own queue bit
-COMPILED_MIN_JOBS = 1_000  # below: the Python reference (cross-over 100-300 jobs: benchmarks/bench_compiled_threshold.py)
+COMPILED_MIN_JOBS = 1_000  # Python below it (benchmarks/bench_compiled_threshold.py)
 COMPILED_MAX_BITS = 62  # the compiled twin's shape and GPU bit sets are int64 words
 
 
