@@ -44,13 +44,15 @@ def main() -> None:
     from swftools import formats
     from swftools.replay import engine_gpu
 
-    cases = [("AAIC sample", formats.read(SAMPLE), {"site": "aaic"}, ("plain", "packed", "random"))]
+    cases = [("AAIC sample", formats.read(SAMPLE), {"site": "aaic"},
+              ("plain", "packed", "random"))]
     if KTH.is_file():
         cases.append(("KTH-SP2", formats.read(KTH), {}, ("plain",)))
     else:
         print(f"KTH-SP2 skipped: {KTH} is absent")
     print(f"COMPILED_MIN_JOBS = {engine_gpu.COMPILED_MIN_JOBS:,}")
-    print(f"{'trace':12} {'placement':9} {'jobs':>6} {'python ms':>10} {'compiled ms':>12} {'ratio':>6}")
+    print(f"{'trace':12} {'placement':9} {'jobs':>6} {'python ms':>10} {'compiled ms':>12} "
+          f"{'ratio':>6}")
     for name, table, options, placements in cases:
         for placement in placements:
             extra = {} if placement == "plain" else {"placement": placement}
