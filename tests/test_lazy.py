@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from swftools import lazy
+
+from .test_cli_startup import _fresh
 
 
 def test_a_listed_name_is_imported_from_its_module_once_and_kept():
@@ -42,8 +42,7 @@ nqsii.read, swf.write, release.STAGES
 after = sorted(m for m in sys.modules if m.endswith(("nqsii.reader", "swf.writer", "release.pipeline")))
 print(json.dumps([before, after, "read" in vars(nqsii), type(release.verify).__name__]))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120).stdout
+    out = _fresh(code)
     before, after, kept, verify_kind = json.loads(out)
     assert before == []
     assert after == ["swftools.formats.nqsii.reader", "swftools.formats.swf.writer",

@@ -1,13 +1,13 @@
 """``swftools release`` and ``swftools verify``: citable, checksummed, reproducible archives."""
 
-__all__ = ["STAGES", "License", "ReleaseResult", "VerifyReport", "check_version", "license_of",
-           "load_settings", "release", "verify"]
-
+from swftools import lazy
 # ``verify`` is imported here (its function must shadow its module's name); the rest is loaded
 # on first access, so that verifying an archive imports neither the release pipeline nor the
 # report it renders (matplotlib, scipy).
-from swftools import lazy  # noqa: E402
-from swftools.release.verify import VerifyReport, verify  # noqa: E402
+from swftools.release.verify import VerifyReport, verify
+
+__all__ = ["STAGES", "License", "ReleaseResult", "VerifyReport", "check_version", "license_of",
+           "load_settings", "release", "verify"]
 
 _LAZY = {"STAGES": "pipeline", "ReleaseResult": "pipeline", "release": "pipeline",
          "License": "settings", "check_version": "settings", "license_of": "settings",

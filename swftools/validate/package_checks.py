@@ -23,7 +23,7 @@ from swftools import table as jt
 from swftools.errors import InputError, json_line
 from swftools.fileio import file_digest
 from swftools.formats.datapackage import cells as cell_grammar
-from swftools.formats.datapackage.package import URL, unsafe_path
+from swftools.formats.datapackage.package import unsafe_path
 from swftools.formats.inputs import detect_gzip, open_binary, open_text
 from swftools.validate.context import Context
 from swftools.validate.registry import NotApplicable, rule
@@ -80,7 +80,7 @@ class PackageInput:
     def table_schema(self, res: dict[str, Any]) -> dict[str, Any]:
         """The resource's Table Schema (inline or a file in the package), else the canonical one."""
         schema = res.get("schema")
-        if isinstance(schema, str) and not URL.match(schema) and unsafe_path(schema) is None:
+        if isinstance(schema, str) and unsafe_path(schema) is None:  # a URL is unsafe too
             try:
                 schema = json.loads((self.root / schema).read_text(encoding="utf-8"))
             except (OSError, ValueError):

@@ -54,7 +54,7 @@ _PROPERTY_ORDER = ("name", "id", "title", "description", "version", "created", "
                    "keywords", "contributors", "licenses", "sources")
 _OURS = ("$schema", "resources", EXTENSION)
 _RESOURCE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
-URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # matched at the start (re.match)
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _FORMAT_LABELS = {"swf": "Standard Workload Format", "nqsii": "NEC NQSII job log",
                   "package": "Frictionless data package"}
 
@@ -380,7 +380,7 @@ def descriptor(path: str | os.PathLike) -> dict[str, Any]:
 
 def _check_relative(desc_path: Path, text: str, name: str, key: str, value: str,
                     where: list[str | int]) -> None:
-    if key != "path" and URL.match(value):
+    if key != "path" and _URL.match(value):
         return  # a remote schema or dialect is legal; read() refuses it only when it needs it
     problem = unsafe_path(value)
     if problem:
@@ -391,7 +391,7 @@ def _check_relative(desc_path: Path, text: str, name: str, key: str, value: str,
 def unsafe_path(value: str) -> str | None:
     """Why a path in a descriptor is unsafe (a URL, absolute, climbing out), or None; the one
     rule of ``read`` and of validate's ``package-descriptor``."""
-    if URL.match(value):
+    if _URL.match(value):
         return "is a URL (remote data is not supported)"
     if PurePosixPath(value).is_absolute() or re.match(r"[A-Za-z]:[\\/]|\\", value):
         return "is an absolute path"
@@ -459,7 +459,7 @@ def _expected_schema(root: Path, desc_path: Path, res: dict[str, Any], base: str
         raise InputError(str(desc_path), f"resource {res['name']!r} has no Table Schema")
     if isinstance(schema, dict):
         return schema
-    if URL.match(schema):
+    if _URL.match(schema):
         raise InputError(str(desc_path), f"resource {res['name']!r}: remote schema {schema!r} "
                          "is not supported", expected="a schema inside the package")
     schema_path = root / schema
@@ -481,7 +481,7 @@ def _declared_jobs_schema(root: Path, res: dict[str, Any]) -> dict[str, Any]:
     try:
         own = schema if isinstance(schema, dict) else (
             json.loads((root / schema).read_text(encoding="utf-8"))
-            if isinstance(schema, str) and not URL.match(schema) else None)
+            if isinstance(schema, str) and not _URL.match(schema) else None)
         declared = [f["name"] for f in own["fields"]] if own else None
     except (OSError, ValueError, KeyError, TypeError):
         declared = None
