@@ -69,6 +69,49 @@ def other_hash_seed() -> str:
     return "1" if os.environ.get("PYTHONHASHSEED") == "4242" else "4242"
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """The folder ``build(folder)`` makes, made once per test run and shared by the xdist
+    workers: the first to ask builds it under a lock, the others wait for it and read it. Only
+    for outputs no test changes (an expensive build two test modules read)."""
+    import fcntl
+    import shutil
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    target = base / f"built-{name}"
+    with open(base / f"built-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.is_dir():
+            partial = base / f"built-{name}.partial"
+            shutil.rmtree(partial, ignore_errors=True)  # a build that failed in another worker
+            build(partial)
+            partial.rename(target)
+    return target
+
+
+def sample_html_report(tmp_path_factory) -> Path:
+    """``report --html --whatif`` of the bundled sample (its what-if of ``packed`` and ``lxv`` on
+    ``aaic-v100-half`` beside it, ``../whatif``), both made by the CLI in child processes under
+    ``other_hash_seed()``; built once per run (tests/test_report_html.py compares it with its
+    in-process run, tests/test_report_browser.py opens its page)."""
+    import subprocess
+    import sys
+
+    def build(folder: Path) -> None:
+        folder.mkdir()
+        env = dict(os.environ, PYTHONHASHSEED=other_hash_seed())
+        cli = [sys.executable, "-m", "swftools.cli"]
+        sample = str(SAMPLES / "aaic-sample.csv.gz")
+        for argv in (["whatif", sample, "--site", "aaic-v100-half", "--policies", "packed,lxv",
+                      "-o", str(folder / "whatif")],
+                     ["report", sample, "-o", str(folder / "rep"), "--html",
+                      "--whatif", str(folder / "whatif")]):
+            subprocess.run(cli + argv, check=True, capture_output=True, env=env)
+
+    return built_once(tmp_path_factory, "sample-html-report", build) / "rep"
+
+
 def pytest_collection_modifyitems(config, items):
     """Files with slow tests first (each file's tests stay together and in order): with
     ``--dist loadfile`` the workers then end on short files, not one on a long file while the

@@ -3,8 +3,8 @@
 Checks what a reader meets: no console error, no request leaving the file, every figure drawn at
 a non-zero size, the headline table, nothing wider than the screen (a wide table scrolls inside
 its frame, with a shadow at the edge as the sign), contents numbered once, and a full-page
-screenshot; for the sample's report, the example archive's page and a CPU SWF trace's report
-(KTH-SP2, processors, no AAIC reference).
+screenshot; for the sample's report (with its what-if table), the example archive's page and
+a CPU SWF trace's report (KTH-SP2, processors, no AAIC reference).
 Skips, saying why, only where no Chromium (Debian package ``chromium``) or no Playwright is
 installed; ``.ci/run`` installs Chromium when it can.
 """
@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.browser_support import WIDTHS, browser_session, unavailable
-from tests.conftest import trace_path
+from tests.conftest import sample_html_report, trace_path
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
 EXAMPLE_PAGE = ROOT / "archive" / "example" / "index.html"
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
@@ -36,11 +35,9 @@ def open_page():
 
 @pytest.fixture(scope="module")
 def report_page(tmp_path_factory) -> Path:
-    from swftools.report import report
-
-    out = tmp_path_factory.mktemp("browser") / "rep"
-    report(SAMPLE, out, html=True)
-    return out / "index.html"
+    """The sample's report page with its what-if table (built once per run, shared with
+    tests/test_report_html.py's cross-process test)."""
+    return sample_html_report(tmp_path_factory) / "index.html"
 
 
 @pytest.fixture(scope="module")

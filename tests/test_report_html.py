@@ -19,7 +19,7 @@ from swftools.report import analyze, figures, html, report
 from swftools.report.alt import ALT, alt_text
 from swftools.report.sections import ANALYSES
 from swftools.validate import validate
-from tests.conftest import other_hash_seed
+from tests.conftest import other_hash_seed, sample_html_report
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
@@ -222,24 +222,23 @@ def test_two_renders_are_byte_identical(sample_table, written_report, text):
     assert second == text
 
 
-def test_page_is_byte_identical_across_processes(written, tmp_path):
-    """``report --html`` run again in another process, under another hash seed than this one's:
-    every file it writes (index.html, report.json, report.md, the PNGs) is the same bytes as the
-    in-process run's (the ``written`` fixture: the sample with its what-if comparison)."""
+def test_page_is_byte_identical_across_processes(written, tmp_path_factory):
+    """``whatif`` and ``report --html --whatif`` run again by the CLI in other processes, under
+    another hash seed than this one's: every file they write (index.html, report.json,
+    report.md, the PNGs; the what-if's files) is the same bytes as the in-process run's (the
+    ``written`` fixture: the sample with its what-if comparison)."""
     # this process's seed is random unless PYTHONHASHSEED is set: the child's must differ
-    seed = other_hash_seed()
-    env = dict(os.environ, PYTHONHASHSEED=seed)
+    env = dict(os.environ, PYTHONHASHSEED=other_hash_seed())
     child_hash = subprocess.run([sys.executable, "-c", "print(hash('swftools'))"], check=True,
                                 capture_output=True, text=True, env=env).stdout.strip()
     assert child_hash != str(hash("swftools"))  # the two processes hash strings differently
-    out = tmp_path / "rep"
-    subprocess.run([sys.executable, "-m", "swftools.cli", "report", str(SAMPLE), "-o", str(out),
-                    "--html", "--whatif", str(written.parent / "whatif")], check=True,
-                   capture_output=True, env=env)
-    names = sorted(p.name for p in written.iterdir())
-    assert sorted(p.name for p in out.iterdir()) == names and "index.html" in names
-    for name in names:
-        assert (out / name).read_bytes() == (written / name).read_bytes(), name
+    out = sample_html_report(tmp_path_factory)
+    for mine, theirs in ((written, out), (written.parent / "whatif", out.parent / "whatif")):
+        names = sorted(p.name for p in mine.iterdir())
+        assert sorted(p.name for p in theirs.iterdir()) == names
+        for name in names:
+            assert (theirs / name).read_bytes() == (mine / name).read_bytes(), name
+    assert "index.html" in {p.name for p in out.iterdir()}
 
 
 def test_svg_has_no_date_nor_creator(sample_data, page):
