@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -110,6 +111,45 @@ def sample_html_report(tmp_path_factory) -> Path:
             subprocess.run(cli + argv, check=True, capture_output=True, env=env)
 
     return built_once(tmp_path_factory, "sample-html-report", build) / "rep"
+
+
+# A 1x1 PNG: what the stub below writes for each figure file
+_PNG_1X1 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63"
+    "f8ffff3f030008fc02fea79aa0a00000000049454e44ae426082")
+
+
+@contextlib.contextmanager
+def stubbed_figures():
+    """Figures as placeholders (a small SVG naming the figure, a 1x1 PNG), not drawn: for tests
+    about something else in a report or a release (refusals, ``--force``, the page's tables),
+    where matplotlib's drawing was most of the time (about 0.3 s a figure, 27 a release). The
+    figures are drawn for real by the figure tests, the browser test and every byte-identity
+    test (the example archive, the cross-process report and release), which never stub them."""
+    from swftools.report import figures
+
+    def svg(data, name, *, narrow=False):
+        assert name in figures.available(data), name
+        return ('<svg xmlns="http://www.w3.org/2000/svg" width="90" height="40">'
+                f'<title>{name}{" (narrow)" if narrow else ""}</title></svg>')
+
+    def draw(data, out_dir):
+        names = figures.available(data)
+        for name in names:
+            (out_dir / name).write_bytes(_PNG_1X1)
+        return names
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(figures, "svg", svg)
+        patch.setattr(figures, "draw", draw)
+        yield
+
+
+@pytest.fixture
+def stub_figures():
+    """``stubbed_figures()`` for one test."""
+    with stubbed_figures():
+        yield
 
 
 def pytest_collection_modifyitems(config, items):

@@ -209,7 +209,7 @@ def test_invalid_version_and_settings_are_clear_errors(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_source_failing_validation_is_refused_and_output_untouched(tmp_path):
+def test_source_failing_validation_is_refused_and_output_untouched(tmp_path, stub_figures):
     # a job that finishes 10 s later than start + walltime: wait/walltime arithmetic errors
     lines = gzip.decompress(SAMPLE.read_bytes()).decode().splitlines(keepends=True)
     header, first = lines[0], lines[1].rstrip("\n").split(",")
@@ -227,7 +227,7 @@ def test_source_failing_validation_is_refused_and_output_untouched(tmp_path):
 
 
 @pytest.mark.slow
-def test_release_with_telemetry_and_a_site_file_verifies(tmp_path):
+def test_release_with_telemetry_and_a_site_file_verifies(tmp_path, stub_figures):
     """One release of the first 300 jobs carries both additions (formerly two releases of the
     same 300 jobs): job telemetry, and a site that is no preset. The site goes into the archive
     inline, so verify checks the SWF against the site it was written with (here queues numbered

@@ -25,6 +25,7 @@ from swftools.validate.registry import describe_rules
 from swftools.validate.report import Finding, Report
 
 from .validate_support import swf_line, write_swf
+from tests.conftest import stubbed_figures
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = ROOT / "archive" / "release-settings.example.json"
@@ -228,8 +229,9 @@ def numeric(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pipeline")
     trace = _numeric_swf(tmp / "numeric.swf")
     stages: list[str] = []
-    result = release(trace, tmp / "rel", version="2.1.0", settings=SETTINGS,
-                     on_stage=stages.append)
+    with stubbed_figures():  # the module is about the pipeline, not the figures
+        result = release(trace, tmp / "rel", version="2.1.0", settings=SETTINGS,
+                         on_stage=stages.append)
     return trace, tmp / "rel", result, stages
 
 
@@ -285,7 +287,8 @@ def test_release_readme_and_page_carry_the_settings(numeric):
     assert f"<title>{title}</title>" in page and f"<h1>{title}</h1>" in page
 
 
-def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp_path):
+def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp_path,
+                                                                    stub_figures):
     """The existing output is a copy of the module's release (2.1.0, marker included: what
     swftools wrote). The forced release over it is made with a key and a site file, so it also
     shows that a key is audited for even without names and that a site file goes into the
@@ -322,7 +325,7 @@ def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp
     assert f"{back.max_gpus} in all" in readme
 
 
-def test_raw_host_or_job_names_need_a_key(numeric, tmp_path, monkeypatch):
+def test_raw_host_or_job_names_need_a_key(numeric, tmp_path, monkeypatch, stub_figures):
     trace, *_ = numeric
     out = tmp_path / "rel"
     found = {"user": ["1"], "host": ["gpunode07"]}
@@ -341,7 +344,8 @@ def test_raw_host_or_job_names_need_a_key(numeric, tmp_path, monkeypatch):
     assert result.nothing_to_search is None
 
 
-def test_a_leaked_name_stops_the_release_and_writes_nothing(numeric, tmp_path, monkeypatch):
+def test_a_leaked_name_stops_the_release_and_writes_nothing(numeric, tmp_path, monkeypatch,
+                                                            stub_figures):
     """A raw name the archive holds (here the settings' title word) fails the audit."""
     trace, *_ = numeric
     out = tmp_path / "rel"
@@ -351,7 +355,7 @@ def test_a_leaked_name_stops_the_release_and_writes_nothing(numeric, tmp_path, m
     assert not out.exists()
 
 
-def test_strict_refuses_warnings_that_are_published_otherwise(tmp_path):
+def test_strict_refuses_warnings_that_are_published_otherwise(tmp_path, stub_figures):
     trace = tmp_path / "big.swf"
     trace.write_text(OVERSIZED)
     out = tmp_path / "rel"

@@ -264,7 +264,7 @@ def test_whatif_needs_html_and_a_comparison(tmp_path):
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
-def test_skipped_analyses_are_said_on_the_page(tmp_path):
+def test_skipped_analyses_are_said_on_the_page(tmp_path, stub_figures):
     """An SWF trace without requested walltimes: the page says why, with no figure for it."""
     from tests.report_support import swf_table
 
@@ -278,7 +278,7 @@ def test_skipped_analyses_are_said_on_the_page(tmp_path):
     assert len(parsed.all("img")) == len(data["figures"])
 
 
-def test_validation_findings_are_listed_per_rule():
+def test_validation_findings_are_listed_per_rule(stub_figures):
     from tests.report_support import aaic_table
 
     table = aaic_table([{"walltime_s": 600}, {"walltime_s": 700}, {"walltime_s": -50}])
@@ -341,7 +341,7 @@ def _cpu_data():
         "wait_s": [0] * n}, swf_header=[["Version", "2.2"], ["MaxProcs", "100"]])).data
 
 
-def test_a_cpu_trace_is_not_framed_by_the_aaic_paper():
+def test_a_cpu_trace_is_not_framed_by_the_aaic_paper(stub_figures):
     """KTH-SP2-like: no AAIC reference anywhere (tables, alt texts, footer), units in
     processors, and the alt text says why there is no node-count chart."""
     data = _cpu_data()
