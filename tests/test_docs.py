@@ -161,9 +161,11 @@ def test_tutorial_steps_are_parsed_in_order():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("tutorial", TUTORIALS, ids=lambda p: p.stem)
-def test_tutorial_commands_run_as_written(tutorial, tmp_path, monkeypatch):
+def test_tutorial_commands_run_as_written(tutorial, tmp_path, monkeypatch, stub_figures):
     """Each tutorial, run from a folder that sees the checkout's samples, archive and tests as
-    the reader's checkout does: every command exits 0 and every file it names is written.
+    the reader's checkout does: every command exits 0 and every file it names is written. The
+    figures of its reports and releases are placeholders (``stubbed_figures``: the same pages
+    are drawn for real by tests/test_report_html.py and tests/test_release.py).
 
     The commands run in this process, split into words as a POSIX shell splits them and given
     to the CLI as ``swftools`` (``swftools.cli.main``) gives them: a process per command spent

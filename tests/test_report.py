@@ -49,7 +49,7 @@ def test_report_writes_markdown_json_and_figures(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
 
 
-def test_existing_output_is_refused_without_force_and_replaced_with_it(tmp_path):
+def test_existing_output_is_refused_without_force_and_replaced_with_it(tmp_path, stub_figures):
     out = tmp_path / "rep"
     out.mkdir()
     (out / "old.txt").write_text("keep me")
