@@ -32,6 +32,7 @@ def aaic_jobs(draw, min_size: int = 0, max_size: int = 30) -> pa.Table:
         "requested_walltime_s", "termcode", "submit_time", "start_time", "finish_time",
         "wait_s", "walltime_s")}
     submit = EPOCH_2017 + draw(st.integers(0, 10**6))
+    user_names, group_names = st.sampled_from(users), st.sampled_from(groups)  # one per table
     for job_id in ids:
         submit += draw(st.integers(0, 5000))
         queue = draw(st.sampled_from(AAIC_QUEUES))
@@ -40,8 +41,8 @@ def aaic_jobs(draw, min_size: int = 0, max_size: int = 30) -> pa.Table:
         wait = draw(st.integers(0, 100_000))
         run = draw(st.integers(0, 300_000))
         cols["job_id"].append(job_id)
-        cols["user"].append(draw(st.sampled_from(users)))
-        cols["group"].append(draw(st.sampled_from(groups)))
+        cols["user"].append(draw(user_names))
+        cols["group"].append(draw(group_names))
         cols["queue"].append(queue)
         cols["nodes"].append(nodes)
         cols["gpus_per_node"].append(per_node)
@@ -56,8 +57,33 @@ def aaic_jobs(draw, min_size: int = 0, max_size: int = 30) -> pa.Table:
     return jt.from_columns(cols, {"site": "aaic", "time_zone": "Asia/Tokyo"})
 
 
+_OR_NONE: dict[int, tuple] = {}
+
+
 def _maybe(draw, strategy, p_unknown: bool = True):
-    return draw(st.none() | strategy) if p_unknown else draw(strategy)
+    """A draw from ``strategy``, or None. ``none() | strategy`` is made once per strategy object
+    (kept with it, so that its id is not reused): hypothesis validates every new strategy object
+    it draws from, which cost more than the draws (most of the time of the properties over
+    these tables). Pass long-lived strategies: module constants, or ``st.integers`` and the like,
+    which hypothesis itself caches by their arguments."""
+    if not p_unknown:
+        return draw(strategy)
+    either = _OR_NONE.get(id(strategy))
+    if either is None or either[0] is not strategy:
+        either = _OR_NONE[id(strategy)] = (strategy, st.none() | strategy)
+    return draw(either[1])
+
+
+_SMALL = st.integers(0, 10**6)
+# swf_jobs' fields that may be unknown, with their values when known
+_SWF_MAYBE = {
+    "gpus": st.integers(0, 5000), "avg_cpu_time_s": st.integers(0, 10**6).map(float),
+    "used_memory_kb": _SMALL, "requested_procs": st.integers(0, 5000),
+    "requested_walltime_s": _SMALL, "requested_memory_kb": _SMALL,
+    "swf_status": st.sampled_from((0, 1, 2, 3, 4, 5)), "user": st.integers(1, 500).map(str),
+    "group": st.integers(1, 50).map(str), "executable": st.integers(1, 500),
+    "queue": st.integers(0, 30).map(str), "partition": st.integers(1, 10),
+    "preceding_job_id": st.integers(1, 10**6), "think_time_s": _SMALL}
 
 
 @st.composite
@@ -67,32 +93,17 @@ def swf_jobs(draw, min_size: int = 0, max_size: int = 30) -> pa.Table:
     ids = sorted(draw(st.sets(st.integers(1, 10**6), min_size=n, max_size=n)))
     origin = draw(st.integers(0, 2_000_000_000))
     submit = origin
-    small = st.integers(0, 10**6)
     rows = []
     for job_id in ids:
         submit += draw(st.integers(0, 10_000))
-        wait = _maybe(draw, small)
-        run = _maybe(draw, small)
+        wait = _maybe(draw, _SMALL)
+        run = _maybe(draw, _SMALL)
         start = submit + wait if wait is not None else None
         finish = start + run if start is not None and run is not None else None
         rows.append({
             "job_id": job_id, "submit_time": submit, "wait_s": wait, "walltime_s": run,
             "start_time": start, "finish_time": finish,
-            "gpus": _maybe(draw, st.integers(0, 5000)),
-            "avg_cpu_time_s": _maybe(draw, st.integers(0, 10**6).map(float)),
-            "used_memory_kb": _maybe(draw, small),
-            "requested_procs": _maybe(draw, st.integers(0, 5000)),
-            "requested_walltime_s": _maybe(draw, small),
-            "requested_memory_kb": _maybe(draw, small),
-            "swf_status": _maybe(draw, st.sampled_from([0, 1, 2, 3, 4, 5])),
-            "user": _maybe(draw, st.integers(1, 500).map(str)),
-            "group": _maybe(draw, st.integers(1, 50).map(str)),
-            "executable": _maybe(draw, st.integers(1, 500)),
-            "queue": _maybe(draw, st.integers(0, 30).map(str)),
-            "partition": _maybe(draw, st.integers(1, 10)),
-            "preceding_job_id": _maybe(draw, st.integers(1, 10**6)),
-            "think_time_s": _maybe(draw, small),
-        })
+            **{field: _maybe(draw, values) for field, values in _SWF_MAYBE.items()}})
     cols = {k: [r[k] for r in rows] for k in (rows[0] if rows else {})}
     meta = {"source_format": "swf", "swf_time_origin": origin,
             "swf_header": [["Version", "2.2"], ["UnixStartTime", str(origin)]]}
@@ -665,6 +676,11 @@ SLURM_FINISHED = {"COMPLETED": (0, 1), "FAILED": (1, 0), "OUT_OF_MEMORY": (1, 0)
                   "REQUEUED": (4, 5)}
 
 
+_SACCT_STATES = st.sampled_from((*sorted(SLURM_FINISHED), "PENDING", "RUNNING"))
+_SACCT_STEPS = st.lists(st.sampled_from(("batch", "extern", "0", "1")), unique=True)
+_SACCT_TIMELIMITS = slurm_timelimit_texts()
+
+
 @st.composite
 def sacct_files(draw, max_jobs: int = 12, zone: str = "Asia/Tokyo") -> tuple[str, list[dict]]:
     """(sacct --parsable2 text, the jobs it holds as expected job-table values).
@@ -692,7 +708,7 @@ def sacct_files(draw, max_jobs: int = 12, zone: str = "Asia/Tokyo") -> tuple[str
         form = draw(st.sampled_from(("plain", "array", "het")))
         shown = {"plain": str(raw), "array": f"{raw - 3}_{draw(st.integers(0, 99))}",
                  "het": f"{raw}+{draw(st.integers(0, 2))}"}[form] if raw > 3 else str(raw)
-        state = draw(st.sampled_from(sorted(SLURM_FINISHED) + ["PENDING", "RUNNING"]))
+        state = draw(_SACCT_STATES)
         never = state.startswith("CANCELLED") and draw(st.booleans()) or state == "PENDING"
         wait, run = draw(st.integers(0, 10 ** 5)), draw(st.integers(0, 3 * 86400))
         start = None if never else t + wait
@@ -705,7 +721,7 @@ def sacct_files(draw, max_jobs: int = 12, zone: str = "Asia/Tokyo") -> tuple[str
         req = f"billing={nodes * 4},cpu={nodes * 4},{gpu_tres},mem={mem_g}G,node={nodes}"
         alloc = req if start else ""
         hosts = [f"gpu{n:02d}" for n in range(1, nodes + 1)]
-        limit_text, limit = draw(slurm_timelimit_texts())
+        limit_text, limit = draw(_SACCT_TIMELIMITS)
         user, group, part = draw(names), draw(names), draw(st.sampled_from(("gpu", "debug", "long")))
         lines.append("|".join((
             shown, str(raw), user, group, part, local(t), local(t) if draw(st.booleans()) else "Unknown",
@@ -716,7 +732,7 @@ def sacct_files(draw, max_jobs: int = 12, zone: str = "Asia/Tokyo") -> tuple[str
             draw(st.sampled_from(("0:0", "1:0", "0:15"))), str(nodes), str(nodes * 4), req, alloc,
             ("gpu[01-%02d]" % nodes if nodes > 1 else "gpu01") if start else "None assigned")))
         if start:
-            for step in draw(st.lists(st.sampled_from(("batch", "extern", "0", "1")), unique=True)):
+            for step in draw(_SACCT_STEPS):
                 lines.append("|".join((f"{shown}.{step}", f"{raw}.{step}", "", "", "", "",
                                        local(start), local(start), local(end) if end else "Unknown",
                                        "00:00:00", "0", "", "COMPLETED", "0:0", "1", "4", "",
@@ -763,7 +779,8 @@ def slurm_job_tables(draw, max_size: int = 20) -> pa.Table:
             "gpus_per_node": gpus // nodes if nodes and gpus % nodes == 0 else None,
             "requested_walltime_s": _maybe(draw, st.integers(0, 10 ** 7)), "termcode": term,
             "swf_status": status[term], "submit_time": submit, "start_time": start,
-            "finish_time": (start + run if started else _maybe(draw, st.just(submit + wait))),
+            "finish_time": (start + run if started
+                            else (submit + wait if draw(st.booleans()) else None)),
             "wait_s": wait if started else None, "walltime_s": run if started else None,
             "requested_procs": req,
             "requested_memory_kb": _maybe(draw, st.integers(0, 10 ** 8)) if req else None})
