@@ -559,7 +559,8 @@ def test_moldable_whatif_passes_the_scheduler_and_class_rule(tmp_path):
 
 def test_moldable_whatif_flat_pool_and_site_from_the_trace(tmp_path):
     """``procs`` replays a flat pool of that many processors even when the trace names a
-    site; without it, the site the trace names."""
+    site; without it, the site the trace names, or with no site the flat pool its SWF header
+    declares (MaxProcs)."""
     _, platform, model = _files(tmp_path)
     jobs = _jobs()
     table = jt.from_columns({c: jobs.column(c).to_pylist() for c in
@@ -572,6 +573,10 @@ def test_moldable_whatif_flat_pool_and_site_from_the_trace(tmp_path):
     named = moldable_whatif(table, None, platform=platform, policies=["rigid"],
                             dl_models=f"toy={model}", class_rule="single:toy")
     assert named.site == "aaic"
+    swf = jt.with_metadata(table, {"time_zone": "UTC", "swf_header": [["MaxProcs", "16"]]})
+    declared = moldable_whatif(swf, None, platform=platform, policies=["rigid"],
+                               dl_models=f"toy={model}", class_rule="single:toy")
+    assert declared.site == "flat-16"
     with pytest.raises(UsageError, match="^a flat pool has no training platform preset: "
                                          "give --platform$"):
         moldable_whatif(table, None, procs=8, dl_models=f"toy={model}")
