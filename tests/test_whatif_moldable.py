@@ -379,8 +379,8 @@ def test_fastest_breaks_ties_by_fewer_gpus():
 
 def test_efficient_table_across_nodes_keeps_nulls_and_types():
     """Two nodes of 4: at threshold 0.5, k* = 8 (E(8) = 8 / (8 x 1.875) = 0.533; the toy model,
-    T(8) = 1 + 14/16): 2 nodes x 4, run time x T(8)/T(1) = 1.875/8. Unknown times stay unknown,
-    and int32 columns stay int32."""
+    T(8) = 1 + 14/16): 2 nodes x 4, times x T(8)/T(k_rec): 1.875/8 for the job recorded on 1
+    GPU, 1.875/4.5 for the one on 2. Unknown times stay unknown, and int32 columns int32."""
     import pyarrow as pa
 
     from swftools.whatif.moldable import MoldableModel
@@ -460,17 +460,18 @@ def test_shapes_per_label_and_queue():
 
 
 def test_shapes_without_a_queue_column():
-    """No queue column: the site's only queue (here one node) bounds the shapes."""
+    """No queue column: the site's only queue bounds the shapes. Two nodes of 4 GPUs, but the
+    queue takes one node: a job of 3 GPUs may take 1, 2, 3 or 4, not 8."""
     import pyarrow as pa
 
+    from swftools.site import Queue
     from swftools.whatif.moldable import MoldableModel
 
     platform, model = _toy()
-    table = pa.table({"requested_procs": [3], "gpus": [3]})
-    mm = MoldableModel(table, _site(4, (2,), None), platform, {"toy": model}, np.array([0]))
-    site = _site(4, (2,))  # its queue: nodes 1..2
-    assert [(s.nodes, s.per_node) for s in mm.shapes[0]] == allowed_shapes(
-        site, site.queues[0], 3) == [(1, 1), (1, 2), (1, 3), (1, 4), (2, 4)]
+    site = _site(4, (2,), (Queue("only", 1, 1, 1, 1, 4, 1, 1),))
+    mm = MoldableModel(pa.table({"requested_procs": [3], "gpus": [3]}), site, platform,
+                       {"toy": model}, np.array([0]))
+    assert [(s.nodes, s.per_node) for s in mm.shapes[0]] == [(1, 1), (1, 2), (1, 3), (1, 4)]
 
 
 def test_the_largest_micro_batch_when_the_model_names_none():
