@@ -1546,6 +1546,26 @@ def dl_model_mappings():
 
 
 @st.composite
+def moldable_shape_cases(draw):
+    """(site, queue or None, recorded GPUs) for ``moldable.allowed_shapes``: 1 to 6 GPUs a node
+    (powers of two and not), a capacity timeline of up to 3 node counts, a queue's node and
+    per-node limits that may exclude every shape, and a recorded size that may be off the node
+    grid or larger than the machine."""
+    from swftools.site import Queue, Site
+
+    g = draw(st.integers(1, 6))
+    nodes = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+    queue = None
+    if draw(st.booleans()):
+        n_lo, p_lo = draw(st.integers(1, 5)), draw(st.integers(1, 6))
+        queue = Queue("q", 1, n_lo, n_lo + draw(st.integers(0, 4)), p_lo,
+                      p_lo + draw(st.integers(0, 5)), 1, 1)
+    site = Site("drawn", "UTC", g, tuple(range(len(nodes))), nodes,
+                () if queue is None else (queue,))
+    return site, queue, draw(st.integers(1, 40))
+
+
+@st.composite
 def shuffled_rows(draw, table: pa.Table) -> pa.Table:
     """``table`` with its rows in a drawn order: files are not always in submit order."""
     order = draw(st.permutations(range(table.num_rows)))

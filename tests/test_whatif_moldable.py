@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from swftools import table as jt
@@ -21,7 +21,7 @@ from swftools.whatif.moldable import (
     parse_models,
 )
 
-from .strategies import dl_model_mappings
+from .strategies import dl_model_mappings, examples, moldable_shape_cases
 
 SITE = {"name": "tiny", "time_zone": "UTC", "gpus_per_node": 4,
         "capacity_timeline": [{"since": "1970-01-01T00:00:00+00:00", "nodes": 1}],
@@ -257,3 +257,340 @@ def test_threshold_bounds_and_an_efficiency_equal_to_it(tmp_path):
     assert _model(tmp_path, 1.0).efficient(1).gpus == 1
     with pytest.raises(UsageError, match="threshold must be in"):
         _model(tmp_path, 0.0)
+
+
+# --- mutation tests (issue 30): each against a hand-worked case or a rule recomputed here ---
+
+def _site(gpus_per_node=4, nodes=(1,), queues=None):
+    """A Site built in memory: ``nodes`` its capacity timeline's node counts."""
+    from swftools.site import Queue, Site
+
+    if queues is None:
+        queues = (Queue("q", 1, 1, max(nodes), 1, gpus_per_node, 3600, 86400),)
+    return Site("tiny", "UTC", gpus_per_node, tuple(range(len(nodes))), tuple(nodes),
+                tuple(queues))
+
+
+def _toy_time(k, n=8, latency=1 / 16):
+    """The toy model's epoch time on k GPUs, from training's docstring formula worked here:
+    ceil(n/k) samples of 1 s, plus ceil(n/k) iterations of a ring all-reduce of 0 bytes,
+    2 (k - 1) latency."""
+    steps = -(-n // k)
+    return steps * 1.0 + steps * 2 * (k - 1) * latency
+
+
+def _toy(n=8, latency=1 / 16, **kw):
+    from swftools.whatif.training import Level, Platform, TrainingModel
+
+    platform = Platform("toy", "toy", 16e9, 1e12, 4, (Level("all", None, 1e9, latency),))
+    model = TrainingModel("toy-net", "toy", n, 1.0, 1e12, 0,
+                          **{"activations_per_sample": 1, "micro_batch": 1, **kw})
+    return platform, model
+
+
+def _table(**cols):
+    n = len(cols["gpus"])
+    base = {"job_id": list(range(1, n + 1)), "queue": ["q"] * n,
+            "submit_time": list(range(0, 10 * n, 10)), "walltime_s": [1600] * n,
+            "requested_walltime_s": [1600] * n, "requested_procs": cols["gpus"]}
+    return jt.from_columns({**base, **cols}, {"site": "tiny", "time_zone": "UTC"})
+
+
+def _splitmix64(x):
+    """splitmix64's finalizer, written out on Python ints (mod 2**64)."""
+    mask = (1 << 64) - 1
+    z = (x + 0x9E3779B97F4A7C15) & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return z ^ (z >> 31)
+
+
+def test_hash_is_the_default_rule_equal_weights():
+    """No column and no rule: splitmix64(job id) >> 11 as u in [0, 1) cut into equal thirds."""
+    ids = list(range(1, 25))
+    table = _table(gpus=[1] * len(ids))
+    classes, how = assign_dl_classes(table, ["a", "b", "c"])
+    expected = [int((_splitmix64(i) >> 11) / 2.0**53 * 3) for i in ids]
+    assert classes.tolist() == expected and set(expected) == {0, 1, 2}
+    assert how == "hash: splitmix64(job_id) into a, b, c (equal weights)"
+
+
+def test_class_errors_and_a_null_or_empty_column():
+    import pyarrow as pa
+
+    with pytest.raises(UsageError, match="^the hash rule needs a job_id column$"):
+        assign_dl_classes(pa.table({"x": [1]}), ["a"])
+    with pytest.raises(UsageError,
+                       match="^the trace has no column 'grp' to take job classes from$"):
+        assign_dl_classes(pa.table({"x": [1]}), ["a"], column="grp")
+    # a null is no class, even next to a label spelled "None"; other values by their text
+    table = pa.table({"grp": pa.array([None, 7, 3], pa.int64())})
+    classes, how = assign_dl_classes(table, ["None", "7"], column="grp")
+    assert classes.tolist() == [-1, 1, -1] and "(2 rows name no class: rigid)" in how
+    # no rows: still indices (an integer array indexes the labels)
+    empty, _ = assign_dl_classes(pa.table({"grp": pa.array([], pa.string())}), ["a"],
+                                 column="grp")
+    assert np.array(["a"])[empty].tolist() == []
+
+
+def _brute_shapes(site, queue, rec):
+    """Every (nodes, per node) the rule allows, by trying every pair."""
+    g, most = site.gpus_per_node, site.max_nodes
+    out = []
+    for n in range(1, most + 1):
+        for p in range(1, g + 1):
+            k = n * p
+            if n > 1 and p != g:
+                continue
+            if k != rec and k & (k - 1):
+                continue
+            if queue is not None and not (queue.nodes_min <= n <= queue.nodes_max
+                                          and queue.gpus_per_node_min <= p
+                                          <= queue.gpus_per_node_max):
+                continue
+            out.append((k, n, p))
+    return [(n, p) for _, n, p in sorted(out)]
+
+
+def test_allowed_shapes_a_recorded_size_off_the_node_grid():
+    """4 GPUs a node, 3 nodes, recorded 6 GPUs: 6 is not whole nodes, so it is left out, and
+    the larger 8 (2 nodes) still comes."""
+    assert allowed_shapes(_site(4, (3,)), None, 6) == [(1, 1), (1, 2), (1, 4), (2, 4)]
+
+
+@settings(max_examples=examples(40))
+@given(moldable_shape_cases())
+def test_allowed_shapes_match_brute_force(case):
+    site, queue, rec = case
+    assert allowed_shapes(site, queue, rec) == _brute_shapes(site, queue, rec)
+
+
+def test_fastest_breaks_ties_by_fewer_gpus():
+    """One sample, no latency: every k takes the same 1 s, so every ratio is 1 and the fewest
+    GPUs win."""
+    from swftools.whatif.moldable import MoldableModel
+
+    platform, model = _toy(n=1, latency=0.0)
+    mm = MoldableModel(_table(gpus=[2]), _site(4, (2,)), platform, {"toy": model},
+                       np.array([0]))
+    assert [s.ratio for s in mm.shapes[0]] == [1.0] * 4
+    assert mm.fastest(0, 8) == (1, 1, 1.0)
+
+
+def test_efficient_table_across_nodes_keeps_nulls_and_types():
+    """Two nodes of 4: at threshold 0.5, k* = 8 (E(8) = 8 / (8 x 1.875) = 0.533; the toy model,
+    T(8) = 1 + 14/16): 2 nodes x 4, times x T(8)/T(k_rec): 1.875/8 for the job recorded on 1
+    GPU, 1.875/4.5 for the one on 2. Unknown times stay unknown, and int32 columns int32."""
+    import pyarrow as pa
+
+    from swftools.whatif.moldable import MoldableModel
+
+    platform, model = _toy()
+    assert _toy_time(8) == 1.875
+    table = _table(gpus=[1, 2], requested_walltime_s=[None, 3200])
+    mm = MoldableModel(table, _site(4, (2,)), platform, {"toy": model}, np.array([0, 0]), 0.5)
+    out = mm.efficient_table(table)
+    assert out.column("nodes").to_pylist() == [2, 2]
+    assert out.column("gpus_per_node").to_pylist() == [4, 4]
+    assert out.column("gpus").to_pylist() == [8, 8]
+    assert out.column("walltime_s").to_pylist() == [375, round(1600 * 1.875 / 4.5)]
+    assert out.column("requested_walltime_s").to_pylist() == [None, round(3200 * 1.875 / 4.5)]
+    narrow = table.cast(pa.schema([f.with_type(pa.int32()) if f.name == "gpus" else f
+                                   for f in table.schema]))
+    out = mm.efficient_table(narrow)
+    assert out.schema.field("gpus").type == pa.int32() and out.column("gpus").to_pylist() == [8, 8]
+
+
+def test_parse_models_skips_empty_parts_and_splits_at_the_first_equals():
+    assert parse_models(" a = x ,, b=dir/k=1.json,") == {"a": "x", "b": "dir/k=1.json"}
+    for bad in ("a=", "=x", "a"):
+        with pytest.raises(UsageError, match="is not LABEL=MODEL"):
+            parse_models(bad)
+    for empty in ("", " , ,"):
+        with pytest.raises(UsageError, match="^--dl-models: give at least one LABEL=MODEL$"):
+            parse_models(empty)
+
+
+def test_single_rule_takes_the_whole_label_and_names_the_classes():
+    table = _table(gpus=[1, 1])
+    classes, how = assign_dl_classes(table, ["b", "a:b"], rule="single:a:b")
+    assert classes.tolist() == [1, 1] and how == "single: every job a:b"
+    with pytest.raises(UsageError, match=r"^unknown class 'z' \(classes: b, a:b\)$"):
+        assign_dl_classes(table, ["b", "a:b"], rule="single:z")
+    with pytest.raises(UsageError,
+                       match=r"^unknown class rule 'rr' \(choose hash or single:<class>\)$"):
+        assign_dl_classes(table, ["b"], rule="rr")
+
+
+def test_a_queue_name_ending_in_a_dash_is_no_number():
+    from swftools.whatif.moldable import _queue_of
+
+    assert _queue_of(load_site("aaic"), "3-") is None
+
+
+def _shape_table(mm, row):
+    return [(s.gpus, s.nodes, s.per_node, s.ratio, s.efficiency) for s in mm.shapes[row]]
+
+
+def _expected_shapes(shapes, k_rec, time):
+    """(gpus, nodes, per node, T(k)/T(k_rec), T(1)/(k T(k))) of each (nodes, per node)."""
+    return [(n * p, n, p, pytest.approx(time(n * p) / time(k_rec)),
+             pytest.approx(time(1) / (n * p * time(n * p)))) for n, p in shapes]
+
+
+def test_shapes_per_label_and_queue():
+    """Two DL classes of different data sets (8 and 16 samples) on the same recorded size,
+    after a rigid class; the job in queue "small" (one node, at most 2 GPUs a node) gets only
+    its shapes, the one in "big" also whole nodes."""
+    from swftools.site import Queue
+    from swftools.whatif.moldable import MoldableModel
+
+    platform, small_set = _toy(n=8)
+    _, big_set = _toy(n=16)
+    site = _site(4, (2,), (Queue("small", 1, 1, 1, 1, 2, 1, 1), Queue("big", 2, 1, 2, 1, 4, 1, 1)))
+    table = _table(gpus=[2, 2, 2], queue=["small", "big", "big"])
+    mm = MoldableModel(table, site, platform, {"cpu": None, "a": small_set, "b": big_set},
+                       np.array([1, 1, 2]))
+    assert mm.labels == ["cpu", "a", "b"]
+    assert _shape_table(mm, 0) == _expected_shapes([(1, 1), (1, 2)], 2, _toy_time)
+    everything = [(1, 1), (1, 2), (1, 4), (2, 4)]
+    assert _shape_table(mm, 1) == _expected_shapes(everything, 2, _toy_time)
+    assert _shape_table(mm, 2) == _expected_shapes(everything, 2,
+                                                   lambda k: _toy_time(k, n=16))
+
+
+def test_shapes_without_a_queue_column():
+    """No queue column: the site's only queue bounds the shapes. Two nodes of 4 GPUs, but the
+    queue takes one node: a job of 3 GPUs may take 1, 2, 3 or 4, not 8."""
+    import pyarrow as pa
+
+    from swftools.site import Queue
+    from swftools.whatif.moldable import MoldableModel
+
+    platform, model = _toy()
+    site = _site(4, (2,), (Queue("only", 1, 1, 1, 1, 4, 1, 1),))
+    mm = MoldableModel(pa.table({"requested_procs": [3], "gpus": [3]}), site, platform,
+                       {"toy": model}, np.array([0]))
+    assert [(s.nodes, s.per_node) for s in mm.shapes[0]] == [(1, 1), (1, 2), (1, 3), (1, 4)]
+
+
+def test_the_largest_micro_batch_when_the_model_names_none():
+    """No micro-batch: the largest power of two that fits, 2**30 here (16e9 bytes / (2 x 4)
+    per sample = 2e9 samples), so one iteration an epoch: T(k) = ceil(8/k) + 2 (k-1)/16."""
+    from swftools.whatif.moldable import MoldableModel
+
+    platform, model = _toy(micro_batch=None)
+    mm = MoldableModel(_table(gpus=[2]), _site(4, (1,)), platform, {"toy": model},
+                       np.array([0]))
+    time = lambda k: -(-8 // k) + 2 * (k - 1) / 16  # noqa: E731
+    assert _shape_table(mm, 0) == _expected_shapes([(1, 1), (1, 2), (1, 4)], 2, time)
+
+
+def test_memory_floor_at_and_over_the_gpu_memory():
+    """Memory 2 (b A + W) x 4 bytes: A = 2e9 items fills the 16e9 bytes exactly (fits: a DL
+    job); one more item does not, nor a model with no micro-batch whose one sample is too big
+    (rigid, counted)."""
+    from swftools.whatif.moldable import MoldableModel
+
+    platform, exact = _toy(activations_per_sample=2 * 10**9)
+    _, over = _toy(activations_per_sample=2 * 10**9 + 1)
+    _, none_fits = _toy(activations_per_sample=2 * 10**9 + 1, micro_batch=None)
+    mm = MoldableModel(_table(gpus=[1, 1, 1, 1]), _site(), platform,
+                       {"exact": exact, "over": over, "auto": none_fits}, np.array([0, 1, 2, 1]))
+    assert [s is not None for s in mm.shapes] == [True, False, False, False]
+    assert mm.no_memory == {"over": 2, "auto": 1}
+
+
+POLICY_NAMES = ("rigid", "moldable-fastest", "moldable-efficient")
+
+
+def test_moldable_whatif_names_its_context(tmp_path):
+    """The comparison's context: site, classes, the model line (platform, models as given, DL
+    job count, threshold) under the heading "model", the trace's job count; every replay on
+    the packed placement. The mapping may be a dict."""
+    site, platform, model = _files(tmp_path)
+    calls = []
+    result = moldable_whatif(_jobs(), load_site(site), platform=platform,
+                             dl_models={"toy": model}, class_rule="single:toy",
+                             on_policy=lambda *a: calls.append(a))
+    assert calls == [("rigid", 0, 3), ("moldable-fastest", 1, 3), ("moldable-efficient", 2, 3)]
+    assert result.site == "tiny" and result.classes == "single: every job toy"
+    assert result.sensitivity == f"platform toy, training models toy={model}, 3 DL jobs, " \
+                                 "threshold 0.8"
+    assert result.context_lines()[2].startswith("model        platform toy,")
+    assert result.trace["jobs"] == 3 and result.scheduler == "easy"
+    for name in POLICY_NAMES:
+        assert result.results[name].summary["model"].endswith(", placement packed")
+    assert _schedule(result, "moldable-fastest")[0] == (0, 275, 4)  # as the hand-worked case
+
+
+def test_moldable_whatif_counts_rigid_jobs_per_label(tmp_path):
+    """Jobs of two classes whose micro-batch is over the GPU memory: each class's count, in
+    the mapping's order; no DL job."""
+    site, platform, model = _files(tmp_path, {**MODEL, "activations_per_sample": 10**9,
+                                              "micro_batch": 4})
+    table = _jobs()
+    table = table.set_column(table.column_names.index("group"), "group",
+                             jt.strings(["a", "b", "a"]))
+    result = moldable_whatif(table, load_site(site), platform=platform,
+                             policies=["moldable-efficient"], dl_models=f"a={model},b={model}",
+                             class_column="group")
+    assert result.sensitivity == (
+        f"platform toy, training models a={model}, b={model}, 0 DL jobs, threshold 0.8; "
+        "2 a jobs rigid (micro-batch over the GPU memory); "
+        "1 b jobs rigid (micro-batch over the GPU memory)")
+
+
+def test_moldable_whatif_passes_the_scheduler_and_class_rule(tmp_path):
+    """Every job of the rigid class "cpu" (the rule picks it): each policy replays the recorded
+    shapes, under FCFS. One node of 4 GPUs: A (3 GPUs, t=0, 100 s) [0, 100); B (2 GPUs, t=1,
+    100 s) waits for A: [100, 200); C (1 GPU, t=2, 50 s) fits now, but FCFS keeps it behind B:
+    [100, 150) (EASY would backfill it at 2)."""
+    site, platform, model = _files(tmp_path)
+    table = jt.from_columns({
+        "job_id": [1, 2, 3], "queue": ["q"] * 3, "submit_time": [0, 1, 2],
+        "walltime_s": [100, 100, 50], "requested_walltime_s": [100, 100, 50],
+        "gpus": [3, 2, 1], "requested_procs": [3, 2, 1]}, {"site": "tiny", "time_zone": "UTC"})
+    result = moldable_whatif(table, load_site(site), platform=platform, scheduler="fcfs",
+                             dl_models=f"toy={model},cpu=none", class_rule="single:cpu")
+    for name in POLICY_NAMES:
+        assert _schedule(result, name) == [(0, 100, 3), (100, 200, 2), (100, 150, 1)], name
+    assert result.scheduler == "fcfs" and ", 0 DL jobs," in result.sensitivity
+
+
+def test_moldable_whatif_flat_pool_and_site_from_the_trace(tmp_path):
+    """``procs`` replays a flat pool of that many processors even when the trace names a
+    site; without it, the site the trace names, or with no site the flat pool its SWF header
+    declares (MaxProcs)."""
+    _, platform, model = _files(tmp_path)
+    jobs = _jobs()
+    table = jt.from_columns({c: jobs.column(c).to_pylist() for c in
+                             ("job_id", "queue", "submit_time", "walltime_s",
+                              "requested_walltime_s", "gpus", "requested_procs")},
+                            {"site": "aaic", "time_zone": "UTC"})
+    flat = moldable_whatif(table, None, procs=8, platform=platform, policies=["rigid"],
+                           dl_models=f"toy={model}", class_rule="single:toy")
+    assert flat.site == "flat-8" and flat.results["rigid"].capacity == [(0, 8)]
+    named = moldable_whatif(table, None, platform=platform, policies=["rigid"],
+                            dl_models=f"toy={model}", class_rule="single:toy")
+    assert named.site == "aaic"
+    swf = jt.with_metadata(table, {"time_zone": "UTC", "swf_header": [["MaxProcs", "16"]]})
+    declared = moldable_whatif(swf, None, platform=platform, policies=["rigid"],
+                               dl_models=f"toy={model}", class_rule="single:toy")
+    assert declared.site == "flat-16"
+    with pytest.raises(UsageError, match="^a flat pool has no training platform preset: "
+                                         "give --platform$"):
+        moldable_whatif(table, None, procs=8, dl_models=f"toy={model}")
+
+
+def test_moldable_whatif_usage_messages(tmp_path):
+    site, platform, model = _files(tmp_path)
+    with pytest.raises(UsageError, match=r"^unknown moldable policy 'packed' \(choose from "
+                                         r"rigid, moldable-fastest, moldable-efficient\)$"):
+        moldable_whatif(_jobs(), load_site(site), platform=platform, policies=["packed"])
+    for policies in (["rigid", "rigid"], []):
+        with pytest.raises(UsageError, match="^give each moldable policy once$"):
+            moldable_whatif(_jobs(), load_site(site), platform=platform, policies=policies)
+    with pytest.raises(UsageError, match=r"^no training platform preset for site tiny: give "
+                                         r"--platform \(presets: aaic, abci, or a file\)$"):
+        moldable_whatif(_jobs(), load_site(site), dl_models=f"toy={model}")
