@@ -57,13 +57,15 @@ def _write_long(path, rows):
 
 
 def _samples(tmp_path, suffix=".parquet"):
-    """One file per UTC day, as an export split by day."""
+    """Two chunks of one export, one per UTC day; the first also holds midnight's samples,
+    which the second repeats with other values (the first file wins)."""
     minutes = [-2, -1, 0, 1]
     rows = _rows(minutes, "gpu_util_pct", UTIL) + _rows(minutes, "gpu_energy_j", ENERGY)
-    before = [r for r in rows if r[0] < T0]
-    after = [r for r in rows if r[0] >= T0]
-    return [_write_long(tmp_path / f"day0{suffix}", before),
-            _write_long(tmp_path / f"day1{suffix}", after)]
+    first = [r for r in rows if r[0] <= T0]
+    second = [r for r in rows if r[0] > T0] + [(T0, "g1", 0, "gpu_util_pct", 99.0),
+                                                (T0, "g1", 0, "gpu_energy_j", 999.0)]
+    return [_write_long(tmp_path / f"day0{suffix}", first),
+            _write_long(tmp_path / f"day1{suffix}", second)]
 
 
 def _check_figures(table: pa.Table, idle: float = 0.0) -> None:
@@ -143,11 +145,11 @@ def test_parquet_day_partitions_run_as_day_tasks_in_this_process(tmp_path, conne
     assert [s["file"] for s in meta["sources"]] == ["day0.parquet", "day1.parquet"]
 
 
-@pytest.mark.parametrize("options", [{"partition": "none"}, {"suffix": ".csv"}])
+@pytest.mark.parametrize("suffix, options", [(".parquet", {"partition": "none"}), (".csv", {})])
 def test_other_inputs_and_partition_none_stage_whole_in_one_connection(tmp_path, connections,
-                                                                       clusters, options):
+                                                                       clusters, suffix, options):
     """CSV long tables, or any input with partition 'none': one connection, the options as given."""
-    paths = _samples(tmp_path, options.pop("suffix", ".parquet"))
+    paths = _samples(tmp_path, suffix)
     calls = []
     table = attach(_jobs(), paths, metric_map=None, allocations=_alloc(), gpus_per_node=1,
                    memory_limit="300MB", threads=1, work_dir=tmp_path,
