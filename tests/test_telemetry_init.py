@@ -9,6 +9,7 @@ cluster options it is asked for; ``tests/test_telemetry_dask.py`` runs the real 
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 
 import pyarrow as pa
@@ -232,7 +233,24 @@ def test_a_package_spills_beside_itself(tmp_path, connections):
     root.parent.mkdir()
     datapackage.write(_jobs(), root)
     attach_to_package(root, _samples(tmp_path, ".csv"), metric_map=None, allocations=_alloc(),
-                      gpus_per_node=1)
+                      gpus_per_node=1, interval_s=1)
     assert [c["work_dir"] for c in connections] == [tmp_path / "out"]
-    assert datapackage.read(root, resource="job_telemetry").column("gpu_samples_observed"
-                                                                   ).to_pylist() == [4]
+    rows = datapackage.read(root, resource="job_telemetry").to_pylist()
+    # 1 s is a positive whole number of seconds: 300 samples expected of a 300 s job
+    assert [(r["gpu_samples_expected"], r["gpu_samples_observed"]) for r in rows] == [(300, 4)]
+
+
+def test_input_format_and_sampling_are_the_callers(tmp_path):
+    """A Prometheus matrix on whole minutes reads as 'resampled' unless the caller says 'raw';
+    ``input_format`` overrides what the file looks like."""
+    series = {"metric": {"__name__": "DCGM_FI_DEV_GPU_UTIL", "gpu": "0", "Hostname": "g1"},
+              "values": [[T0 + 60 * m, str(v)] for m, v in zip([-2, -1, 0, 1], UTIL)]}
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps({"status": "success",
+                                "data": {"resultType": "matrix", "result": [series]}}))
+    common = {"metric_map": "dcgm", "allocations": _alloc(), "gpus_per_node": 1}
+    table = attach(_jobs(), [path], sampling="raw", **common)
+    assert jt.get_metadata(table)["telemetry"]["sampling"] == ["raw"]
+    assert table.column("gpu_util_mean_pct").to_pylist() == [pytest.approx(sum(UTIL) / 4)]
+    with pytest.raises(InputError, match="day0.csv"):
+        attach(_jobs(), _samples(tmp_path, ".csv"), input_format="prometheus-json", **common)
