@@ -221,6 +221,12 @@ def test_messages_and_metadata_in_full(tmp_path):
     with pytest.raises(UsageError, match=r"^the GPUs per node are unknown: give gpus_per_node or "
                                          r"a site$"):
         attach(_jobs(), paths, **common)
+    stranger = pa.table({"job_id": pa.array([7], pa.int64()), "node": ["g1"],
+                         "gpu_index": pa.array([0], pa.int32())})
+    with pytest.raises(InputError) as info:
+        attach(_jobs(), paths, metric_map=None, allocations=stranger, gpus_per_node=1)
+    assert (info.value.path, info.value.message) == ("<allocations>",
+                                                     "job 7 is not in the job table")
     high = _write_long(tmp_path / "high.csv", _rows([0], "gpu_util_pct", [101.0]))
     with pytest.raises(InputError) as info:
         attach(_jobs(), [high], gpus_per_node=1, **common)
