@@ -260,3 +260,17 @@ def test_input_format_and_sampling_are_the_callers(tmp_path):
     assert table.column("gpu_util_mean_pct").to_pylist() == [pytest.approx(sum(UTIL) / 4)]
     with pytest.raises(InputError, match="day0.csv"):
         attach(_jobs(), _samples(tmp_path, ".csv"), input_format="prometheus-json", **common)
+
+
+def test_one_long_table_is_taken_as_it_is_by_every_partitioning(tmp_path):
+    """One canonical long table is not de-duplicated (``samples``' docstring): a repeated row
+    counts twice, whether staged whole or by day tasks (every partitioning: the same bytes)."""
+    path = _write_long(tmp_path / "one.parquet",
+                       _rows([-2, -1, -1], "gpu_util_pct", [0.5, 30.0, 30.0]))
+    common = {"metric_map": None, "allocations": _alloc(), "gpus_per_node": 1}
+    whole = attach(_jobs(), [path], partition="none", **common)
+    days = attach(_jobs(), [path], **common)
+    assert whole.to_pylist() == days.to_pylist()
+    row = whole.to_pylist()[0]
+    assert row["gpu_samples_observed"] == 3
+    assert row["gpu_util_mean_pct"] == pytest.approx((0.5 + 30 + 30) / 3)
