@@ -4,14 +4,19 @@ the machine models' fit rules and descriptions."""
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from swftools.errors import UsageError
-from swftools.replay.model import (FlatPool, GpuNodes, GpuState, TrackedGpuState, bits,
-                                   lowest_bits)
+from swftools.replay.model import (BIG_MASK_BITS, FlatNodes, FlatPool, GpuNodes, GpuState,
+                                   TrackedGpuState, bits, gpu_reservation, lowest_bits,
+                                   nodes_with)
 
+from .strategies import examples, wide_gpu_state_ops, wide_reservation_cases
 from .test_replay import gpu_site
 from .test_replay_result import capacity_at as _cap_at
 
@@ -154,8 +159,6 @@ def test_max_nodes_from_is_the_most_nodes_at_or_after(timeline, t):
 
 
 def test_fit_rules_and_descriptions():
-    import numpy as np
-
     flat = FlatPool(8)
     assert flat.can_ever_fit(None, None, None, np.array([7, 8, 9])).tolist() == [True, True, False]
     assert flat.describe() == "flat pool of 8 processors"
@@ -178,8 +181,6 @@ def test_fit_rules_and_descriptions():
 @given(st.integers(0, 2**12 - 1), st.lists(st.integers(0, 4), min_size=12, max_size=12),
        st.integers(0, 4))
 def test_nodes_with_is_the_managed_nodes_with_enough_free(managed, free, at_least):
-    from swftools.replay.model import nodes_with
-
     assert bits(nodes_with(managed, free, at_least)) == [
         k for k in range(12) if managed >> k & 1 and free[k] >= at_least]
 
@@ -188,6 +189,21 @@ def _head_fits(projected, managed, g, head_nodes, head_per_node):
     if head_nodes > 1:
         return sum(1 for k in range(managed) if projected[k] == g) >= head_nodes
     return any(projected[k] >= head_per_node for k in range(managed))
+
+
+def _brute_shadow(free, node_sets, per_nodes, ends, timeline, now, g, head_nodes, head_per_node):
+    """(shadow, free GPUs projected there, managed nodes then), or None: every instant from now
+    (job ends, overdue ones now; capacity changes) tried in order, the free GPUs summed anew."""
+    instants = sorted({now} | {max(e, now) for e in ends} | {t for t, _ in timeline if t > now})
+    for t in instants:
+        projected = list(free)
+        for j, e in enumerate(ends):
+            if max(e, now) <= t:
+                for k in bits(node_sets[j]):
+                    projected[k] += per_nodes[j]
+        if _head_fits(projected, _cap_at(timeline, t), g, head_nodes, head_per_node):
+            return t, projected, _cap_at(timeline, t)
+    return None
 
 
 @settings(max_examples=400, deadline=None)
@@ -211,8 +227,6 @@ def test_easy_reservation_matches_a_brute_force_shadow(g, later, n0, jobs, head_
     ``commit`` (the room left after it), each against a search of every case."""
     from itertools import combinations
 
-    from swftools.replay.model import gpu_reservation
-
     now = 10
     timeline = [(0, n0)] + [(now + dt, n) for dt, n in later]
     model = GpuNodes(_site(g, timeline))
@@ -233,17 +247,8 @@ def test_easy_reservation_matches_a_brute_force_shadow(g, later, n0, jobs, head_
     head_per_node = g if head_nodes > 1 else min(head_per_node, g)
     reservation = gpu_reservation(state, model, now, head_nodes, head_per_node, running, shift,
                                   node_sets, per_nodes)
-    instants = sorted({now} | {max(e, now) for e in ends} | {t for t, _ in timeline if t > now})
-    expected = None
-    for t in instants:
-        projected = list(state.free)
-        for j, e in enumerate(ends):
-            if max(e, now) <= t:
-                for k in bits(node_sets[j]):
-                    projected[k] += per_nodes[j]
-        if _head_fits(projected, _cap_at(timeline, t), g, head_nodes, head_per_node):
-            expected = (t, projected, _cap_at(timeline, t))
-            break
+    expected = _brute_shadow(state.free, node_sets, per_nodes, ends, timeline, now, g,
+                             head_nodes, head_per_node)
     if expected is None:
         assert reservation is None
         return
@@ -279,3 +284,157 @@ def test_easy_reservation_matches_a_brute_force_shadow(g, later, n0, jobs, head_
             state.take_set(node_set, p, gpus)
             for k in bits(node_set):
                 projected[k] -= p
+
+
+# --- wide pools: more than BIG_MASK_BITS nodes, the numpy and in-bulk paths ---------------------
+
+WIDE = 300
+assert WIDE > BIG_MASK_BITS
+
+
+def _mask(indices) -> int:
+    return sum(1 << k for k in indices)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.integers(0, 2**WIDE - 1), st.integers(0, 40), st.integers(0, 3), st.randoms())
+@example(2**WIDE - 1, 0, 2, random.Random(1))
+@example(1 << 299 | 1 << 3, 5, 1, random.Random(2))
+def test_nodes_with_on_a_wide_pool(managed, extra, at_least, rnd):
+    """Bit sets past node 256 (the numpy path) and a free list longer than the managed set."""
+    width = managed.bit_length()
+    free = [rnd.randint(0, 3) for _ in range(width + extra)]
+    assert bits(nodes_with(managed, free, at_least)) == [
+        k for k in range(width) if managed >> k & 1 and free[k] >= at_least]
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(wide_gpu_state_ops(), st.sampled_from(["first-fit", "best-fit"]))
+def test_wide_gpu_state_follows_a_plain_list_of_free_gpus(case, allocation):
+    """300 nodes, jobs on nodes past 256 (whole-node ones updated in bulk, single-node ones
+    node by node), some of them on nodes that left the pool: the state is the same as a plain
+    list of free GPU sets, and the allocator's choice is the rule's."""
+    g, ops = case
+    state = GpuState(GpuNodes(_site(g, [(0, WIDE)]), allocation), 0)
+    managed = WIDE
+    free = [set(range(g)) for _ in range(WIDE)]
+    running = []
+    for op in ops:
+        if op[0] == "cap":
+            managed = op[1]
+            state.set_capacity(managed)
+        elif op[0] == "end":
+            if running:
+                nodes, gpus, per_node = running.pop(op[1] % len(running))
+                state.give_back(_mask(nodes), _mask(gpus), per_node)
+                for k in nodes:
+                    free[k] |= gpus
+        else:
+            kind, size, seed, fast = op
+            per_node = g if kind == "whole" else size
+            room = [k for k in range(managed) if len(free[k]) >= per_node]
+            if kind == "whole":
+                if len(room) < size:
+                    continue
+                if size > 1:
+                    assert state.place(size, g) == _mask(room[:size])
+                nodes = sorted(random.Random(seed).sample(room, size))
+            else:
+                if not room:
+                    continue
+                nodes = [room[-1 - seed % len(room)]]
+            if kind == "one" or size == 1:
+                first = (min(room, key=lambda k: (len(free[k]), k)) if allocation == "best-fit"
+                         else room[0])
+                assert state.place(1, per_node) == 1 << first
+            gpus = set(sorted(free[nodes[0]])[:per_node])
+            if fast:
+                assert state.take(_mask(nodes), per_node) == _mask(gpus)
+            else:
+                state.take_set(_mask(nodes), per_node, _mask(gpus))
+            for k in nodes:
+                free[k] -= gpus
+            running.append((nodes, gpus, per_node))
+        for f in range(g + 1):
+            assert bits(state.exact[f]) == [k for k in range(managed) if len(free[k]) == f]
+        assert state.free == [len(s) for s in free]
+        assert state.gpu_free == [_mask(s) for s in free]
+        whole = sum(1 for k in range(managed) if len(free[k]) == g)
+        assert state.fit_bound() == max([whole * g] + [len(free[k]) for k in range(managed)])
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(wide_reservation_cases())
+def test_easy_reservation_on_a_wide_pool_matches_a_brute_force_shadow(case):
+    """300 nodes, running jobs past node 256 (whole-node ones projected in bulk), capacity
+    dropping below some of them at 5 and changing after now: the shadow time and the free
+    GPUs projected there as found by trying every instant, and ``allows``/``commit`` for
+    candidates against the head's fit recomputed."""
+    g, timeline, jobs, (head_kind, head_size), candidates = case
+    now = 10
+    model = GpuNodes(_site(g, timeline))
+    state = GpuState(model, 0)  # the jobs started at 0, on the 300 nodes then managed
+    node_sets, per_nodes, ends = [], [], []
+    for whole, percent, seed, end in jobs:
+        p = g if whole else 1 + percent % g
+        room = [k for k in range(WIDE) if state.free[k] >= p]
+        if not room:
+            continue
+        nodes = (random.Random(seed).sample(room, max(1, len(room) * percent // 100)) if whole
+                 else [room[-1 - seed % min(len(room), 8)]])
+        state.take(_mask(nodes), p)
+        node_sets.append(_mask(nodes))
+        per_nodes.append(p)
+        ends.append(end)
+    state.set_capacity(model.nodes_at(now))
+    if head_kind == "multi":  # blocked now: more whole nodes than are free
+        head_nodes, head_per_node = max(2, state.exact[g].bit_count() + head_size), g
+    else:
+        head_nodes, head_per_node = 1, head_size
+    shift = 8
+    running = sorted(e << shift | j for j, e in enumerate(ends))
+    reservation = gpu_reservation(state, model, now, head_nodes, head_per_node, running, shift,
+                                  node_sets, per_nodes)
+    expected = _brute_shadow(state.free, node_sets, per_nodes, ends, timeline, now, g,
+                             head_nodes, head_per_node)
+    if expected is None:
+        assert reservation is None
+        return
+    shadow, projected, at_shadow = expected
+    assert (reservation.shadow, reservation.projected) == (shadow, projected)
+    managed = _cap_at(timeline, now)
+    for whole, percent, seed in candidates:
+        p = g if whole else 1 + percent % g
+        room = [k for k in range(managed) if state.free[k] >= p]
+        if not room:
+            continue
+        rng = random.Random(seed)
+        node_set = _mask(rng.sample(room, max(1, len(room) * percent // 100)) if whole
+                         else [rng.choice(room)])
+        after = [f - (p if node_set >> k & 1 else 0) for k, f in enumerate(projected)]
+        allowed = _head_fits(after, at_shadow, g, head_nodes, head_per_node)
+        assert reservation.allows(node_set, p) == allowed
+        if allowed:
+            reservation.commit(node_set, p)
+            state.take_set(node_set, p, lowest_bits(state.gpu_free[bits(node_set)[0]], p))
+            projected = after
+
+
+def test_max_nodes_from_at_a_change_instant_counts_the_change():
+    """At the very instant of a change the new count is in force (the first entry also covers
+    earlier times); ``t`` may be an array."""
+    model = GpuNodes(_site(2, [(0, 5), (10, 2), (20, 1)]))
+    assert model.max_nodes_from(np.array([-3, 0, 9, 10, 19, 20, 99])).tolist() == [
+        5, 5, 5, 2, 2, 1, 1]
+    assert [model.nodes_at(t) for t in (-3, 0, 9, 10, 19, 20, 99)] == [5, 5, 5, 2, 2, 1, 1]
+
+
+def test_flat_nodes_are_one_gpu_nodes_of_a_constant_pool():
+    """A flat pool of 7 processors as 7 one-GPU nodes from time 0 on: the capacity a flat
+    replay reports (``replay.replay`` gives ``[(0, procs)]`` without a placement too)."""
+    flat = FlatNodes(7)
+    assert (flat.gpus_per_node, flat.max_nodes, flat.nodes_at(0), flat.nodes_at(10**9)) == (
+        1, 7, 7, 7)
+    assert flat.capacity_changes() == [(0, 7)]
+    assert flat.describe() == "flat pool of 7 processors"
+    assert flat.allocation == "first-fit"
