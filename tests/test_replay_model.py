@@ -310,6 +310,10 @@ def test_nodes_with_on_a_wide_pool(managed, extra, at_least, rnd):
 
 @settings(max_examples=examples(20), deadline=None)
 @given(wide_gpu_state_ops(), st.sampled_from(["first-fit", "best-fit"]))
+@example((2, [("one", 1, 0, False), ("whole", 40, 7, False), ("cap", 257), ("end", 0),
+              ("end", 0), ("cap", 300)]), "first-fit")  # node 299: 1 of 2 GPUs; 40 whole
+@example((4, [("whole", 60, 3, True), ("one", 3, 1, True), ("cap", 200), ("end", 1),
+              ("end", 0), ("cap", 299)]), "best-fit")
 def test_wide_gpu_state_follows_a_plain_list_of_free_gpus(case, allocation):
     """300 nodes, jobs on nodes past 256 (whole-node ones updated in bulk, single-node ones
     node by node), some of them on nodes that left the pool: the state is the same as a plain
@@ -438,3 +442,61 @@ def test_flat_nodes_are_one_gpu_nodes_of_a_constant_pool():
     assert flat.capacity_changes() == [(0, 7)]
     assert flat.describe() == "flat pool of 7 processors"
     assert flat.allocation == "first-fit"
+
+
+def _running(g, n_nodes, jobs, head_nodes, head_per_node, now=10):
+    """The state at ``now`` of a site of ``n_nodes`` x ``g`` GPUs running ``jobs`` (node list,
+    GPUs per node, estimated end), and the head's reservation."""
+    model = GpuNodes(_site(g, [(0, n_nodes)]))
+    state = GpuState(model, now)
+    for nodes, per_node, _ in jobs:
+        state.take(_mask(nodes), per_node)
+    running = sorted(end << 8 | j for j, (_, _, end) in enumerate(jobs))
+    reservation = gpu_reservation(state, model, now, head_nodes, head_per_node, running, 8,
+                                  [_mask(nodes) for nodes, _, _ in jobs],
+                                  [per_node for _, per_node, _ in jobs])
+    return state, reservation
+
+
+def test_backfill_verdicts_worked_by_hand():
+    """Small cases worked by hand: the shadow, and whether a 1-GPU job (or a 2-node one) that
+    fits now may run past it (``may_allow``: some placement may; ``allows``: this one may)."""
+    # 4 GPUs: node 0 full until 100, node 1 holds 3 until 20; the head wants 3 GPUs on a node:
+    # at 20 node 1 has 4; a 1-GPU job there leaves 3, enough
+    state, res = _running(4, 2, [([0], 4, 100), ([1], 3, 20)], 1, 3)
+    assert (res.shadow, res.projected) == (20, [0, 4])
+    assert res.may_allow(state, 1, 1) and res.allows(0b10, 1)
+    # one node, 3 of its 4 GPUs held until 20; the head wants all 4: a 1-GPU job past 20 would
+    # leave it 3
+    state, res = _running(4, 1, [([0], 3, 20)], 1, 4)
+    assert (res.shadow, res.projected) == (20, [4])
+    assert not res.may_allow(state, 1, 1) and not res.allows(0b1, 1)
+    # node 0: 3 GPUs until 20, node 1: 1 GPU until 100; the head wants a whole node (node 0 at
+    # 20): a 1-GPU job fits on node 0 (refused) or node 1 (3 free now; allowed)
+    state, res = _running(4, 2, [([0], 3, 20), ([1], 1, 100)], 1, 4)
+    assert (res.shadow, res.projected) == (20, [4, 3])
+    assert res.may_allow(state, 1, 1)
+    assert not res.allows(0b01, 1) and res.allows(0b10, 1)
+    # 2 GPUs a node: node 0 half held until 100, nodes 1-2 whole until 20; the head wants 2 whole
+    # nodes (1 and 2 at 20, none to spare); a 1-GPU job fits now only on node 0: allowed
+    state, res = _running(2, 3, [([0], 1, 100), ([1, 2], 2, 20)], 2, 2)
+    assert (res.shadow, res.projected) == (20, [1, 2, 2])
+    assert res.may_allow(state, 1, 1) and res.allows(0b001, 1)
+    # nothing runs: the head (1 GPU) fits now on either node; a job on both nodes would leave
+    # it none, a 1-GPU job one node
+    state, res = _running(2, 2, [], 1, 1)
+    assert (res.shadow, res.projected) == (10, [2, 2])
+    assert not res.may_allow(state, 2, 2) and not res.allows(0b11, 2)
+    assert res.may_allow(state, 1, 1) and res.allows(0b01, 1)
+    # one node, 3 of 4 GPUs held until 20; the head wants 2: a 2-GPU job does not fit now, so
+    # no placement of it may start (though at 20 it would leave the head its 2)
+    state, res = _running(4, 1, [([0], 3, 20)], 1, 2)
+    assert (res.shadow, res.projected) == (20, [4])
+    assert not res.may_allow(state, 1, 2)
+    # one GPU a node, nodes 0-1 held until 20, the head wants 3 nodes: at 20 it has 4, one to
+    # spare; a 1-node job past 20 on node 2 takes it, a second one on node 3 is refused
+    state, res = _running(1, 4, [([0, 1], 1, 20)], 3, 1)
+    assert (res.shadow, res.projected) == (20, [1, 1, 1, 1])
+    assert res.may_allow(state, 1, 1) and res.allows(0b0100, 1)
+    res.commit(0b0100, 1)
+    assert not res.allows(0b1000, 1)
