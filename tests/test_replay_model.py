@@ -314,6 +314,8 @@ def test_nodes_with_on_a_wide_pool(managed, extra, at_least, rnd):
               ("end", 0), ("cap", 300)]), "first-fit")  # node 299: 1 of 2 GPUs; 40 whole
 @example((4, [("whole", 60, 3, True), ("one", 3, 1, True), ("cap", 200), ("end", 1),
               ("end", 0), ("cap", 299)]), "best-fit")
+@example((4, [("one", 1, 0, False), ("one", 2, 0, True), ("whole", 2, 5, False)]),
+         "best-fit")  # node 299 keeps 3 GPUs: best fit for 2 of them, not node 0
 def test_wide_gpu_state_follows_a_plain_list_of_free_gpus(case, allocation):
     """300 nodes, jobs on nodes past 256 (whole-node ones updated in bulk, single-node ones
     node by node), some of them on nodes that left the pool: the state is the same as a plain
@@ -369,6 +371,8 @@ def test_wide_gpu_state_follows_a_plain_list_of_free_gpus(case, allocation):
 
 @settings(max_examples=examples(25), deadline=None)
 @given(wide_reservation_cases())
+@example((2, [(0, 300), (5, 300)], [(False, 0, 0, 20), (False, 0, 0, 30), (True, 100, 1, 40)],
+          ("multi", 2), []))  # two 1-GPU jobs on node 299 (ends 20, 30), the rest whole until 40
 def test_easy_reservation_on_a_wide_pool_matches_a_brute_force_shadow(case):
     """300 nodes, running jobs past node 256 (whole-node ones projected in bulk), capacity
     dropping below some of them at 5 and changing after now: the shadow time and the free
@@ -500,3 +504,44 @@ def test_backfill_verdicts_worked_by_hand():
     assert res.may_allow(state, 1, 1) and res.allows(0b0100, 1)
     res.commit(0b0100, 1)
     assert not res.allows(0b1000, 1)
+    # 4 GPUs a node: nodes 0 and 4 hold 1 GPU until 100, nodes 1-2 whole until 20, node 3 free;
+    # the head wants 3 whole nodes (1-3 at 20, none to spare): 1-GPU jobs past 20 on nodes 0
+    # and 4, which are not whole then, cost it nothing, one after the other
+    state, res = _running(4, 5, [([0], 1, 100), ([4], 1, 100), ([1, 2], 4, 20)], 3, 4)
+    assert (res.shadow, res.projected) == (20, [3, 4, 4, 4, 3])
+    assert res.allows(0b00001, 1)
+    res.commit(0b00001, 1)
+    assert res.allows(0b10000, 1) and not res.allows(0b01000, 1)
+    # 4 GPUs a node: node 0 half held until 20, node 1 full until 100, node 2 with 3 held until
+    # 100; the head wants 3 GPUs (node 0 at 20): a 1-GPU job past 20 on node 0 leaves it exactly
+    # 3, then a 1-GPU job on node 2 costs it nothing
+    state, res = _running(4, 3, [([0], 2, 20), ([1], 4, 100), ([2], 3, 100)], 1, 3)
+    assert (res.shadow, res.projected) == (20, [4, 0, 1])
+    assert res.allows(0b001, 1)
+    res.commit(0b001, 1)
+    assert res.allows(0b100, 1)
+    # nodes 1 and 2 half held until 20 (node 0 full until 100); the head wants 3 GPUs: 2 GPUs
+    # past 20 on node 1 leave it node 2, 2 more on node 2 then leave it none
+    state, res = _running(4, 3, [([0], 4, 100), ([1], 2, 20), ([2], 2, 20)], 1, 3)
+    assert (res.shadow, res.projected) == (20, [0, 4, 4])
+    assert res.allows(0b010, 2)
+    res.commit(0b010, 2)
+    assert not res.allows(0b100, 2)
+    # a job holding no GPU (size 0) on node 0, whole, until 15; nodes 1-2 whole until 30: the
+    # 2-node head has only node 0 whole at 15, nodes 0-2 at 30
+    state, res = _running(2, 3, [([0], 0, 15), ([1, 2], 2, 30)], 2, 2)
+    assert (res.shadow, res.projected) == (30, [2, 2, 2])
+
+
+def test_fit_bound_place_and_take_worked_by_hand():
+    """4 GPUs a node: node 0 with 2 held, node 1 with 3: the largest job that fits takes 2
+    GPUs (no node whole), on node 0; taking nothing uses no GPU; placing a job that does not
+    fit is a caller's error, said so."""
+    state = GpuState(GpuNodes(_site(4, [(0, 2)]), "best-fit"), 0)
+    state.take(0b01, 2)
+    state.take(0b10, 3)
+    assert state.fit_bound() == 2
+    assert state.place(1, 2) == 0b01 and state.place(1, 1) == 0b10
+    assert state.take(0, 1) == 0 and state.free == [2, 1]
+    with pytest.raises(AssertionError, match=r"^place\(\) called for a job that does not fit$"):
+        state.place(1, 3)
