@@ -531,6 +531,10 @@ def test_backfill_verdicts_worked_by_hand():
     # 2-node head has only node 0 whole at 15, nodes 0-2 at 30
     state, res = _running(2, 3, [([0], 0, 15), ([1, 2], 2, 30)], 2, 2)
     assert (res.shadow, res.projected) == (30, [2, 2, 2])
+    # 300 one-GPU nodes: 250-299 held until 20 (a wide job, released in bulk), 0-199 until 40;
+    # the 80-node head has 200-249 now and 200-299 at 20
+    state, res = _running(1, 300, [(range(250, 300), 1, 20), (range(200), 1, 40)], 80, 1)
+    assert (res.shadow, res.projected) == (20, [0] * 200 + [1] * 100)
 
 
 def test_fit_bound_place_and_take_worked_by_hand():
