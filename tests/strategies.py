@@ -1962,3 +1962,42 @@ def queue_bit_cases(draw, max_jobs: int = 40):
     grouped = draw(st.booleans(), label="grouped")
     bits = draw(st.sampled_from([62, 62, 62, 0, 2, 4, 6, 58, 60]), label="COMPILED_MAX_BITS")
     return size_index, n_sizes, side, key, lower, grouped, bits
+
+
+@st.composite
+def wide_gpu_state_ops(draw, max_ops: int = 16):
+    """A GPU state of 300 nodes (more than ``model.BIG_MASK_BITS``: the bit helpers' numpy
+    paths) and operations on it: ``("cap", nodes)`` (the managed count: below and above 256),
+    ``("whole", n, seed, fast)`` (a job on ``n`` whole nodes chosen at random by ``seed``),
+    ``("one", per_node, rank, fast)`` (a single-node job on the ``rank``-th highest node with
+    room: mostly past node 256), ``("end", index)``; ``fast``: through ``take`` rather than
+    ``take_set``. Returns (GPUs per node, ops)."""
+    g = draw(st.sampled_from([1, 2, 4]), label="gpus per node")
+    op = st.one_of(st.tuples(st.just("cap"), st.sampled_from([0, 200, 256, 257, 270, 299, 300])),
+                   st.tuples(st.just("whole"), st.integers(1, 60), st.integers(0, 2**16),
+                             st.booleans()),
+                   st.tuples(st.just("one"), st.integers(1, g), st.integers(0, 6), st.booleans()),
+                   st.tuples(st.just("end"), st.integers(0, 30)))
+    return g, draw(st.lists(op, max_size=max_ops), label="ops")
+
+
+@st.composite
+def wide_reservation_cases(draw, max_jobs: int = 8):
+    """An EASY head on a GPU site of 300 nodes (the wide paths): GPUs per node, the capacity
+    timeline (300 nodes at 0, ``nodes`` from 5 on, later entries after ``now`` = 10), running
+    jobs ``(whole, percent, seed, estimated end)`` started at 300 nodes (a whole-node job on
+    ``percent`` % of the whole nodes left, a single-node one on one of the highest nodes with
+    room; chosen by ``seed``: past node 256 mostly), the head ``("multi", more)`` (on ``more`` whole
+    nodes more than are free now) or ``("one", per_node)``, and
+    backfill candidates ``(whole, percent, seed)``."""
+    g = draw(st.sampled_from([1, 2]), label="gpus per node")
+    caps = st.sampled_from([100, 250, 256, 257, 280, 300])
+    later = draw(st.lists(st.tuples(st.integers(1, 40), caps), max_size=2,
+                          unique_by=lambda e: e[0]).map(sorted), label="later")
+    timeline = [(0, 300), (5, draw(caps, label="nodes"))] + [(10 + dt, n) for dt, n in later]
+    job = st.tuples(st.booleans(), st.integers(1, 100), st.integers(0, 2**16), st.integers(0, 50))
+    jobs = draw(st.lists(job, min_size=1, max_size=max_jobs), label="jobs")
+    head = draw(st.one_of(st.tuples(st.just("multi"), st.integers(1, 40)),
+                          st.tuples(st.just("one"), st.integers(1, g))), label="head")
+    candidate = st.tuples(st.booleans(), st.integers(1, 100), st.integers(0, 2**16))
+    return g, timeline, jobs, head, draw(st.lists(candidate, max_size=4), label="candidates")
