@@ -279,6 +279,21 @@ from datetime import datetime, timezone  # noqa: E402
 from swftools.site import site_from_settings  # noqa: E402
 
 
+# Strategy objects made once (see _maybe: a new one is validated at each draw)
+_KEPT_3_IN_4 = st.sampled_from((True, True, True, False))  # a known value, else None
+_SWF_STEPS = st.sampled_from((0, 0, 1, 3, 10, 50))
+_SWF_RUNS = st.sampled_from((0, 1, 5, 10, 30, 100)) | st.integers(0, 300)
+_GPU_STEPS = st.sampled_from((0, 0, 1, 5, 20, 100))
+_GPU_RUNS = st.sampled_from((0, 10, 50, 200)) | st.integers(0, 500)
+_TIE_STEPS = st.sampled_from((0, 0, 1))
+
+
+def _requested(draw, run: int, other) -> int | None:
+    """Unknown, exactly the run time, or another draw (``none() | just(run) | other``)."""
+    kind = draw(st.integers(0, 2))
+    return None if kind == 0 else run if kind == 1 else draw(other)
+
+
 @st.composite
 def replay_swf_jobs(draw, max_jobs: int = 40, min_run_s: int = 0,
                     tie_grid: int | None = None) -> tuple[pa.Table, int]:
@@ -291,21 +306,23 @@ def replay_swf_jobs(draw, max_jobs: int = 40, min_run_s: int = 0,
     t = draw(st.integers(-1000, 10**6))
     cols: dict[str, list] = {c: [] for c in ("job_id", "submit_time", "walltime_s", "gpus",
                                              "requested_procs", "requested_walltime_s")}
+    gpus = st.integers(1, procs + 1) | st.none()
+    requested_procs = st.none() | st.integers(0, procs + 1)
+    other_request = (st.integers(1, 4).map(lambda k: k * tie_grid) if tie_grid
+                     else st.integers(0, 400))
     for job_id in ids:
         if tie_grid:
-            t += tie_grid * draw(st.sampled_from([0, 0, 1]))
+            t += tie_grid * draw(_TIE_STEPS)
             run = max(min_run_s, tie_grid * draw(st.integers(1, 3)))
         else:
-            t += draw(st.sampled_from([0, 0, 1, 3, 10, 50]))
-            run = max(min_run_s, draw(st.sampled_from([0, 1, 5, 10, 30, 100]) | st.integers(0, 300)))
+            t += draw(_SWF_STEPS)
+            run = max(min_run_s, draw(_SWF_RUNS))
         cols["job_id"].append(job_id)
-        cols["submit_time"].append(draw(st.just(t) | st.just(t) | st.just(t) | st.none()))
-        cols["walltime_s"].append(draw(st.just(run) | st.just(run) | st.just(run) | st.none()))
-        cols["gpus"].append(draw(st.integers(1, procs + 1) | st.none()))
-        cols["requested_procs"].append(draw(st.none() | st.integers(0, procs + 1)))
-        cols["requested_walltime_s"].append(draw(
-            st.none() | st.just(run) | (st.integers(1, 4).map(lambda k: k * tie_grid)
-                                        if tie_grid else st.integers(0, 400))))
+        cols["submit_time"].append(t if draw(_KEPT_3_IN_4) else None)
+        cols["walltime_s"].append(run if draw(_KEPT_3_IN_4) else None)
+        cols["gpus"].append(draw(gpus))
+        cols["requested_procs"].append(draw(requested_procs))
+        cols["requested_walltime_s"].append(_requested(draw, run, other_request))
     return jt.from_columns(cols), procs
 
 
@@ -340,14 +357,17 @@ def replay_gpu_jobs(draw, max_jobs: int = 30, max_nodes: int = 5, tie_grid: int 
     t = draw(st.integers(0, 2000))
     cols: dict[str, list] = {c: [] for c in ("job_id", "submit_time", "walltime_s", "gpus",
                                              "nodes", "gpus_per_node", "requested_walltime_s")}
+    shapes = st.sampled_from(widths)
+    other_request = (st.integers(1, 4).map(lambda k: k * tie_grid) if tie_grid
+                     else st.integers(0, 600))
     for job_id in range(1, n + 1):
         if tie_grid:
-            t += tie_grid * draw(st.sampled_from([0, 0, 1]))
+            t += tie_grid * draw(_TIE_STEPS)
             run = tie_grid * draw(st.integers(1, 3))
         else:
-            t += draw(st.sampled_from([0, 0, 1, 5, 20, 100]))
-            run = draw(st.sampled_from([0, 10, 50, 200]) | st.integers(0, 500))
-        nodes = draw(st.sampled_from(widths))
+            t += draw(_GPU_STEPS)
+            run = draw(_GPU_RUNS)
+        nodes = draw(shapes)
         per_node = g if nodes > 1 else draw(st.integers(1, g))
         explicit = draw(st.booleans())
         cols["job_id"].append(job_id)
@@ -356,9 +376,7 @@ def replay_gpu_jobs(draw, max_jobs: int = 30, max_nodes: int = 5, tie_grid: int 
         cols["gpus"].append(nodes * per_node)
         cols["nodes"].append(nodes if explicit else None)
         cols["gpus_per_node"].append(per_node if explicit else None)
-        cols["requested_walltime_s"].append(draw(
-            st.none() | st.just(run) | (st.integers(1, 4).map(lambda k: k * tie_grid)
-                                        if tie_grid else st.integers(0, 600))))
+        cols["requested_walltime_s"].append(_requested(draw, run, other_request))
     return jt.from_columns(cols), site
 
 
