@@ -6,6 +6,7 @@ engine ``run_gpu`` runs; and what ``compiled_fits`` admits."""
 
 from __future__ import annotations
 
+import dataclasses
 from unittest import mock
 
 import numpy as np
@@ -17,8 +18,9 @@ from swftools.errors import UsageError
 from swftools.replay import engine_gpu
 from swftools.replay.engine_gpu import (COMPILED_MAX_BITS, compiled_fits, never_fits_again,
                                         run_gpu)
+from swftools.replay.factors import FactorKernel
 from swftools.replay.model import FlatNodes, GpuNodes
-from swftools.replay.placement import BestFit, Placement, make_placement
+from swftools.replay.placement import BestFit, Placement, PlacementInputs, make_placement
 from swftools.replay.workload import Workload, prepare
 
 from .strategies import examples, placement_gpu_cases, replay_gpu_jobs
@@ -70,30 +72,37 @@ def engine(run) -> list:
 
 
 # --- hand-worked schedules ---------------------------------------------------------------------
-def test_easy_backfills_behind_a_blocked_head_and_fcfs_does_not():
+@pytest.mark.parametrize("twin", [False, True])
+def test_easy_backfills_behind_a_blocked_head_and_fcfs_does_not(twin):
     """One node of 4 GPUs. Job 0 holds 2 until 100; job 1 (4 GPUs) is reserved at 100; job 2
     (2 GPUs, 100 s) would hold the head's GPUs past 100; job 3 (2 GPUs, estimate 100) ends by
-    the shadow time: EASY starts it at 0, FCFS after job 1 and job 2."""
+    the shadow time: EASY starts it at 0, FCFS after job 1 and job 2. Both engines."""
     w = work([(0, 100, 100, 1, 2), (0, 50, 50, 1, 4), (0, 100, 150, 1, 2), (0, 100, 100, 1, 2)])
     m = model(nodes=1, gpus=4)
-    easy = run_gpu(w, m, "easy", compiled=False)
+    easy = run_gpu(w, m, "easy", compiled=twin)
+    assert (easy.node_sets is None) == twin
     assert easy.start.tolist() == [0, 100, 150, 0]
     assert easy.gpu_masks() == [0b11, 0b1111, 0b11, 0b1100]
-    fcfs = run_gpu(w, m, "fcfs", compiled=False)
+    if not twin:  # the general path with a bound per job (1.0: no factor) gives the same
+        bounded = run_gpu(w, m, "easy", Placement(), min_factor=[1.0] * 4, compiled=False)
+        assert bounded.start.tolist() == [0, 100, 150, 0]
+    fcfs = run_gpu(w, m, "fcfs", compiled=twin)
     assert fcfs.start.tolist() == [0, 100, 150, 150]
     assert fcfs.gpu_masks() == [0b11, 0b1111, 0b11, 0b1100]
 
 
-def test_best_fit_takes_the_fullest_node_that_fits():
+@pytest.mark.parametrize("twin", [False, True])
+def test_best_fit_takes_the_fullest_node_that_fits(twin):
     """Two nodes of 4 GPUs: job 0 (2 GPUs) and job 1 (3 GPUs) on nodes 0 and 1; job 2 (1 GPU):
     first fit takes node 0 (2 free), best fit node 1 (1 free: the tightest)."""
     w = work([(0, 100, 100, 1, 2), (0, 100, 100, 1, 3), (0, 100, 100, 1, 1)])
-    assert run_gpu(w, model(), "easy", compiled=False).node_masks() == [1, 2, 1]
-    best = run_gpu(w, model(allocation="best-fit"), "easy", compiled=False)
+    assert run_gpu(w, model(), "easy", compiled=twin).node_masks() == [1, 2, 1]
+    best = run_gpu(w, model(allocation="best-fit"), "easy", compiled=twin)
     assert best.node_masks() == [1, 2, 2] and best.gpu_masks() == [0b11, 0b111, 0b1000]
 
 
-def test_a_job_running_past_the_shadow_time_may_take_only_spare_gpus():
+@pytest.mark.parametrize("twin", [False, True])
+def test_a_job_running_past_the_shadow_time_may_take_only_spare_gpus(twin):
     """Two nodes of 2 GPUs. Job 0 holds node 0 until 100, job 1 one GPU of node 1 until 100;
     the head, job 2, needs a whole node (reserved at 100; at that instant both nodes are free,
     one spare). Job 3 (1 GPU, long) takes node 1's last GPU past 100: allowed (node 0 is left
@@ -101,7 +110,7 @@ def test_a_job_running_past_the_shadow_time_may_take_only_spare_gpus():
     the head takes node 0 and job 4 the GPU left on node 1."""
     w = work([(0, 100, 100, 1, 2), (0, 100, 100, 1, 1), (0, 10, 10, 1, 2),
               (0, 500, 500, 1, 1), (10, 500, 500, 1, 1)])
-    run = run_gpu(w, model(nodes=2, gpus=2), "easy", compiled=False)
+    run = run_gpu(w, model(nodes=2, gpus=2), "easy", compiled=twin)
     assert run.start.tolist() == [0, 0, 100, 0, 100]
     assert run.node_masks() == [1, 2, 1, 2, 2]
     assert run.gpu_masks() == [0b11, 0b01, 0b11, 0b10, 0b01]
@@ -134,7 +143,8 @@ def test_a_head_that_never_fits_again_is_dropped():
     """Two 1-GPU nodes until 100, one from then. Job 0 (1 node, 0-300), job 1 (2 nodes) at 10
     waits; the reservation finds no instant (one node after 100), so job 2 (1 node, 20 s) does
     not backfill on node 0 (free from 50); at 100 job 1 can never fit again: dropped, and job 2
-    starts on node 0. Both engines, both policies."""
+    starts on node 0. Both engines, both policies; a dropped job has no nodes and no GPUs (and
+    the start 0 of the twin)."""
     w = work([(0, 50, 50, 1, 1), (0, 300, 300, 1, 1), (10, 10, 10, 2, 1), (20, 20, 20, 1, 1)])
     m = model(nodes=2, gpus=1, timeline=[(0, 2), (100, 1)])
     reason = "never fits: the site manages at most 1 nodes from 100 on"
@@ -143,8 +153,10 @@ def test_a_head_that_never_fits_again_is_dropped():
         for policy in ("easy", "fcfs"):
             run = run_gpu(w, m, policy, compiled=twin)
             assert run.dropped == [(2, reason)], (twin, policy)
-            assert run.start.tolist()[:2] + run.start.tolist()[3:] == [0, 0, 100]
+            assert run.start.tolist() == [0, 0, 0, 100]
             assert run.node_ids().to_pylist() == ["0", "1", "", "0"]
+            assert run.gpu_ids().to_pylist() == ["0", "0", "", "0"]
+            assert run.node_masks()[2] == 0 and run.gpu_masks()[2] == 0
 
 
 def test_a_job_that_never_fits_on_arrival_at_an_empty_queue_is_dropped():
@@ -179,6 +191,51 @@ def test_the_reach_after_a_dip_is_the_largest_later_count():
     assert run.dropped == [(1, "never fits: the site manages at most 1 nodes from 300 on")]
 
 
+def test_the_reach_is_the_largest_count_of_any_later_entry():
+    """Timeline 1, 1 (at 100), 1 (at 200), 2 (at 300) nodes of 1 GPU: a 2-node job submitted
+    at 20 behind a 1-node job (10-500) is kept at its arrival and at each change (2 nodes come
+    at 300) and starts when the first job ends, at 500."""
+    m = model(nodes=2, gpus=1, timeline=[(0, 1), (100, 1), (200, 1), (300, 2)])
+    w = work([(10, 490, 490, 1, 1), (20, 10, 10, 2, 1)])
+    for twin in (False, True):
+        run = run_gpu(w, m, "easy", compiled=twin)
+        assert run.dropped == [] and run.start.tolist() == [10, 500], twin
+
+
+def test_the_reach_after_the_next_to_last_change_is_the_last_count():
+    """Timeline 1, 3 (at 100), 1 (at 200), 2 (at 300): a 3-node job submitted at 150 while a
+    1-node job holds node 0 until 250 waits; at 200 the site will never again manage more than
+    2 nodes: dropped then (not at 300)."""
+    m = model(nodes=3, gpus=1, timeline=[(0, 1), (100, 3), (200, 1), (300, 2)])
+    w = work([(0, 250, 250, 1, 1), (150, 10, 10, 3, 1)])
+    for twin in (False, True):
+        run = run_gpu(w, m, "easy", compiled=twin)
+        assert run.dropped == [(1, "never fits: the site manages at most 2 nodes from 200 on")]
+
+
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_a_deep_queue_of_every_job(general):
+    """Two 1-GPU nodes, one managed until 100: every job waits (the 2-node head from 0, the
+    four 1-node ones (500 s) behind it may not delay it): five queue positions. The head runs
+    100-110, then jobs 1 and 2 (110-610), then jobs 3 and 4."""
+    m = model(nodes=2, gpus=1, timeline=[(0, 1), (100, 2)])
+    w = work([(0, 10, 10, 2, 1)] + [(0, 500, 500, 1, 1)] * 4)
+    run = run_gpu(w, m, "easy", general, compiled=False)
+    assert run.start.tolist() == [100, 110, 110, 610, 610]
+    assert run.node_masks() == [0b11, 1, 2, 1, 2]
+
+
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_free_gpus_fewer_than_any_waiting_size_start_nothing(general):
+    """One node of 4 GPUs: job 0 holds 3 until 100, job 1 (4 GPUs, 10 s) heads the queue, job 2
+    (3 GPUs, 10 s) waits behind it: the free GPU fits no waiting job; job 1 runs at 100, job 2
+    at 110."""
+    w = work([(0, 100, 100, 1, 3), (0, 10, 10, 1, 4), (0, 10, 10, 1, 3)])
+    run = run_gpu(w, model(nodes=1, gpus=4), "easy", general, compiled=False)
+    assert run.start.tolist() == [0, 100, 110]
+    assert run.gpu_masks() == [0b111, 0b1111, 0b111]
+
+
 def test_no_job():
     w = work([])
     for general, placement in ((False, None), (True, Placement())):
@@ -204,6 +261,20 @@ def test_a_factor_scales_run_times_and_estimates():
     assert run.runtime.tolist() == [100, 150, 3, 4]
     assert run.estimate.tolist() == [100, 150, 5, 8]
     assert run.start.tolist() == [0, 0, 200, 200]
+
+
+def test_a_factor_of_one_keeps_times_past_2_53_exact():
+    """``round(t x 1.0)`` would go through a float (2**53 + 1 -> 2**53): a factor of exactly
+    1.0 keeps the recorded run time and estimate; 2.0 doubles them exactly."""
+    big = (1 << 53) + 1
+    w = work([(0, big, big + 2, 1, 1)])
+    run = run_gpu(w, model(nodes=1, gpus=1), "easy", runtime_factor=lambda j, n, g: 1.0,
+                  compiled=False)
+    assert run.runtime.tolist() == [big] and run.estimate.tolist() == [big + 2]
+    w = work([(0, 1 << 52, 1 << 52, 1, 1)])
+    run = run_gpu(w, model(nodes=1, gpus=1), "easy", runtime_factor=lambda j, n, g: 2.0,
+                  compiled=False)
+    assert run.runtime.tolist() == [1 << 53] and run.estimate.tolist() == [1 << 53]
 
 
 def test_the_factor_callback_gets_node_and_gpu_lists():
@@ -257,6 +328,22 @@ def test_a_bound_above_one_job_estimate_hides_it(bound, third):
     run = run_gpu(w, model(nodes=1, gpus=2), "easy", runtime_factor=lambda j, n, g: 0.5,
                   min_factor=bound, compiled=False)
     assert run.start.tolist() == [0, 100, third]
+
+
+def test_jobs_of_other_keys_do_not_share_a_refused_choice():
+    """A keyed factor (``factor(j, None, None)``: the job's key) on the Python path: one node
+    of 2 GPUs, factors 1 (key 0) and 3 (key 1), bound 1. Job 0 holds a GPU until 100, job 1
+    (both GPUs) is reserved at 100; job 2 (key 1, 60 s: runs 180) is refused the free GPU,
+    job 3 (key 0, 60 s) of the same shape still backfills at 0; job 4 (key 1) comes at 500."""
+    keys = [0, 0, 1, 0, 1]
+    w = work([(0, 100, 100, 1, 1), (0, 10, 10, 1, 2), (0, 60, 60, 1, 1), (0, 60, 60, 1, 1),
+              (500, 60, 60, 1, 1)])
+    machine = dataclasses.replace(PlacementInputs().resolved(1, 2), factor_by_key=True)
+    factor = lambda j, nodes, gpus: keys[j] if nodes is None else 1.0 + 2 * keys[j]  # noqa: E731
+    run = run_gpu(w, model(nodes=1, gpus=2), "easy", Placement(machine), factor, 1.0,
+                  compiled=False)
+    assert run.runtime.tolist() == [100, 10, 180, 60, 180]
+    assert run.start.tolist() == [0, 100, 110, 0, 500]
 
 
 def test_the_default_placement_follows_the_allocation():
@@ -453,6 +540,31 @@ def test_the_size_threshold_picks_the_twin(monkeypatch):
     assert run_gpu(_jobs(3), m, "easy", Placement()).node_sets is None
     assert run_gpu(_jobs(2), m, "easy", Placement()).node_sets is not None
     assert run_gpu(_jobs(3), m, "easy", Watching()).node_sets is not None
+    # moldable jobs: Python, whatever the size
+    assert run_gpu(_jobs(3), m, "easy", mold=lambda j, bound: None).node_sets is not None
+
+
+def half(key, models, s_min, nodes, racks, per_node, params):  # pragma: no cover (compiled)
+    return params[0]
+
+
+@pytest.mark.parametrize("bound, starts", [(None, [0, 100, 0]), (1.0, [0, 100, 150])])
+def test_the_general_twin_gets_the_policy_factor_kernel_and_bound(bound, starts):
+    """The case of ``test_a_bound_above_one_job_estimate_hides_it`` on ``engine_general``'s
+    twin, a keyed factor of 0.5 given with its kernel: the runs halved, job 2 backfilled at 0
+    under EASY with no bound (0), hidden with a bound of 1.0; FCFS keeps queue order."""
+    w = work([(0, 200, 200, 1, 1), (0, 100, 100, 1, 2), (0, 150, 150, 1, 1)])
+    machine = dataclasses.replace(PlacementInputs().resolved(1, 2), factor_by_key=True)
+    factor = lambda j, nodes, gpus: 0 if nodes is None else 0.5  # noqa: E731
+    kernel = FactorKernel(half, np.array([0.5]), np.zeros(3, dtype=np.int64))
+    m = model(nodes=1, gpus=2)
+    run = run_gpu(w, m, "easy", Placement(machine), factor, bound, compiled=True,
+                  factor_kernel=kernel)
+    assert run.node_sets is None  # the twin ran
+    assert run.runtime.tolist() == [100, 50, 75] and run.start.tolist() == starts
+    fcfs = run_gpu(w, m, "fcfs", Placement(machine), factor, bound, compiled=True,
+                   factor_kernel=kernel)
+    assert fcfs.node_sets is None and fcfs.start.tolist() == [0, 100, 150]
 
 
 def test_without_the_twin_the_fast_path_runs_in_python():
