@@ -19,7 +19,7 @@ from swftools.replay import engine_gpu
 from swftools.replay.engine_gpu import (COMPILED_MAX_BITS, compiled_fits, never_fits_again,
                                         run_gpu)
 from swftools.replay.factors import FactorKernel
-from swftools.replay.model import FlatNodes, GpuNodes
+from swftools.replay.model import FlatNodes, GpuNodes, TrackedGpuState
 from swftools.replay.placement import BestFit, Placement, PlacementInputs, make_placement
 from swftools.replay.workload import Workload, prepare
 
@@ -101,8 +101,8 @@ def test_best_fit_takes_the_fullest_node_that_fits(twin):
     assert best.node_masks() == [1, 2, 2] and best.gpu_masks() == [0b11, 0b111, 0b1000]
 
 
-@pytest.mark.parametrize("twin", [False, True])
-def test_a_job_running_past_the_shadow_time_may_take_only_spare_gpus(twin):
+@pytest.mark.parametrize("twin, general", [(False, None), (True, None), (False, Placement())])
+def test_a_job_running_past_the_shadow_time_may_take_only_spare_gpus(twin, general):
     """Two nodes of 2 GPUs. Job 0 holds node 0 until 100, job 1 one GPU of node 1 until 100;
     the head, job 2, needs a whole node (reserved at 100; at that instant both nodes are free,
     one spare). Job 3 (1 GPU, long) takes node 1's last GPU past 100: allowed (node 0 is left
@@ -110,10 +110,68 @@ def test_a_job_running_past_the_shadow_time_may_take_only_spare_gpus(twin):
     the head takes node 0 and job 4 the GPU left on node 1."""
     w = work([(0, 100, 100, 1, 2), (0, 100, 100, 1, 1), (0, 10, 10, 1, 2),
               (0, 500, 500, 1, 1), (10, 500, 500, 1, 1)])
-    run = run_gpu(w, model(nodes=2, gpus=2), "easy", compiled=twin)
+    run = run_gpu(w, model(nodes=2, gpus=2), "easy", general, compiled=twin)
     assert run.start.tolist() == [0, 0, 100, 0, 100]
     assert run.node_masks() == [1, 2, 1, 2, 2]
     assert run.gpu_masks() == [0b11, 0b01, 0b11, 0b10, 0b01]
+
+
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_an_early_end_moves_the_shadow_time_earlier(general):
+    """One node of 4 GPUs. Job 0 (3 GPUs, estimated until 100, ends at 20); the head, job 1
+    (4 GPUs), is reserved at 100; job 2 (1 GPU, until 50) backfills at 0. At 20 job 0 ends:
+    the head now waits only for job 2 (shadow 50), so job 3 (1 GPU, 40 s, arriving at 25)
+    would hold a GPU it needs: it starts after the head, at 60 (with the old shadow, at 25)."""
+    w = work([(0, 20, 100, 1, 3), (0, 10, 10, 1, 4), (0, 50, 50, 1, 1), (25, 40, 40, 1, 1)])
+    run = run_gpu(w, model(nodes=1, gpus=4), "easy", general, compiled=False)
+    assert run.start.tolist() == [0, 50, 0, 60]
+
+
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_a_subtree_whose_shortest_job_does_not_fit_yields_no_candidate(general):
+    """One node of 4 GPUs: job 0 (3 GPUs) until 100, the head (job 1, 4 GPUs) reserved then,
+    job 2 (4 GPUs) behind it; job 3 (1 GPU, 200 s) fits but ends past the shadow time and
+    would hold a GPU the head needs; job 4 (2 GPUs, 10 s) is short but does not fit the free
+    GPU. Queue positions 2 and 3 share a subtree that holds a fitting size and a short
+    estimate, of two different jobs: no candidate. The head runs 100-110, job 2 110-120, jobs 3
+    and 4 from 120."""
+    w = work([(0, 100, 100, 1, 3), (0, 10, 10, 1, 4), (0, 10, 10, 1, 4), (0, 200, 200, 1, 1),
+              (0, 10, 10, 1, 2)])
+    m = model(nodes=1, gpus=4)
+    run = run_gpu(w, m, "easy", general, compiled=False)
+    assert run.start.tolist() == [0, 100, 110, 120, 120]
+    assert run.gpu_masks() == [0b111, 0b1111, 0b1111, 0b1, 0b110]
+    assert engine(run) == reference(w, m, "easy")
+
+
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_a_short_job_is_found_after_its_queue_neighbour_backfilled(general):
+    """One node of 4 GPUs: jobs 0 (2 GPUs, until 100) and 1 (1 GPU, until 30) run; the head
+    (4 GPUs) is reserved at 100, job 3 (4 GPUs) waits behind it. Job 4 (2 GPUs, 20 s) does not
+    fit the free GPU at 0, job 5 (1 GPU, 20 s) does and backfills, leaving its queue
+    neighbour alone in their subtree; at 30 job 4 fits and ends by 100: it backfills then (the
+    subtree's shortest estimate is job 4's)."""
+    w = work([(0, 100, 100, 1, 2), (0, 30, 30, 1, 1), (0, 10, 10, 1, 4), (0, 10, 10, 1, 4),
+              (0, 20, 20, 1, 2), (0, 20, 20, 1, 1)])
+    m = model(nodes=1, gpus=4)
+    run = run_gpu(w, m, "easy", general, compiled=False)
+    assert run.start.tolist() == [0, 0, 100, 110, 30, 0]
+    assert engine(run) == reference(w, m, "easy")
+
+
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_every_shape_the_reservation_may_allow_is_looked_at(general):
+    """Six 1-GPU nodes: jobs 0 (node 0) and 1 (nodes 1-2) until 100; the head needs 4 nodes,
+    at 100 there are 6 (2 to spare). Job 3 (2 nodes, long) and job 4 (1 node, long) are both
+    shapes that may run past 100: job 3, first in the queue, takes nodes 3-4 and the spare;
+    job 4 then may not, and starts after the head (110)."""
+    w = work([(0, 100, 100, 1, 1), (0, 100, 100, 2, 1), (0, 10, 10, 4, 1), (0, 500, 500, 2, 1),
+              (0, 500, 500, 1, 1)])
+    m = model(nodes=6, gpus=1)
+    run = run_gpu(w, m, "easy", general, compiled=False)
+    assert run.start.tolist() == [0, 0, 100, 0, 110]
+    assert run.node_masks() == [0b1, 0b110, 0b100111, 0b11000, 0b1]
+    assert engine(run) == reference(w, m, "easy")
 
 
 def test_a_capacity_increase_starts_a_waiting_job():
@@ -157,6 +215,18 @@ def test_a_head_that_never_fits_again_is_dropped():
             assert run.node_ids().to_pylist() == ["0", "1", "", "0"]
             assert run.gpu_ids().to_pylist() == ["0", "0", "", "0"]
             assert run.node_masks()[2] == 0 and run.gpu_masks()[2] == 0
+
+
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_a_head_with_no_reservation_blocks_backfilling_until_it_is_dropped(general):
+    """The case above with job 4 (1 node, 20 s) arriving at 60: the head still has no
+    reservation (asked again), nothing backfills on the free node 0; at 100 the head is
+    dropped, job 3 runs 100-120, job 4 120-140."""
+    w = work([(0, 50, 50, 1, 1), (0, 300, 300, 1, 1), (10, 10, 10, 2, 1), (20, 20, 20, 1, 1),
+              (60, 20, 20, 1, 1)])
+    m = model(nodes=2, gpus=1, timeline=[(0, 2), (100, 1)])
+    run = run_gpu(w, m, "easy", general, compiled=False)
+    assert run.start.tolist() == [0, 0, 0, 100, 120] and len(run.dropped) == 1
 
 
 def test_a_job_that_never_fits_on_arrival_at_an_empty_queue_is_dropped():
@@ -213,14 +283,16 @@ def test_the_reach_after_the_next_to_last_change_is_the_last_count():
         assert run.dropped == [(1, "never fits: the site manages at most 2 nodes from 200 on")]
 
 
-@pytest.mark.parametrize("general", [None, Placement()])
-def test_a_deep_queue_of_every_job(general):
+@pytest.mark.parametrize("general, bound", [(None, None), (Placement(), None),
+                                            (Placement(), [1.0, 0.9, 0.8, 0.7, 0.6])])
+def test_a_deep_queue_of_every_job(general, bound):
     """Two 1-GPU nodes, one managed until 100: every job waits (the 2-node head from 0, the
     four 1-node ones (500 s) behind it may not delay it): five queue positions. The head runs
-    100-110, then jobs 1 and 2 (110-610), then jobs 3 and 4."""
+    100-110, then jobs 1 and 2 (110-610), then jobs 3 and 4. With a bound per job (below the
+    factor, 1.0): five (size, bound) combinations of two sizes, the same schedule."""
     m = model(nodes=2, gpus=1, timeline=[(0, 1), (100, 2)])
     w = work([(0, 10, 10, 2, 1)] + [(0, 500, 500, 1, 1)] * 4)
-    run = run_gpu(w, m, "easy", general, compiled=False)
+    run = run_gpu(w, m, "easy", general, min_factor=bound, compiled=False)
     assert run.start.tolist() == [100, 110, 110, 610, 610]
     assert run.node_masks() == [0b11, 1, 2, 1, 2]
 
@@ -275,6 +347,20 @@ def test_a_factor_of_one_keeps_times_past_2_53_exact():
     run = run_gpu(w, model(nodes=1, gpus=1), "easy", runtime_factor=lambda j, n, g: 2.0,
                   compiled=False)
     assert run.runtime.tolist() == [1 << 53] and run.estimate.tolist() == [1 << 53]
+
+
+@pytest.mark.parametrize("bound", [None, 1.0, [1.0] * 3])
+def test_a_placement_with_factor_one_backfills_a_job_ending_at_the_shadow_past_2_53(bound):
+    """One node of 2 GPUs, times past 2**53: job 0 holds a GPU until T = 2**53 + 3, the head
+    (both GPUs) is reserved at T, job 2 (1 GPU, estimate T) ends exactly then: it backfills at
+    0, as on the fast path and in the reference (the queue's lower bound of its estimate,
+    ``round(T x 1.0)`` through a float, was T + 1 and hid it)."""
+    t = (1 << 53) + 3
+    w = work([(0, t, t, 1, 1), (0, 10, 10, 1, 2), (0, t, t, 1, 1)])
+    m = model(nodes=1, gpus=2)
+    run = run_gpu(w, m, "easy", Placement(), min_factor=bound, compiled=False)
+    assert run.start.tolist() == [0, t, 0]
+    assert engine(run) == engine(run_gpu(w, m, "easy", compiled=False)) == reference(w, m, "easy")
 
 
 def test_the_factor_callback_gets_node_and_gpu_lists():
@@ -346,6 +432,55 @@ def test_jobs_of_other_keys_do_not_share_a_refused_choice():
     assert run.start.tolist() == [0, 100, 110, 0, 500]
 
 
+@pytest.mark.parametrize("budget", [0, 1])
+def test_past_the_combination_budget_jobs_keep_their_size_bit(monkeypatch, budget):
+    """``MAX_COMBOS`` combinations at most: the jobs past it keep their size's own bit (never
+    skipped), with the same schedule (the case above)."""
+    monkeypatch.setattr(engine_gpu, "MAX_COMBOS", budget)
+    test_jobs_of_other_keys_do_not_share_a_refused_choice()
+    # one node of 2 GPUs: job 1 (1 GPU) is the first to wait (a combination of its own with a
+    # budget of 1), jobs 2 and 3 (2 GPUs) wait with their size's bit: neither fits beside job 1
+    w = work([(0, 100, 100, 1, 2), (0, 50, 50, 1, 1), (0, 10, 10, 1, 2), (0, 10, 10, 1, 2)])
+    run = run_gpu(w, model(nodes=1, gpus=2), "easy", Placement(), compiled=False)
+    assert run.start.tolist() == [0, 100, 150, 160] and run.node_masks() == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("bound", [None, 1.0, 2.0, [2.0] * 7])
+def test_after_a_refused_choice_the_rest_of_its_combination_is_still_looked_at(bound):
+    """Two nodes of 3 GPUs: jobs 0 and 1 hold 2 GPUs of each until 100; the head (3 GPUs) is
+    reserved at 100 with a node to spare. Job 3 (1 GPU, 500 s) takes node 0's last GPU past
+    100 (allowed: node 1 is left for the head); job 4 (1 GPU, 500 s) is chosen node 1's and
+    refused, so is job 5, of the same combination; job 6 (1 GPU, 50 s) of it too ends by 100:
+    it backfills at 0 on node 1. Whatever the bound (2.0: above the factor, so its refused
+    choice's factor is remembered)."""
+    w = work([(0, 100, 100, 1, 2), (0, 100, 100, 1, 2), (0, 10, 10, 1, 3), (0, 500, 500, 1, 1),
+              (0, 500, 500, 1, 1), (0, 500, 500, 1, 1), (0, 50, 50, 1, 1)])
+    m = model(nodes=2, gpus=3)
+    run = run_gpu(w, m, "easy", Placement(), min_factor=bound, compiled=False)
+    assert run.start.tolist() == [0, 0, 100, 0, 100, 100, 0]
+    assert run.node_masks() == [1, 2, 2, 1, 1, 1, 2]
+    assert engine(run) == reference(w, m, "easy")
+
+
+def test_a_refused_choice_of_a_keyed_factor_below_its_bound_is_remembered_scaled():
+    """The case above with every job run at half its time (a keyed factor of 0.5; keys 0 and,
+    for job 6, 1) and a bound of 1.0 above it. Job 4's choice is refused with factor 0.5, so
+    job 5 (its combination, 500 s scaled) is skipped; job 6 (key 1: another combination) is
+    chosen and refused too; job 7 (key 0, 200 s: 100 scaled) ends exactly at the shadow time:
+    it backfills at 0. The head runs at 100 (10 s), jobs 4 and 5 at 100, job 6 at 110."""
+    keys = [0, 0, 0, 0, 0, 0, 1, 0]
+    w = work([(0, 200, 200, 1, 2), (0, 200, 200, 1, 2), (0, 20, 20, 1, 3),
+              (0, 1000, 1000, 1, 1), (0, 1000, 1000, 1, 1), (0, 1000, 1000, 1, 1),
+              (0, 1000, 1000, 1, 1), (0, 200, 200, 1, 1)])
+    machine = dataclasses.replace(PlacementInputs().resolved(2, 3), factor_by_key=True)
+    factor = lambda j, nodes, gpus: keys[j] if nodes is None else 0.5  # noqa: E731
+    run = run_gpu(w, model(nodes=2, gpus=3), "easy", Placement(machine), factor, 1.0,
+                  compiled=False)
+    assert run.runtime.tolist() == [100, 100, 10, 500, 500, 500, 500, 100]
+    assert run.start.tolist() == [0, 0, 100, 0, 100, 100, 110, 0]
+    assert run.node_masks() == [1, 2, 2, 1, 1, 1, 2, 2]
+
+
 def test_the_default_placement_follows_the_allocation():
     """A factor callback alone: ``packed`` on a first-fit model, ``best-fit`` on a best-fit one
     (the fast path's choices)."""
@@ -398,6 +533,12 @@ def test_a_watching_placement_sees_the_jobs_submitted_and_not_started():
     assert run.start.tolist()[3] == 100
     assert watch.seen == [(0, {0, 1}), (1, {1}), (3, {3})]
     assert watch.waiting == set()
+    # the dropped job: no run, no GPUs (as the general twin gives it)
+    twin = run_gpu(w, m, "easy", Placement(), compiled=True)
+    assert twin.node_sets is None
+    for r in (run, twin):
+        assert r.runtime.tolist() == [50, 300, 0, 20] and r.estimate.tolist() == [50, 300, 0, 20]
+        assert r.start.tolist() == [0, 0, 0, 100] and r.gpu_masks() == [1, 1, 0, 1]
     assert watch.shapes == ([1, 1, 2, 1], [1, 1, 1, 1])
     # dropped on arrival at an empty queue: removed too
     watch = Watching()
@@ -439,16 +580,39 @@ class Duck:
 
 
 def test_a_user_placements_memo_stands_for_the_factor():
+    """The callback is asked (with the node list and each node's GPU list) for jobs 0 and 2
+    only; job 1 runs by the memo's 2.0."""
     calls = []
 
     def factor(j, nodes, gpus):
-        calls.append(j)
+        calls.append((j, nodes, gpus))
         return 3.0
 
     w = work([(0, 10, 10, 1, 1), (0, 10, 10, 1, 1), (0, 10, 10, 1, 1)])
     run = run_gpu(w, model(nodes=3, gpus=1), "easy", Duck(), factor, compiled=False)
     assert run.node_masks() == [1, 2, 4]
-    assert run.runtime.tolist() == [30, 20, 30] and calls == [0, 2]
+    assert run.runtime.tolist() == [30, 20, 30] and calls == [(0, [0], [[0]]), (2, [2], [[0]])]
+
+
+def test_the_placement_is_started_with_the_tracked_state_and_the_callback():
+    """``Placement.start`` is called once, before any choice, with the engine's state (a
+    ``TrackedGpuState``, whose change counter placements cache by) and the callback given."""
+    class Recording(Placement):
+        def start(self, state, runtime_factor):
+            self.started = getattr(self, "started", []) + [(state, runtime_factor)]
+            super().start(state, runtime_factor)
+
+        def choose(self, state, j, nodes, per_node):
+            assert state is self.started[0][0]
+            return super().choose(state, j, nodes, per_node)
+
+    factor = lambda j, n, g: 1.0  # noqa: E731
+    for callback in (None, factor):
+        p = Recording()
+        run_gpu(work([(0, 10, 10, 1, 1)] * 2), model(nodes=1, gpus=1), "easy", p, callback,
+                compiled=False)
+        [(state, given)] = p.started
+        assert type(state) is TrackedGpuState and given is callback
 
 
 def test_a_placement_started_with_another_callback_is_asked_through_the_callback():
@@ -472,9 +636,11 @@ def test_a_placement_started_with_another_callback_is_asked_through_the_callback
 def test_mold_reshapes_jobs_started_from_the_head_or_on_arrival():
     """One node of 4 GPUs. Job 0 (1 x 2, 100 s) arrives at an empty queue: molded to 1 x 4 at
     half its time (runs 50, estimate 60 x 0.5 = 30). Job 1 (1 x 1) arrives at 10 (bound 0): not
-    molded (None), it waits; at 50 it heads the queue with bound 4: molded to 1 x 2 at twice
-    its time. Job 2 arrives at 60 (bound 2) and keeps its shape (None)."""
-    w = work([(0, 100, 60, 1, 2), (10, 100, 100, 1, 1), (60, 10, 10, 1, 2)])
+    molded (None), it waits (asked again, as the head, when job 2 (1 x 1, 10 s) arrives at 20
+    and waits behind it, not asked); at 50 job 1 heads
+    the queue with bound 4: molded to 1 x 2 at twice its time; job 2 is then asked with the
+    bound left, 2 (None), and starts. Job 3 arrives at 60 (bound 2) and keeps its shape."""
+    w = work([(0, 100, 60, 1, 2), (10, 100, 100, 1, 1), (20, 10, 10, 1, 1), (60, 10, 10, 1, 2)])
     calls = []
 
     def mold(j, bound):
@@ -482,11 +648,12 @@ def test_mold_reshapes_jobs_started_from_the_head_or_on_arrival():
         return {(0, 4): (1, 4, 0.5), (1, 4): (1, 2, 2.0)}.get((j, bound))
 
     run = run_gpu(w, model(nodes=1, gpus=4), "easy", mold=mold, compiled=True)
-    assert calls == [(0, 4), (1, 0), (1, 4), (2, 2)]
-    assert run.start.tolist() == [0, 50, 60]
-    assert run.runtime.tolist() == [50, 200, 10] and run.estimate.tolist() == [30, 200, 10]
-    assert run.gpu_masks() == [0b1111, 0b11, 0b1100]
-    assert run.shapes[0].tolist() == [1, 1, 1] and run.shapes[1].tolist() == [4, 2, 2]
+    assert calls == [(0, 4), (1, 0), (1, 0), (1, 4), (2, 2), (3, 2)]
+    assert run.start.tolist() == [0, 50, 50, 60]
+    assert run.runtime.tolist() == [50, 200, 10, 10]
+    assert run.estimate.tolist() == [30, 200, 10, 10]
+    assert run.gpu_masks() == [0b1111, 0b11, 0b100, 0b1100]
+    assert run.shapes[0].tolist() == [1, 1, 1, 1] and run.shapes[1].tolist() == [4, 2, 1, 2]
     assert run.node_sets is not None  # mold runs in Python even when the twin is asked for
 
 
