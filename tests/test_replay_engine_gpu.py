@@ -86,6 +86,9 @@ def test_easy_backfills_behind_a_blocked_head_and_fcfs_does_not(twin):
     if not twin:  # the general path with a bound per job (1.0: no factor) gives the same
         bounded = run_gpu(w, m, "easy", Placement(), min_factor=[1.0] * 4, compiled=False)
         assert bounded.start.tolist() == [0, 100, 150, 0]
+        # a placement that reads the job (its gain) is asked about the backfilled one
+        gains = make_placement("priority", None, [1.0, 2.0, 1.0, 2.0])
+        assert run_gpu(w, m, "easy", gains, compiled=False).start.tolist() == [0, 100, 150, 0]
     fcfs = run_gpu(w, m, "fcfs", compiled=twin)
     assert fcfs.start.tolist() == [0, 100, 150, 150]
     assert fcfs.gpu_masks() == [0b11, 0b1111, 0b11, 0b1100]
@@ -171,6 +174,31 @@ def test_every_shape_the_reservation_may_allow_is_looked_at(general):
     run = run_gpu(w, m, "easy", general, compiled=False)
     assert run.start.tolist() == [0, 0, 100, 0, 110]
     assert run.node_masks() == [0b1, 0b110, 0b100111, 0b11000, 0b1]
+    assert engine(run) == reference(w, m, "easy")
+
+
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_a_shape_allowed_far_down_the_queue_is_found(general):
+    """The case above with seven 6-node jobs queued between the head and job 3 (queue position
+    8: the second half of a 16-leaf tree): job 3 still takes the spare nodes at 0; the 6-node
+    jobs run one after another once job 3 has ended (500), job 4 last."""
+    rows = [(0, 100, 100, 1, 1), (0, 100, 100, 2, 1), (0, 10, 10, 4, 1)]
+    rows += [(0, 10, 10, 6, 1)] * 7 + [(0, 500, 500, 2, 1), (0, 500, 500, 1, 1)]
+    w, m = work(rows), model(nodes=6, gpus=1)
+    run = run_gpu(w, m, "easy", general, compiled=False)
+    assert run.start.tolist() == [0, 0, 100] + list(range(500, 570, 10)) + [0, 570]
+    assert engine(run) == reference(w, m, "easy")
+
+
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_a_job_ending_at_the_shadow_time_leaves_the_spare_nodes(general):
+    """The six-node case above with job 3 (1 node) ending exactly at the head's start (100):
+    it holds nothing then, so job 4 (2 nodes, long) may still take the two spare nodes at 0."""
+    w = work([(0, 100, 100, 1, 1), (0, 100, 100, 2, 1), (0, 10, 10, 4, 1), (0, 100, 100, 1, 1),
+              (0, 500, 500, 2, 1)])
+    m = model(nodes=6, gpus=1)
+    run = run_gpu(w, m, "easy", general, compiled=False)
+    assert run.start.tolist() == [0, 0, 100, 0, 0]
     assert engine(run) == reference(w, m, "easy")
 
 
@@ -333,6 +361,7 @@ def test_a_factor_scales_run_times_and_estimates():
     assert run.runtime.tolist() == [100, 150, 3, 4]
     assert run.estimate.tolist() == [100, 150, 5, 8]
     assert run.start.tolist() == [0, 0, 200, 200]
+    assert run.shapes is None  # no mold: the recorded shapes
 
 
 def test_a_factor_of_one_keeps_times_past_2_53_exact():
@@ -445,20 +474,21 @@ def test_past_the_combination_budget_jobs_keep_their_size_bit(monkeypatch, budge
     assert run.start.tolist() == [0, 100, 150, 160] and run.node_masks() == [1, 1, 1, 1]
 
 
-@pytest.mark.parametrize("bound", [None, 1.0, 2.0, [2.0] * 7])
+@pytest.mark.parametrize("bound", [None, 1.0, 2.0, [2.0] * 8])
 def test_after_a_refused_choice_the_rest_of_its_combination_is_still_looked_at(bound):
     """Two nodes of 3 GPUs: jobs 0 and 1 hold 2 GPUs of each until 100; the head (3 GPUs) is
     reserved at 100 with a node to spare. Job 3 (1 GPU, 500 s) takes node 0's last GPU past
     100 (allowed: node 1 is left for the head); job 4 (1 GPU, 500 s) is chosen node 1's and
-    refused, so is job 5, of the same combination; job 6 (1 GPU, 50 s) of it too ends by 100:
-    it backfills at 0 on node 1. Whatever the bound (2.0: above the factor, so its refused
-    choice's factor is remembered)."""
+    refused, so is job 5, of the same combination; job 6 (3 GPUs) fits nowhere before the
+    head's end (110); job 7 (1 GPU, 50 s), of job 4's combination, ends by 100: it backfills at
+    0 on node 1. Whatever the bound (2.0: above the factor, so its refused choice's factor is
+    remembered)."""
     w = work([(0, 100, 100, 1, 2), (0, 100, 100, 1, 2), (0, 10, 10, 1, 3), (0, 500, 500, 1, 1),
-              (0, 500, 500, 1, 1), (0, 500, 500, 1, 1), (0, 50, 50, 1, 1)])
+              (0, 500, 500, 1, 1), (0, 500, 500, 1, 1), (0, 500, 500, 1, 3), (0, 50, 50, 1, 1)])
     m = model(nodes=2, gpus=3)
     run = run_gpu(w, m, "easy", Placement(), min_factor=bound, compiled=False)
-    assert run.start.tolist() == [0, 0, 100, 0, 100, 100, 0]
-    assert run.node_masks() == [1, 2, 2, 1, 1, 1, 2]
+    assert run.start.tolist() == [0, 0, 100, 0, 100, 100, 110, 0]
+    assert run.node_masks() == [1, 2, 2, 1, 1, 1, 2, 2]
     assert engine(run) == reference(w, m, "easy")
 
 
