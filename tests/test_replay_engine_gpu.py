@@ -492,6 +492,51 @@ def test_after_a_refused_choice_the_rest_of_its_combination_is_still_looked_at(b
     assert engine(run) == reference(w, m, "easy")
 
 
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_a_refused_shape_leaves_the_other_allowed_shapes(general):
+    """Two nodes of 4 GPUs: job 0 holds 3 of node 0 until 100, job 1 2 of node 1 until 1000;
+    the head (4 GPUs) is reserved at 100 on node 0. Job 3 (1 GPU, long) is chosen node 0's
+    free GPU and refused; job 4 (2 GPUs, long) is chosen node 1, which the head does not need:
+    it starts at 0. Job 3 runs after the head (110)."""
+    w = work([(0, 100, 100, 1, 3), (0, 1000, 1000, 1, 2), (0, 10, 10, 1, 4), (0, 500, 500, 1, 1),
+              (0, 500, 500, 1, 2)])
+    m = model(nodes=2, gpus=4)
+    run = run_gpu(w, m, "easy", general, compiled=False)
+    assert run.start.tolist() == [0, 0, 100, 110, 0] and run.node_masks() == [1, 2, 1, 1, 2]
+    assert engine(run) == reference(w, m, "easy")
+
+
+def test_a_remembered_refusal_of_factor_one_keeps_times_past_2_53_exact():
+    """Two nodes of 3 GPUs, T = 2**53 + 3: jobs 0 and 1 hold 2 GPUs of each until T, the head
+    (3 GPUs) is reserved at T. Jobs 3, 4, 5 (1 GPU, bound 2.0 above the factor 1.0): job 3
+    (2T) takes node 0, job 4 (2T) is refused node 1 (its factor remembered), job 5 (estimate
+    T) ends exactly at T: not skipped (T + 1 through a float would be), it backfills at 0."""
+    t = (1 << 53) + 3
+    w = work([(0, t, t, 1, 2), (0, t, t, 1, 2), (0, 10, 10, 1, 3), (0, 2 * t, 2 * t, 1, 1),
+              (0, 2 * t, 2 * t, 1, 1), (0, t, t, 1, 1)])
+    m = model(nodes=2, gpus=3)
+    run = run_gpu(w, m, "easy", Placement(), min_factor=[1.0] * 3 + [2.0] * 3, compiled=False)
+    assert run.start.tolist() == [0, 0, t, 0, t, 0]
+    assert engine(run) == reference(w, m, "easy")
+
+
+def test_a_refused_choice_is_forgotten_after_a_start():
+    """Three nodes of 3 GPUs, one free on each (jobs 0 and 1 until 100, job 2 until 1000); the
+    head (3 GPUs) is reserved at 100 on node 0 or 1. Jobs 4, 5 and 7 (1 GPU, 500 s, bound 2.0:
+    one combination, above its factor 1.0): job 4 takes node 0 (node 1 left for the head), job
+    5 is chosen node 1 and refused; job 6 (1 GPU, 50 s, bound 1.0) ends by 100 and takes node
+    1's GPU; from that state job 7's choice is node 2, which the head does not need: it starts
+    at 0 too. The head runs at 100 on node 1, job 5 at 100 on node 0."""
+    w = work([(0, 100, 100, 1, 2), (0, 100, 100, 1, 2), (0, 1000, 1000, 1, 2), (0, 10, 10, 1, 3),
+              (0, 500, 500, 1, 1), (0, 500, 500, 1, 1), (0, 50, 50, 1, 1), (0, 500, 500, 1, 1)])
+    m = model(nodes=3, gpus=3)
+    bound = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 1.0, 2.0]
+    run = run_gpu(w, m, "easy", Placement(), min_factor=bound, compiled=False)
+    assert run.start.tolist() == [0, 0, 0, 100, 0, 100, 0, 0]
+    assert run.node_masks() == [1, 2, 4, 2, 1, 1, 2, 4]
+    assert engine(run) == reference(w, m, "easy")
+
+
 def test_a_refused_choice_of_a_keyed_factor_below_its_bound_is_remembered_scaled():
     """The case above with every job run at half its time (a keyed factor of 0.5; keys 0 and,
     for job 6, 1) and a bound of 1.0 above it. Job 4's choice is refused with factor 0.5, so
