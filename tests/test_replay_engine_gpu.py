@@ -202,6 +202,19 @@ def test_a_job_ending_at_the_shadow_time_leaves_the_spare_nodes(general):
     assert engine(run) == reference(w, m, "easy")
 
 
+@pytest.mark.parametrize("general", [None, Placement()])
+def test_a_job_ending_at_the_shadow_time_is_found_beside_a_long_one(general):
+    """The layout of the subtree case: job 3 (1 GPU, 200 s) fits but ends past the shadow
+    time (100); job 4 (1 GPU, 100 s), its neighbour in the tree, ends exactly then: it
+    backfills at 0. The head runs 100-110, job 2 110-120, job 3 from 120."""
+    w = work([(0, 100, 100, 1, 3), (0, 10, 10, 1, 4), (0, 10, 10, 1, 4), (0, 200, 200, 1, 1),
+              (0, 100, 100, 1, 1)])
+    m = model(nodes=1, gpus=4)
+    run = run_gpu(w, m, "easy", general, compiled=False)
+    assert run.start.tolist() == [0, 100, 110, 120, 0]
+    assert engine(run) == reference(w, m, "easy")
+
+
 def test_a_capacity_increase_starts_a_waiting_job():
     """One node of 1 GPU until 50, two from then: job 1 waits for job 0 (until 100) only
     until the second node comes, at 50; with no job waiting, the change is no event."""
@@ -492,16 +505,18 @@ def test_after_a_refused_choice_the_rest_of_its_combination_is_still_looked_at(b
     assert engine(run) == reference(w, m, "easy")
 
 
-@pytest.mark.parametrize("general", [None, Placement()])
-def test_a_refused_shape_leaves_the_other_allowed_shapes(general):
+@pytest.mark.parametrize("general, factor", [(None, None), (Placement(), None),
+                                             (None, lambda j, nodes, gpus: 1.0)])
+def test_a_refused_shape_leaves_the_other_allowed_shapes(general, factor):
     """Two nodes of 4 GPUs: job 0 holds 3 of node 0 until 100, job 1 2 of node 1 until 1000;
     the head (4 GPUs) is reserved at 100 on node 0. Job 3 (1 GPU, long) is chosen node 0's
     free GPU and refused; job 4 (2 GPUs, long) is chosen node 1, which the head does not need:
-    it starts at 0. Job 3 runs after the head (110)."""
+    it starts at 0. Job 3 runs after the head (110). Also with a factor callback (its jobs
+    in no choice group)."""
     w = work([(0, 100, 100, 1, 3), (0, 1000, 1000, 1, 2), (0, 10, 10, 1, 4), (0, 500, 500, 1, 1),
               (0, 500, 500, 1, 2)])
     m = model(nodes=2, gpus=4)
-    run = run_gpu(w, m, "easy", general, compiled=False)
+    run = run_gpu(w, m, "easy", general, factor, compiled=False)
     assert run.start.tolist() == [0, 0, 100, 110, 0] and run.node_masks() == [1, 2, 1, 1, 2]
     assert engine(run) == reference(w, m, "easy")
 
