@@ -211,10 +211,14 @@ def run_gpu(work: Workload, model: GpuNodes | FlatNodes, policy: str,
         est_actual = [0] * n
         if min_factor is None:
             min_factor = 1.0 if runtime_factor is None else 0.0
+        # a bound of 1.0 keeps the estimate exact, as a factor of 1.0 does (past 2**53 a float
+        # product is not)
         if isinstance(min_factor, (int, float)):
-            tree_est = [round(e * min_factor) for e in estimate]
+            tree_est = (estimate if min_factor == 1.0
+                        else [round(e * min_factor) for e in estimate])
         else:
-            tree_est = [round(e * float(f)) for e, f in zip(estimate, min_factor)]
+            tree_est = [e if f == 1.0 else round(e * float(f))
+                        for e, f in zip(estimate, min_factor)]
     changes = [(t, c) for t, c in model.capacity_changes() if t > submit[0]]
     change_at = [t for t, _ in changes] + [FLOAT_INF]  # no change after any time, even 2**62
     # Largest node count managed at each timeline entry or later: whether a job can still fit.
