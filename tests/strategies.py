@@ -440,16 +440,16 @@ def placement_inputs(draw, n_nodes: int, g: int, n_rows: int):
     models = draw(st.integers(1, 3))
     classes = draw(st.integers(1, 3))
     maybe = st.booleans()
+    node_scores = st.lists(st.floats(0.5, 1.5), min_size=g, max_size=g)  # made once (_maybe)
+    node_classes = st.lists(st.integers(0, classes - 1), min_size=g, max_size=g)
     return PlacementInputs(
         rack=draw(st.lists(st.integers(0, 2), min_size=n_nodes, max_size=n_nodes))
         if draw(maybe) else None,
         gpu_model=draw(st.lists(st.integers(0, models - 1), min_size=n_nodes, max_size=n_nodes)),
         model_speed=draw(st.lists(st.sampled_from([0.5, 1.0, 1.5, 2.0]), min_size=models,
                                   max_size=models)),
-        score=[draw(st.lists(st.floats(0.5, 1.5), min_size=g, max_size=g))
-               for _ in range(n_nodes)] if draw(maybe) else None,
-        gpu_class=[draw(st.lists(st.integers(0, classes - 1), min_size=g, max_size=g))
-                   for _ in range(n_nodes)],
+        score=[draw(node_scores) for _ in range(n_nodes)] if draw(maybe) else None,
+        gpu_class=[draw(node_classes) for _ in range(n_nodes)],
         gain=draw(st.lists(st.sampled_from([1.0, 1.2, 1.5, 2.0]), min_size=n_rows,
                            max_size=n_rows)) if draw(maybe) else None,
     )
