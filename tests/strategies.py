@@ -128,7 +128,7 @@ from hypothesis import strategies as st  # noqa: E402,F811
 
 
 def _nq_cased(draw, name: str) -> str:
-    return draw(st.sampled_from([name, name.upper(), name.title()]))
+    return draw(st.sampled_from((name, name.upper(), name.title())))
 
 
 @st.composite
@@ -138,12 +138,12 @@ def nqsii_layouts(draw) -> dict:
     newline, one text format per time/duration column, queue spellings."""
     from swftools.formats.nqsii.schema import form_schema
 
-    form = draw(st.sampled_from(["raw", "published"]))
+    form = draw(st.sampled_from(("raw", "published")))
     schema = form_schema(form)
     fields = [f.name for f in schema.fields]
     if form == "raw":
         fields = draw(st.permutations(fields))
-    header = [_nq_cased(draw, draw(st.sampled_from([f.name, *f.aliases])))
+    header = [_nq_cased(draw, draw(st.sampled_from((f.name, *f.aliases))))
               for f in (schema.field(n) for n in fields)]
     formats = {}
     for f in schema.fields:
@@ -152,10 +152,10 @@ def nqsii_layouts(draw) -> dict:
         kind = draw(st.sampled_from(f.text_formats))
         fmt = {"format": kind}
         if kind == "hms":
-            fmt["hour_width"] = draw(st.sampled_from([1, 2]))
+            fmt["hour_width"] = draw(st.sampled_from((1, 2)))
         if kind == "iso":
-            fmt["separator"] = draw(st.sampled_from(["T", " "]))
-            fmt["offset"] = draw(st.sampled_from(["Z", "+09:00", "+0900", "-05:00", "+05:30"]))
+            fmt["separator"] = draw(st.sampled_from(("T", " ")))
+            fmt["offset"] = draw(st.sampled_from(("Z", "+09:00", "+0900", "-05:00", "+05:30")))
         formats[f.name] = fmt
     spelling = {}
     if form == "raw":
@@ -164,10 +164,13 @@ def nqsii_layouts(draw) -> dict:
             if written != queue:
                 spelling[queue] = written
     return {"form": form, "fields": fields, "header": header,
-            "separator": draw(st.sampled_from([",", ", "])),
-            "line_ending": draw(st.sampled_from(["\n", "\r\n"])),
+            "separator": draw(st.sampled_from((",", ", "))),
+            "line_ending": draw(st.sampled_from(("\n", "\r\n"))),
             "final_newline": draw(st.booleans()), "bom": draw(st.booleans()),
             "formats": formats, "queue_spelling": spelling}
+
+
+_CANCEL_DELAYS = st.none() | st.integers(1, 3000)
 
 
 @st.composite
@@ -177,7 +180,7 @@ def synth_job_lists(draw):
     import numpy as np
 
     n_nodes = draw(st.integers(1, 4))
-    per_node_max = draw(st.sampled_from([2, 4, 8]))
+    per_node_max = draw(st.sampled_from((2, 4, 8)))
     n = draw(st.integers(1, 60))
     submit, rows = 1_000_000, []
     for _ in range(n):
@@ -185,7 +188,8 @@ def synth_job_lists(draw):
         nodes = draw(st.integers(1, n_nodes))
         per = per_node_max if nodes > 1 else draw(st.integers(1, per_node_max))
         run = draw(st.integers(1, 5000))
-        cancel = draw(st.one_of(st.just(-1), st.integers(1, 3000).map(lambda d, s=submit: s + d)))
+        delay = draw(_CANCEL_DELAYS)  # None: not cancelled
+        cancel = -1 if delay is None else submit + delay
         rows.append((submit, nodes, per, run, cancel))
     cols = [np.array(c, dtype=np.int64) for c in zip(*rows, strict=True)]
     return n_nodes, per_node_max, cols
@@ -216,14 +220,14 @@ def telemetry_cases(draw, max_jobs: int = 8, gpus_per_node: int = 2, nodes: int 
     jobs = {c: [] for c in ("job_id", "nodes", "gpus_per_node", "gpus", "start_time", "finish_time")}
     alloc = []
     for job_id in range(1, n_jobs + 1):
-        kind = draw(st.sampled_from(["gpu", "gpu", "whole", "unknown"]))
+        kind = draw(st.sampled_from(("gpu", "gpu", "whole", "unknown")))
         node = int(rng.integers(0, nodes))
         if kind == "whole":
             gpus = [(node, g) for g in range(gpus_per_node)]
         else:
             gpus = [(node, int(rng.integers(0, gpus_per_node)))]
         start = max(free[k] for k in gpus) + int(rng.integers(0, 4000))
-        finish = start + draw(st.sampled_from([0, 59, 60, 61, 3600, 7261, 30000, 90000]))
+        finish = start + draw(st.sampled_from((0, 59, 60, 61, 3600, 7261, 30000, 90000)))
         if kind != "unknown":
             for k in gpus:
                 free[k] = finish
@@ -239,7 +243,7 @@ def telemetry_cases(draw, max_jobs: int = 8, gpus_per_node: int = 2, nodes: int 
             alloc = list(dict.fromkeys(alloc))
     horizon = max(max(jobs["finish_time"]), TELEMETRY_T0 + 3600) + 600
     minutes = (horizon - TELEMETRY_T0) // 60
-    offset = draw(st.sampled_from([0.0, 0.25]))
+    offset = draw(st.sampled_from((0.0, 0.25)))
     cols = {"ts": [], "node": [], "gpu_index": [], "metric": [], "value": []}
 
     def add(ts, node, gpu, metric, values):
@@ -286,6 +290,8 @@ _SWF_RUNS = st.sampled_from((0, 1, 5, 10, 30, 100)) | st.integers(0, 300)
 _GPU_STEPS = st.sampled_from((0, 0, 1, 5, 20, 100))
 _GPU_RUNS = st.sampled_from((0, 10, 50, 200)) | st.integers(0, 500)
 _TIE_STEPS = st.sampled_from((0, 0, 1))
+_FLAT_RUNS = st.sampled_from((0, 10, 100)) | st.integers(0, 400)
+_WHATIF_RUNS = st.sampled_from((60, 600, 3600)) | st.integers(1, 5000)
 
 
 def _requested(draw, run: int, other) -> int | None:
@@ -330,7 +336,7 @@ def replay_swf_jobs(draw, max_jobs: int = 40, min_run_s: int = 0,
 def replay_sites(draw, max_nodes: int = 5):
     """Small GPU sites: 1, 2 or 4 GPUs per node; a capacity timeline of 1-3 entries of
     1-``max_nodes`` nodes."""
-    g = draw(st.sampled_from([1, 2, 4]))
+    g = draw(st.sampled_from((1, 2, 4)))
     entries = draw(st.integers(1, 3))
     since = sorted(draw(st.lists(st.integers(1, 3000), min_size=entries - 1,
                                  max_size=entries - 1, unique=True)))
@@ -386,7 +392,7 @@ _NON_ASCII_DIGITS = st.characters(categories=["Nd"]).filter(lambda c: not c.isas
 
 bad_integer_tokens = st.one_of(
     # not an integer: letters, hex, underscores, exponents, special floats, decimals
-    st.sampled_from(["x7", "0x1f", "1_000", "1e3", "inf", "nan", "--1", "+-2", "1.", "7a"]),
+    st.sampled_from(("x7", "0x1f", "1_000", "1e3", "inf", "nan", "--1", "+-2", "1.", "7a")),
     st.from_regex(r"[0-9]{0,3}[a-zA-Z_#@:][0-9a-z]{0,3}", fullmatch=True),
     st.tuples(st.integers(0, 10**6), st.integers(1, 999)).map(lambda t: f"{t[0]}.{t[1]}"),
     # overlong: more digits than an int64 holds
@@ -402,8 +408,8 @@ bad_integer_tokens = st.one_of(
 trace_file_texts = st.text(st.characters(blacklist_categories=["Cs"]), max_size=400)
 """Any text a trace file might hold (newlines of every kind, non-ASCII), as UTF-8."""
 
-trace_file_names = st.sampled_from(["t.swf", "t.swf.gz", "t.log", "t.csv.gz", "t.gz", "t",
-                                    "T.GZ", "t.json"])
+trace_file_names = st.sampled_from(("t.swf", "t.swf.gz", "t.log", "t.csv.gz", "t.gz", "t",
+                                    "T.GZ", "t.json"))
 """File names with and without a ``.gz`` suffix (the name must not decide decompression)."""
 
 
@@ -413,15 +419,15 @@ _CELL_ALPHABET = st.sampled_from(list("0123456789+-.eE_xX ,\tNaIFinftyTRUEtruefa
                                  ["\u0663", "\uff15", "\u00b2", "\u2212"])
 cell_tokens = st.one_of(
     # the edge cases Python's int()/float() accept and the grammar does not, and the spec's own
-    st.sampled_from(["1_000", "infinity", "Infinity", " 5", "5 ", "0x10", "1e3", "1E+3", ".5",
+    st.sampled_from(("1_000", "infinity", "Infinity", " 5", "5 ", "0x10", "1e3", "1E+3", ".5",
                      "5.", "+7", "-0", "NaN", "nan", "INF", "-INF", "+INF", "inf", "-inf", "",
-                     "true", "True", "TRUE", "tRUE", "1", "0", "yes", "1.0", "e3", "."]),
+                     "true", "True", "TRUE", "tRUE", "1", "0", "yes", "1.0", "e3", ".")),
     # near misses of valid numbers: short strings over the grammar's own characters
     st.text(_CELL_ALPHABET, max_size=10),
     # valid numbers by construction, sometimes with a blank or an underscore spliced in
     st.from_regex(r"[+-]?([0-9]{1,4}(\.[0-9]{0,3})?|\.[0-9]{1,3})([eE][+-]?[0-9]{1,2})?",
                   fullmatch=True),
-    st.tuples(st.from_regex(r"[0-9]{1,4}", fullmatch=True), st.sampled_from([" ", "_", "\t"]),
+    st.tuples(st.from_regex(r"[0-9]{1,4}", fullmatch=True), st.sampled_from((" ", "_", "\t")),
               st.integers(0, 4)).map(lambda t: t[0][:t[2]] + t[1] + t[0][t[2]:]),
     # any printable text
     st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=8),
@@ -446,11 +452,11 @@ def placement_inputs(draw, n_nodes: int, g: int, n_rows: int):
         rack=draw(st.lists(st.integers(0, 2), min_size=n_nodes, max_size=n_nodes))
         if draw(maybe) else None,
         gpu_model=draw(st.lists(st.integers(0, models - 1), min_size=n_nodes, max_size=n_nodes)),
-        model_speed=draw(st.lists(st.sampled_from([0.5, 1.0, 1.5, 2.0]), min_size=models,
+        model_speed=draw(st.lists(st.sampled_from((0.5, 1.0, 1.5, 2.0)), min_size=models,
                                   max_size=models)),
         score=[draw(node_scores) for _ in range(n_nodes)] if draw(maybe) else None,
         gpu_class=[draw(node_classes) for _ in range(n_nodes)],
-        gain=draw(st.lists(st.sampled_from([1.0, 1.2, 1.5, 2.0]), min_size=n_rows,
+        gain=draw(st.lists(st.sampled_from((1.0, 1.2, 1.5, 2.0)), min_size=n_rows,
                            max_size=n_rows)) if draw(maybe) else None,
     )
 
@@ -918,7 +924,7 @@ def numeric_columns(draw):
     import numpy as np
     from hypothesis.extra import numpy as hnp
 
-    dtype = draw(st.sampled_from([np.int64, np.int32, np.uint8, np.float64]))
+    dtype = draw(st.sampled_from((np.int64, np.int32, np.uint8, np.float64)))
     n = draw(st.integers(0, 300))
     elements = (st.floats(allow_nan=True, allow_infinity=True) if dtype is np.float64 else None)
     values = draw(hnp.arrays(dtype, n, elements=elements))
@@ -956,7 +962,7 @@ def sparse_job_tables(draw, max_size: int = 30) -> pa.Table:
 
 
 integer_cell_columns = st.lists(
-    st.one_of(st.from_regex(r"\A[+-]?[0-9]{1,25}\Z"), st.sampled_from(["", "1.5", "x", " 7"])),
+    st.one_of(st.from_regex(r"\A[+-]?[0-9]{1,25}\Z"), st.sampled_from(("", "1.5", "x", " 7"))),
     min_size=1, max_size=12)
 """Columns of integer-like CSV cells, short and long mixed (the 64-bit range check of a column)."""
 
@@ -970,14 +976,14 @@ def swf_job_bodies(draw) -> bytes:
         st.integers(-1, 10 ** 12).map(str),
         st.tuples(st.integers(0, 10 ** 6), st.integers(0, 10 ** 4), st.integers(0, 3)).map(
             lambda t: f"{t[0]}.{str(t[1]).zfill(t[2]) if t[2] else ''}"),
-        st.sampled_from(["-0.5", "007", "-1", "0", "1.", "25x", "1" * 25, "-", "."]))
+        st.sampled_from(("-0.5", "007", "-1", "0", "1.", "25x", "1" * 25, "-", ".")))
     gap = st.text(" \t\r", min_size=1, max_size=4).filter(lambda g: " " in g or len(g) > 1)
     lines = []
     for _ in range(draw(st.integers(0, 12))):
         count = draw(st.sampled_from([18] * 8 + [17, 19, 20]))
         tokens = draw(st.lists(number, min_size=count, max_size=count))
         seps = draw(st.lists(st.one_of(st.just(" "), gap), min_size=count, max_size=count))
-        lead, tail = draw(st.sampled_from(["", " ", "   "])), draw(st.sampled_from(["", "", " "]))
+        lead, tail = draw(st.sampled_from(("", " ", "   "))), draw(st.sampled_from(("", "", " ")))
         lines.append(lead + "".join(s + t for s, t in zip(seps, tokens))[1:] + tail)
     return "".join(line + "\n" for line in lines).encode("ascii")
 
@@ -1008,11 +1014,11 @@ def sacct_split_texts(draw) -> tuple[bytes, int, int]:
             cells[id_pos] = ids[-1]
         elif kind == "step":
             parent = draw(st.sampled_from(ids[-2:])) if ids else str(draw(st.integers(0, 99)))
-            cells[id_pos] = f"{parent}.{draw(st.sampled_from(['batch', 'extern', '0', '1.2']))}"
+            cells[id_pos] = f"{parent}.{draw(st.sampled_from(('batch', 'extern', '0', '1.2')))}"
         elif kind == "count":
             cells = cells[:-1] if draw(st.booleans()) else cells + ["x"]
         lines.append("|".join(cells))
-    breaks = draw(st.lists(st.sampled_from(["\n", "\n", "\r\n", "\r"]), min_size=len(lines),
+    breaks = draw(st.lists(st.sampled_from(("\n", "\n", "\r\n", "\r")), min_size=len(lines),
                            max_size=len(lines)))
     text = "".join(line + brk for line, brk in zip(lines, breaks))
     if lines and draw(st.booleans()):
@@ -1032,7 +1038,7 @@ def mt_call_sequences(draw, max_ops: int = 40):
     below = st.one_of(st.integers(1, 70), st.integers(1, 2 ** 32 - 1))
     ops = []
     for _ in range(draw(st.integers(1, max_ops))):
-        kind = draw(st.sampled_from(["bits", "below", "choice", "sample", "sample", "burn"]))
+        kind = draw(st.sampled_from(("bits", "below", "choice", "sample", "sample", "burn")))
         if kind == "bits":
             ops.append((kind, draw(st.integers(0, 32))))
         elif kind in ("below", "choice"):
@@ -1059,7 +1065,7 @@ def random_placement_cases(draw, max_nodes: int = 100, max_steps: int = 12):
     managed = draw(st.one_of(st.just(n_nodes), st.integers(1, n_nodes)))
     free = []
     for _ in range(n_nodes):
-        kind = draw(st.sampled_from(["full", "full", "busy", "mixed"]))
+        kind = draw(st.sampled_from(("full", "full", "busy", "mixed")))
         if kind == "mixed":
             free.append(draw(st.lists(st.booleans(), min_size=g, max_size=g)))
         else:
@@ -1094,16 +1100,16 @@ def placement_wide_flat_cases(draw, max_jobs: int = 40, max_procs: int = 100):
     t = draw(st.integers(0, 10**5))
     cols: dict[str, list] = {c: [] for c in ("job_id", "submit_time", "walltime_s", "gpus",
                                              "requested_walltime_s")}
-    widths = st.sampled_from([1, 1, 2, 3, max(1, procs // 4), max(1, procs // 2), procs,
-                              procs + 1]) | st.integers(1, procs)
+    widths = st.sampled_from((1, 1, 2, 3, max(1, procs // 4), max(1, procs // 2), procs,
+                              procs + 1)) | st.integers(1, procs)
     for job_id in range(1, n + 1):
-        t += draw(st.sampled_from([0, 0, 1, 5, 30]))
-        run = draw(st.sampled_from([0, 10, 100]) | st.integers(0, 400))
+        t += draw(st.sampled_from((0, 0, 1, 5, 30)))
+        run = draw(_FLAT_RUNS)
         cols["job_id"].append(job_id)
         cols["submit_time"].append(t)
         cols["walltime_s"].append(run)
         cols["gpus"].append(draw(widths))
-        cols["requested_walltime_s"].append(draw(st.none() | st.just(run) | st.integers(0, 500)))
+        cols["requested_walltime_s"].append(_requested(draw, run, st.integers(0, 500)))
     table = jt.from_columns(cols)
     return table, procs, draw(placement_inputs(procs, 1, n))
 
@@ -1126,9 +1132,9 @@ def whatif_replay_cases(draw, max_jobs: int = 30, max_nodes: int = 40, max_gpus:
     cols: dict[str, list] = {c: [] for c in ("job_id", "submit_time", "walltime_s", "gpus",
                                              "nodes", "gpus_per_node", "requested_walltime_s")}
     for job_id in range(1, count + 1):
-        t += draw(st.sampled_from([0, 0, 1, 10, 100]))
-        run = draw(st.sampled_from([60, 600, 3600]) | st.integers(1, 5000))
-        nodes = draw(st.sampled_from([1, 1, 1, 2, 3, max(1, n // 2), n, n + 1]))
+        t += draw(st.sampled_from((0, 0, 1, 10, 100)))
+        run = draw(_WHATIF_RUNS)
+        nodes = draw(st.sampled_from((1, 1, 1, 2, 3, max(1, n // 2), n, n + 1)))
         per_node = g if nodes > 1 else draw(st.integers(1, g))
         cols["job_id"].append(draw(st.integers(1, 10**9)) * 100 + job_id)
         cols["submit_time"].append(t)
@@ -1136,7 +1142,7 @@ def whatif_replay_cases(draw, max_jobs: int = 30, max_nodes: int = 40, max_gpus:
         cols["gpus"].append(nodes * per_node)
         cols["nodes"].append(nodes)
         cols["gpus_per_node"].append(per_node)
-        cols["requested_walltime_s"].append(draw(st.none() | st.just(run) | st.integers(1, 9000)))
+        cols["requested_walltime_s"].append(_requested(draw, run, st.integers(1, 9000)))
     return jt.from_columns(cols), site, Profile(scores=scores, classes=classes)
 
 
@@ -1144,8 +1150,8 @@ def atomic_write_ops(max_size: int = 8):
     """Sequences of ``(op, force, umask)`` for the atomic writers: ``op`` is ``file`` or
     ``dir`` (a swftools write), or ``user`` / ``link`` (the target becomes a user's folder or a
     link to another folder, when it does not exist yet)."""
-    op = st.tuples(st.sampled_from(["file", "dir", "file", "dir", "user", "link"]), st.booleans(),
-                   st.sampled_from([0o022, 0o077, 0o027, 0o002, 0o000, 0o007]))
+    op = st.tuples(st.sampled_from(("file", "dir", "file", "dir", "user", "link")), st.booleans(),
+                   st.sampled_from((0o022, 0o077, 0o027, 0o002, 0o000, 0o007)))
     return st.lists(op, min_size=1, max_size=max_size)
 
 
@@ -1163,7 +1169,7 @@ def sacct_user_names(draw) -> str:
                     min_size=1, max_size=12)
     name = draw(plain)
     if draw(st.booleans()):
-        bad = draw(st.sampled_from([c for c in CONTROL_CHARACTERS if c not in "\r\n"]))
+        bad = draw(st.sampled_from(tuple(c for c in CONTROL_CHARACTERS if c not in "\r\n")))
         at = draw(st.integers(0, len(name)))
         name = name[:at] + bad + name[at:]
     return name
@@ -1172,9 +1178,9 @@ def sacct_user_names(draw) -> str:
 url_texts = st.one_of(
     st.text(max_size=30),
     st.builds(lambda scheme, sep, rest: scheme + sep + rest,
-              st.sampled_from(["http", "https", "HTTPS", "javascript", "JavaScript", "data",
-                               "file", "ftp", "vbscript", " javascript", "java\tscript", ""]),
-              st.sampled_from([":", "://", ":/", ":\\\\", "//"]),
+              st.sampled_from(("http", "https", "HTTPS", "javascript", "JavaScript", "data",
+                               "file", "ftp", "vbscript", " javascript", "java\tscript", "")),
+              st.sampled_from((":", "://", ":/", ":\\\\", "//")),
               st.lists(st.sampled_from(list("ab.c/?#@:%\\ \t\x00\x7f\u0085é") + ["alert(1)"]),
                        max_size=12).map("".join)))
 """Link targets, good and hostile: web URLs, other schemes, spaces, controls, user@host."""
@@ -1182,8 +1188,8 @@ url_texts = st.one_of(
 
 # ---- tar members for verify (issue 29): names, types and sizes an attacker may choose ----
 _TAR_NAME_PARTS = st.one_of(
-    st.sampled_from([".", "..", "", "top", "data", "SHA256SUMS", "index.html", "datapackage.json",
-                     "a\\b", "..\\..", "C:", "~", " ", "\u00e9t\u00e9", "x" * 120]),
+    st.sampled_from((".", "..", "", "top", "data", "SHA256SUMS", "index.html", "datapackage.json",
+                     "a\\b", "..\\..", "C:", "~", " ", "\u00e9t\u00e9", "x" * 120)),
     st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00/"),
             min_size=1, max_size=12))
 
@@ -1369,6 +1375,9 @@ def irregular_job_tables(draw, max_size: int = 8, complete: bool | None = None) 
         t += draw(st.sampled_from((0, 0, 1, 7, 600)))  # ties
         submits.append(t)
     users = draw(st.lists(names, min_size=1, max_size=3, unique=True))
+    # strategy objects made once per table (see _maybe)
+    user_names, queues = maybe(st.sampled_from(users)), maybe(st.sampled_from(IRREGULAR_QUEUES))
+    limits, cpu_counts = maybe(st.integers(60, 200_000)), st.none() | st.integers(1, 64)
     cols: dict[str, list] = {c: [] for c in (
         "job_id", "user", "group", "queue", "nodes", "gpus_per_node", "gpus", "cpus",
         "requested_walltime_s", "termcode", "submit_time", "start_time", "finish_time", "wait_s",
@@ -1379,21 +1388,21 @@ def irregular_job_tables(draw, max_size: int = 8, complete: bool | None = None) 
         nodes = draw(st.sampled_from((1, 1, 1, 2, 3)))
         cpu_only = unit == "gpu" and draw(st.integers(0, 3)) == 0
         per_node = 0 if cpu_only else (8 if nodes > 1 else draw(st.integers(1, 8)))
-        cpus = draw(st.none() | st.integers(1, 64)) if unit == "gpu" else None
+        cpus = draw(cpu_counts) if unit == "gpu" else None
         if cpu_only and cpus is None:
             cpus = draw(st.integers(1, 64))
         wait = draw(st.integers(0, 5000)) if ran else None
         run = draw(st.integers(1, 90_000)) if ran else None
-        limit = draw(maybe(st.integers(60, 200_000)))
+        limit = draw(limits)
         if limit is not None and run is not None and run > limit:
             limit = run if term == 2 or complete else None  # past its limit: ran out of time
         if term == 2 and limit is None and run is not None:
             limit = run
         cols["job_id"].append(None)
-        cols["user"].append(draw(maybe(st.sampled_from(users))))
-        cols["group"].append(draw(maybe(st.sampled_from(users))))
-        cols["queue"].append(draw(maybe(st.sampled_from(IRREGULAR_QUEUES))))
-        cols["nodes"].append(nodes if ran else draw(st.none() | st.just(nodes)))
+        cols["user"].append(draw(user_names))
+        cols["group"].append(draw(user_names))
+        cols["queue"].append(draw(queues))
+        cols["nodes"].append(nodes if ran or draw(st.booleans()) else None)
         cols["gpus_per_node"].append(per_node)
         cols["gpus"].append(nodes * per_node)
         cols["cpus"].append(cpus)
@@ -1407,7 +1416,7 @@ def irregular_job_tables(draw, max_size: int = 8, complete: bool | None = None) 
         cols["recorded_walltime_s"].append(
             None if run is None or draw(st.booleans()) else max(0, run + draw(st.sampled_from(
                 (-3, -1, 1, 2, 60)))))
-        cols["requested_procs"].append(draw(st.none() | st.just(nodes * per_node)))
+        cols["requested_procs"].append(nodes * per_node if draw(st.booleans()) else None)
     if draw(st.booleans()):  # source ids that are not plain numbers: numbered in submit order
         from swftools.formats.jobids import number_jobs
 
@@ -1442,7 +1451,7 @@ def score_csv_with_app_columns(draw):
     """(CSV text, nodes, GPUs per node, {class: scores[node][gpu]}): a score file with 0-3
     per-application-class ``score:<class>`` columns in any order, positive 6-decimal scores."""
     nodes, gpus = draw(st.integers(1, 3)), draw(st.integers(1, 3))
-    names = draw(st.lists(st.sampled_from(["IC", "OD", "SA", "RT", "x-1"]), max_size=3,
+    names = draw(st.lists(st.sampled_from(("IC", "OD", "SA", "RT", "x-1")), max_size=3,
                           unique=True))
     cell = st.integers(1, 3_000_000).map(lambda k: f"{k / 1e6:.6f}")
     rows = [(n, g) for n in range(nodes) for g in range(gpus)]
@@ -1598,7 +1607,7 @@ def swf_with_interleaved_lines(draw, data: bytes) -> bytes:
     body = next((i for i, line in enumerate(lines) if line and not line.startswith(b";")),
                 len(lines))
     out = lines[:body]
-    filler = st.sampled_from([b"; a comment between jobs", b";", b"", b"   ", b"\t; indented"])
+    filler = st.sampled_from((b"; a comment between jobs", b";", b"", b"   ", b"\t; indented"))
     for line in lines[body:]:
         out.extend(draw(st.lists(filler, max_size=2)))
         out.append(line)
@@ -1611,7 +1620,7 @@ def wra_values(draw: st.DrawFn) -> object:
     often exactly."""
     import numpy as np
 
-    edge = st.sampled_from([round(0.1 * i, 1) for i in range(1, 11)])
+    edge = st.sampled_from(tuple(round(0.1 * i, 1) for i in range(1, 11)))
     value = st.floats(min_value=1e-6, max_value=5.0, allow_nan=False)
     return np.array(draw(st.lists(st.one_of(edge, value), max_size=60)), dtype=np.float64)
 
@@ -1624,8 +1633,8 @@ def string_columns(draw):
     value = st.binary(max_size=12) if binary else st.text(max_size=12)
     values = draw(st.lists(st.one_of(st.none(), value), max_size=30))
     kind = pa.large_binary() if binary else pa.large_string()
-    arr = pa.array(values, type=draw(st.sampled_from([kind, pa.binary() if binary
-                                                      else pa.string()])))
+    arr = pa.array(values, type=draw(st.sampled_from((kind, pa.binary() if binary
+                                                      else pa.string()))))
     start = draw(st.integers(0, len(values)))
     stop = draw(st.integers(start, len(values)))
     return arr.slice(start, stop - start), values[start:stop]
@@ -1643,7 +1652,7 @@ def pal_placement_cases(draw, max_jobs: int = 40, max_nodes: int = 70):
     table, site = draw(replay_gpu_jobs(max_jobs=max_jobs, max_nodes=max_nodes))
     n, g = site.max_nodes, site.gpus_per_node
     inputs = draw(placement_inputs(n, g, table.num_rows))
-    pool = draw(st.lists(st.sampled_from([0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0]), min_size=1,
+    pool = draw(st.lists(st.sampled_from((0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0)), min_size=1,
                          max_size=4))
 
     def grid():
@@ -1671,7 +1680,7 @@ def priority_wc_cases(draw):
     waiting jobs of higher gain claim nodes before the job placed."""
     import dataclasses
 
-    kind = draw(st.sampled_from(["gpu", "grid", "wide", "flat", "distinct"]))
+    kind = draw(st.sampled_from(("gpu", "grid", "wide", "flat", "distinct")))
     if kind == "flat":
         table, where, inputs = draw(st.one_of(placement_flat_cases(), placement_wide_flat_cases()))
     else:
@@ -1683,7 +1692,7 @@ def priority_wc_cases(draw):
     if kind == "distinct":
         gain = [x / 4 for x in draw(st.permutations(range(n)))]
     else:
-        values = draw(st.lists(st.sampled_from([-0.0, 0.0, 0.5, 1.0, 1.5, 2.0, 4.0]),
+        values = draw(st.lists(st.sampled_from((-0.0, 0.0, 0.5, 1.0, 1.5, 2.0, 4.0)),
                                min_size=1, max_size=4))
         gain = draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))
     return table, where, dataclasses.replace(inputs, gain=gain)
@@ -1706,9 +1715,9 @@ trie_word_sets = st.lists(st.text("xyz", min_size=3, max_size=5), min_size=1, ma
 # JSON values for schema checks: few distinct keys and numbers, so that schemas and documents
 # meet (1 and 1.0 and True side by side, nested lists holding booleans).
 schema_values = st.recursive(
-    st.none() | st.booleans() | st.sampled_from([-1, 0, 1, 2, 0.5, 1.0, -1.0]) |
-    st.sampled_from(["", "a", "b"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "c"]),
+    st.none() | st.booleans() | st.sampled_from((-1, 0, 1, 2, 0.5, 1.0, -1.0)) |
+    st.sampled_from(("", "a", "b")),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(("a", "b", "c")),
                                                                 inner, max_size=3),
     max_leaves=8)
 _SCHEMA_TYPES = ["string", "integer", "number", "object", "array"]
@@ -1729,7 +1738,7 @@ def subset_schemas(draw, depth: int = 2):
                                st.lists(st.sampled_from(_SCHEMA_TYPES), min_size=1, max_size=2,
                                         unique=True))
         elif key in ("minimum", "exclusiveMinimum"):
-            schema[key] = draw(st.sampled_from([-1, 0, 1, 0.5, 1.0]))
+            schema[key] = draw(st.sampled_from((-1, 0, 1, 0.5, 1.0)))
         elif key == "const":
             schema[key] = draw(schema_values)
         elif key == "enum":
@@ -1739,9 +1748,9 @@ def subset_schemas(draw, depth: int = 2):
         elif key in ("if", "then", "additionalProperties", "items"):
             schema[key] = draw(sub())
         elif key == "required":
-            schema[key] = draw(st.lists(st.sampled_from(["a", "b", "c"]), max_size=2, unique=True))
+            schema[key] = draw(st.lists(st.sampled_from(("a", "b", "c")), max_size=2, unique=True))
         elif key == "properties":
-            schema[key] = draw(st.dictionaries(st.sampled_from(["a", "b", "c"]), sub(), max_size=2))
+            schema[key] = draw(st.dictionaries(st.sampled_from(("a", "b", "c")), sub(), max_size=2))
         else:
             schema[key] = "an annotation"
     return schema
@@ -1896,21 +1905,21 @@ def sensitivity_factor_cases(draw, max_nodes: int = 9, max_gpus: int = 3, max_cl
     groups = [{"name": f"g{i}", "nodes": b - a, "gpu_model": draw(st.sampled_from(SENSITIVITY_MODELS)),
                "gpus_per_node": g} for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
     racks = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
-    links = {k: (draw(st.sampled_from([1.0, 6.25, 12.5, 80.0])),
-                 draw(st.sampled_from([0.5, 2.0, 10.0, 40.0]))) for k in LINK_KINDS}
+    links = {k: (draw(st.sampled_from((1.0, 6.25, 12.5, 80.0))),
+                 draw(st.sampled_from((0.5, 2.0, 10.0, 40.0)))) for k in LINK_KINDS}
     trace = draw(st.sampled_from(SENSITIVITY_MODELS))
     settings = whatif_settings(n, g, gpu_model=f"NVIDIA Tesla {trace}", node_groups=groups,
                                racks=racks,
                                links={k: {"bandwidth_gbytes_per_s": b, "latency_us": l}
                                       for k, (b, l) in links.items()})
-    score = st.sampled_from([0.5, 0.8, 1.0, 1.0, 1.25])
+    score = st.sampled_from((0.5, 0.8, 1.0, 1.0, 1.25))
     scores = draw(st.lists(st.lists(score, min_size=g, max_size=g), min_size=n, max_size=n))
     site = with_scores(site_from_settings(settings), scores)
-    speed = st.sampled_from([0.5, 1.0, 2.0, 3.0])
+    speed = st.sampled_from((0.5, 1.0, 2.0, 3.0))
     classes = tuple(
         JobClass(f"C{i}", {"P100": 1.0, "V100": draw(speed), "K80": draw(speed)},
-                 draw(st.sampled_from([0.0, 1.0, 100.0, 500.0])),
-                 draw(st.sampled_from([1.0, 50.0, 300.0])))
+                 draw(st.sampled_from((0.0, 1.0, 100.0, 500.0))),
+                 draw(st.sampled_from((1.0, 50.0, 300.0))))
         for i in range(draw(st.integers(1, max_classes))))
     sens = Sensitivity("drawn", "<drawn>", SENSITIVITY_MODELS, classes,
                        (1 / len(classes),) * len(classes), False)
@@ -1931,10 +1940,10 @@ def flat_queues(draw, max_jobs: int = 24, max_procs: int = 8,
     t = draw(st.integers(-50, 50)) * grid
     jobs = []
     for _ in range(n):
-        t += grid * draw(st.sampled_from([0, 0, 1, 2, 5]))
-        run = grid * draw(st.sampled_from([0, 1, 2, 3, 5, 8]))
-        est = draw(st.sampled_from([run, run, run + grid, max(0, run - grid), grid * 4, 0,
-                                    3 * run + 20 * grid]))
+        t += grid * draw(st.sampled_from((0, 0, 1, 2, 5)))
+        run = grid * draw(st.sampled_from((0, 1, 2, 3, 5, 8)))
+        est = draw(st.sampled_from((run, run, run + grid, max(0, run - grid), grid * 4, 0,
+                                    3 * run + 20 * grid)))
         jobs.append((t, run, est, draw(st.integers(1, procs))))
     return jobs, procs
 # --- the count engine (``replay.engine_count``, issue 30): GPU-node cases with factors ---------
@@ -1947,10 +1956,10 @@ def count_engine_cases(draw, max_jobs: int = 20):
     jobs wait); per queue position a run-time factor base (1.0, 2.0 and factors that round
     halves), or None for no factor callback."""
     table, drawn = draw(replay_gpu_jobs(max_jobs=max_jobs,
-                                        tie_grid=draw(st.sampled_from([None, 10]))))
+                                        tie_grid=draw(st.sampled_from((None, 10)))))
     g = drawn.gpus_per_node
     entries = draw(st.integers(1, 5))
-    since = sorted(draw(st.lists(st.sampled_from([10, 50, 100, 200, 500, 1000, 2000, 3000]),
+    since = sorted(draw(st.lists(st.sampled_from((10, 50, 100, 200, 500, 1000, 2000, 3000)),
                                  min_size=entries - 1, max_size=entries - 1, unique=True)))
     timeline = [{"since": datetime.fromtimestamp(s, timezone.utc).isoformat(),
                  "nodes": draw(st.integers(1, 5))} for s in [0] + since]
@@ -1958,7 +1967,7 @@ def count_engine_cases(draw, max_jobs: int = 20):
              "gpus_per_node_max": g, "walltime_default_s": 60, "walltime_max_s": 600}
     site = site_from_settings({"name": "test", "time_zone": "UTC", "gpus_per_node": g,
                                "capacity_timeline": timeline, "queues": [queue]})
-    bases = draw(st.none() | st.lists(st.sampled_from([1.0, 2.0, 0.5, 1.5, 0.75, 1.25]),
+    bases = draw(st.none() | st.lists(st.sampled_from((1.0, 2.0, 0.5, 1.5, 0.75, 1.25)),
                                       min_size=table.num_rows, max_size=table.num_rows))
     return table, site, bases
 
@@ -1975,10 +1984,10 @@ def queue_bit_cases(draw, max_jobs: int = 40):
                                min_size=n, max_size=n), label="size index")
     side = draw(column, label="side")
     key = draw(column, label="key")
-    lower = draw(st.lists(st.sampled_from([0.0, -0.0, 0.5, 1.25]), min_size=n, max_size=n),
+    lower = draw(st.lists(st.sampled_from((0.0, -0.0, 0.5, 1.25)), min_size=n, max_size=n),
                  label="bound")
     grouped = draw(st.booleans(), label="grouped")
-    bits = draw(st.sampled_from([62, 62, 62, 0, 2, 4, 6, 58, 60]), label="COMPILED_MAX_BITS")
+    bits = draw(st.sampled_from((62, 62, 62, 0, 2, 4, 6, 58, 60)), label="COMPILED_MAX_BITS")
     return size_index, n_sizes, side, key, lower, grouped, bits
 
 
@@ -1990,8 +1999,8 @@ def wide_gpu_state_ops(draw, max_ops: int = 16):
     ``("one", per_node, rank, fast)`` (a single-node job on the ``rank``-th highest node with
     room: mostly past node 256), ``("end", index)``; ``fast``: through ``take`` rather than
     ``take_set``. Returns (GPUs per node, ops)."""
-    g = draw(st.sampled_from([1, 2, 4]), label="gpus per node")
-    op = st.one_of(st.tuples(st.just("cap"), st.sampled_from([0, 200, 256, 257, 270, 299, 300])),
+    g = draw(st.sampled_from((1, 2, 4)), label="gpus per node")
+    op = st.one_of(st.tuples(st.just("cap"), st.sampled_from((0, 200, 256, 257, 270, 299, 300))),
                    st.tuples(st.just("whole"), st.integers(1, 60), st.integers(0, 2**16),
                              st.booleans()),
                    st.tuples(st.just("one"), st.integers(1, g), st.integers(0, 6), st.booleans()),
@@ -2008,8 +2017,8 @@ def wide_reservation_cases(draw, max_jobs: int = 8):
     room; chosen by ``seed``: past node 256 mostly), the head ``("multi", more)`` (on ``more`` whole
     nodes more than are free now) or ``("one", per_node)``, and
     backfill candidates ``(whole, percent, seed)``."""
-    g = draw(st.sampled_from([1, 2]), label="gpus per node")
-    caps = st.sampled_from([100, 250, 256, 257, 280, 300])
+    g = draw(st.sampled_from((1, 2)), label="gpus per node")
+    caps = st.sampled_from((100, 250, 256, 257, 280, 300))
     later = draw(st.lists(st.tuples(st.integers(1, 40), caps), max_size=2,
                           unique_by=lambda e: e[0]).map(sorted), label="later")
     timeline = [(0, 300), (5, draw(caps, label="nodes"))] + [(10 + dt, n) for dt, n in later]
