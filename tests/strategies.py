@@ -606,7 +606,7 @@ def openb_pod_rows(draw, min_size: int = 0, max_size: int = 20) -> list[list[str
         milli = 0 if num == 0 else (draw(st.sampled_from((1000, 1000, 50, 220, 460, 810, 999)))
                                     if num == 1 else 1000)
         phase = draw(st.sampled_from(OPENB_PHASES))
-        created = draw(st.none() | st.integers(0, 13_000_000))
+        created = _maybe(draw, st.integers(0, 13_000_000))
         scheduled = None if draw(st.booleans()) and phase in ("Pending", "Failed") else \
             (created or 0) + draw(st.integers(0, 50_000))
         if draw(st.integers(0, 9)) == 0:  # start unknown whatever the phase
@@ -1794,9 +1794,9 @@ def openb_foreign_columns(draw, max_size: int = 12, max_gpus: int = 12) -> dict[
         finish = None if draw(st.integers(0, 3)) == 0 else \
             max(t for t in (submit, start, base) if t is not None) + draw(st.integers(0, 10**5))
         cols["job_id"].append(i)
-        cols["gpus"].append(draw(st.none() | st.integers(0, max_gpus)))
-        cols["requested_procs"].append(draw(st.none() | st.integers(0, max_gpus)))
-        cols["cpus"].append(draw(st.none() | st.integers(0, 64)))
+        cols["gpus"].append(_maybe(draw, st.integers(0, max_gpus)))
+        cols["requested_procs"].append(_maybe(draw, st.integers(0, max_gpus)))
+        cols["cpus"].append(_maybe(draw, st.integers(0, 64)))
         cols["queue"].append(draw(st.sampled_from((None, "LS", "gpu", "long"))))
         cols["termcode"].append(draw(st.sampled_from((None, 0, 1, 2, 3, 4, 5))))
         cols["submit_time"].append(submit)
@@ -1820,10 +1820,10 @@ def batsim_rows(draw, max_size: int = 10) -> tuple[dict[str, list], dict]:
     n = draw(st.integers(0, max_size))
     cols: dict[str, list] = {
         "job_id": [draw(st.integers(1, 6)) for _ in range(n)],
-        "submit_time": [draw(st.none() | st.integers(100, 106)) for _ in range(n)],
-        "walltime_s": [draw(st.none() | st.integers(-1, 5)) for _ in range(n)],
-        "gpus": [draw(st.none() | st.integers(-1, 9)) for _ in range(n)],
-        "requested_walltime_s": [draw(st.none() | st.integers(-1, 4)) for _ in range(n)],
+        "submit_time": [_maybe(draw, st.integers(100, 106)) for _ in range(n)],
+        "walltime_s": [_maybe(draw, st.integers(-1, 5)) for _ in range(n)],
+        "gpus": [_maybe(draw, st.integers(-1, 9)) for _ in range(n)],
+        "requested_walltime_s": [_maybe(draw, st.integers(-1, 4)) for _ in range(n)],
     }
     schema = jt.arrow_schema()
     for name in draw(st.sets(st.sampled_from(BATSIM_DROPPED_COLUMNS), max_size=4)):
