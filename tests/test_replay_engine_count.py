@@ -18,6 +18,7 @@ from swftools.replay.model import GpuNodes
 from swftools.replay.placement import Placement
 from swftools.replay.workload import prepare
 
+from .replay_support import Watching
 from .strategies import count_engine_cases
 from .test_replay import gpu_site, gpu_table
 
@@ -34,32 +35,6 @@ def _factor(bases):
         return bases[j] * (1 + 0.25 * sum(min(s) for s in gpus) + 0.5 * (len(nodes) - 1)
                            + 0.125 * nodes[0])
     return rf
-
-
-class Watching(Placement):
-    """``packed`` that watches the queue, as ``priority-wc`` does: records the waiting jobs it
-    is told about at each of its choices."""
-
-    watches_queue = True
-
-    def __init__(self):
-        super().__init__()
-        self.waiting = {"not told"}
-        self.shapes = None
-        self.seen = []
-
-    def queue_add(self, jobs):
-        self.waiting.update(jobs)
-
-    def queue_remove(self, j):
-        self.waiting.remove(j)
-
-    def set_waiting(self, jobs):
-        self.waiting = set(jobs)
-
-    def choose(self, state, j, nodes, per_node):
-        self.seen.append((j, frozenset(self.waiting)))
-        return super().choose(state, j, nodes, per_node)
 
 
 def _nodes_at(site, t):

@@ -23,6 +23,7 @@ from swftools.replay.model import FlatNodes, GpuNodes, TrackedGpuState
 from swftools.replay.placement import BestFit, Placement, PlacementInputs, make_placement
 from swftools.replay.workload import Workload, prepare
 
+from .replay_support import Watching
 from .strategies import examples, placement_gpu_cases, replay_gpu_jobs
 from .test_replay import gpu_site
 from .test_replay_placement import make_factor, reference_placed
@@ -582,34 +583,6 @@ def test_the_default_placement_follows_the_allocation():
                    compiled=False).node_masks() == [1, 2, 2]
     assert run_gpu(w, model(allocation="best-fit"), "easy", BestFit(),
                    compiled=False).node_masks() == [1, 2, 2]
-
-
-class Watching(Placement):
-    """``packed`` that watches the queue, as ``priority-wc`` does: records the waiting jobs it
-    is told about at each of its choices (a job removed twice or never added fails)."""
-
-    watches_queue = True
-
-    def __init__(self):
-        super().__init__()
-        self.waiting = {"not told"}
-        self.shapes = None
-        self.seen = []
-
-    def queue_add(self, jobs):
-        jobs = list(jobs)
-        assert not self.waiting & set(jobs)
-        self.waiting.update(jobs)
-
-    def queue_remove(self, j):
-        self.waiting.remove(j)
-
-    def set_waiting(self, jobs):
-        self.waiting = set(jobs)
-
-    def choose(self, state, j, nodes, per_node):
-        self.seen.append((j, self.waiting.copy()))
-        return super().choose(state, j, nodes, per_node)
 
 
 def test_a_watching_placement_sees_the_jobs_submitted_and_not_started():

@@ -206,6 +206,24 @@ def _brute_shadow(free, node_sets, per_nodes, ends, timeline, now, g, head_nodes
     return None
 
 
+def _reservation_as_brute_force(state, model, now, head_nodes, head_per_node, ends, node_sets,
+                                per_nodes, timeline, g):
+    """``gpu_reservation`` of the running jobs (ends as 8-bit-shifted keys), checked against
+    ``_brute_shadow``: None when neither finds one, else (the reservation, the brute force's
+    (shadow, projected, at_shadow))."""
+    shift = 8
+    running = sorted(e << shift | j for j, e in enumerate(ends))
+    reservation = gpu_reservation(state, model, now, head_nodes, head_per_node, running, shift,
+                                  node_sets, per_nodes)
+    expected = _brute_shadow(state.free, node_sets, per_nodes, ends, timeline, now, g,
+                             head_nodes, head_per_node)
+    if expected is None:
+        assert reservation is None
+        return None
+    assert (reservation.shadow, reservation.projected) == expected[:2]
+    return reservation, expected
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from([1, 2, 4]),
        st.lists(st.tuples(st.integers(1, 40), st.integers(1, 6)), max_size=2,
@@ -242,18 +260,12 @@ def test_easy_reservation_matches_a_brute_force_shadow(g, later, n0, jobs, head_
         node_sets.append(node_set)
         per_nodes.append(p)
         ends.append(end)
-    shift = 8
-    running = sorted(e << shift | j for j, e in enumerate(ends))
     head_per_node = g if head_nodes > 1 else min(head_per_node, g)
-    reservation = gpu_reservation(state, model, now, head_nodes, head_per_node, running, shift,
-                                  node_sets, per_nodes)
-    expected = _brute_shadow(state.free, node_sets, per_nodes, ends, timeline, now, g,
-                             head_nodes, head_per_node)
-    if expected is None:
-        assert reservation is None
+    checked = _reservation_as_brute_force(state, model, now, head_nodes, head_per_node, ends,
+                                          node_sets, per_nodes, timeline, g)
+    if checked is None:
         return
-    shadow, projected, at_shadow = expected
-    assert (reservation.shadow, reservation.projected) == (shadow, projected)
+    reservation, (shadow, projected, at_shadow) = checked
     committed = False
     for n, p, pick, commit in candidates:
         p = g if n > 1 else min(p, g)
@@ -399,17 +411,11 @@ def test_easy_reservation_on_a_wide_pool_matches_a_brute_force_shadow(case):
         head_nodes, head_per_node = max(2, state.exact[g].bit_count() + head_size), g
     else:
         head_nodes, head_per_node = 1, head_size
-    shift = 8
-    running = sorted(e << shift | j for j, e in enumerate(ends))
-    reservation = gpu_reservation(state, model, now, head_nodes, head_per_node, running, shift,
-                                  node_sets, per_nodes)
-    expected = _brute_shadow(state.free, node_sets, per_nodes, ends, timeline, now, g,
-                             head_nodes, head_per_node)
-    if expected is None:
-        assert reservation is None
+    checked = _reservation_as_brute_force(state, model, now, head_nodes, head_per_node, ends,
+                                          node_sets, per_nodes, timeline, g)
+    if checked is None:
         return
-    shadow, projected, at_shadow = expected
-    assert (reservation.shadow, reservation.projected) == (shadow, projected)
+    reservation, (shadow, projected, at_shadow) = checked
     managed = _cap_at(timeline, now)
     for whole, percent, seed in candidates:
         p = g if whole else 1 + percent % g
