@@ -477,3 +477,64 @@ def test_output_keeps_the_job_table_order(tmp_path):
     rows = attach(jobs, [path], metric_map=None, allocations=_alloc_table([(9, "n0", 0), (4, "n0", 0)]),
                   gpus_per_node=1).to_pylist()
     assert [(r["job_id"], r["gpu_power_mean_w"]) for r in rows] == [(9, 7.0), (4, 0.375)]
+
+
+def _partials_tables(con, rows):
+    """``samples`` (node, gpu_index, metric, ts, value, series, src, prev_ts) of ``rows``, one
+    GPU allocation (id 1: n0 GPU 0 over [0, 120)) and one exclusive node (id 2: n1 over [0, 120))."""
+    con.execute("CREATE TABLE samples (node VARCHAR, gpu_index INTEGER, metric VARCHAR, ts DOUBLE, "
+                "value DOUBLE, series INTEGER, src INTEGER, prev_ts DOUBLE)")
+    con.executemany("INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, NULL)", rows)
+    con.execute("CREATE TABLE gpu_alloc AS SELECT 1::BIGINT AS alloc_id, 'n0' AS node, "
+                "0::INTEGER AS gpu_index, 0.0 AS start_s, 120.0 AS end_s")
+    con.execute("CREATE TABLE node_excl AS SELECT 2::BIGINT AS alloc_id, 'n1' AS node, "
+                "0.0 AS start_s, 120.0 AS end_s")
+
+
+# GPU 0 of n0: two series at ts 0 (series 0 reads 0.5, series 1 reads 0.0), one value 0.0 at
+# ts 60; node n1 (no GPU): 3.0 at ts 30 in two files (src 0 and 1: the same sample twice).
+PARTIAL_ROWS = [("n0", 0, "gpu_util_pct", 0.0, 0.5, 0, 0), ("n0", 0, "gpu_util_pct", 0.0, 0.0, 1, 0),
+                ("n0", 0, "gpu_util_pct", 60.0, 0.0, 0, 0),
+                ("n1", None, "node_cpu_util_pct", 30.0, 3.0, 0, 1),
+                ("n1", None, "node_cpu_util_pct", 30.0, 3.0, 0, 0)]
+# (alloc_id, metric, n, n_low, sum_micro, vmin, vmax), worked by hand: deduplicated, the first
+# series wins at ts 0 (0.5), and only 0.0 is at or below the default idle threshold of 0
+DEDUPED = [(1, "gpu_util_pct", 2, 1, 500_000, 0.0, 0.5), (2, "node_cpu_util_pct", 1, 0, 3_000_000, 3.0, 3.0)]
+# every row as it is: three GPU samples (two of them 0.0), the node's sample twice
+AS_IS = [(1, "gpu_util_pct", 3, 2, 500_000, 0.0, 0.5), (2, "node_cpu_util_pct", 2, 0, 6_000_000, 3.0, 3.0)]
+
+
+def _partials(con):
+    return [tuple(r) for r in con.execute("SELECT * FROM partials ORDER BY alloc_id").fetchall()]
+
+
+def test_partial_defaults_deduplicate_and_count_only_zero_as_idle(tmp_path):
+    """The defaults of the per-partition steps, read literally: idle means <= 0, and one value
+    per (node, gpu, metric, ts) is kept (the first series)."""
+    with engine.connection(tmp_path, in_memory=True) as con:
+        _partials_tables(con, PARTIAL_ROWS)
+        assert engine.run_partitions(con) == 1  # one UTC day holds both allocations
+        assert _partials(con) == DEDUPED
+        con.execute(engine.PARTIALS_DDL)
+        engine.compute_partition(con, None, None)
+        assert _partials(con) == DEDUPED
+        con.execute(engine.PARTIALS_DDL)
+        con.execute("INSERT INTO partials " + engine.partition_sql(None, None))
+        assert _partials(con) == DEDUPED
+        assert engine.run_partitions(con, "none") == 1
+        assert _partials(con) == DEDUPED
+
+
+@pytest.mark.parametrize("partition", ["day", "none"])
+def test_without_dedupe_every_sample_row_counts(tmp_path, partition):
+    """``dedupe=False`` (a long table, taken as it is): repeated rows all count."""
+    with engine.connection(tmp_path, in_memory=True) as con:
+        _partials_tables(con, PARTIAL_ROWS)
+        assert engine.run_partitions(con, partition, dedupe=False) == 1
+        assert _partials(con) == AS_IS
+        con.execute(engine.PARTIALS_DDL)
+        engine.compute_partition(con, 0, engine.DAY_S, 0.0, False)
+        assert _partials(con) == AS_IS
+        con.execute(engine.PARTIALS_DDL)
+        con.execute("INSERT INTO partials " + engine.partition_sql(0, engine.DAY_S, dedupe=False))
+        assert _partials(con) == AS_IS

@@ -349,3 +349,140 @@ def test_a_trace_of_no_jobs_compares_policies_of_no_jobs(sample):
     out = whatif(sample.slice(0, 0), "aaic", policies="packed,lxv")
     assert [(r.policy, r.figures["jobs"]) for r in out.rows] == [("packed", 0), ("lxv", 0)]
     assert "  ratio to packed   n/a" in out.table_text()
+
+
+@pytest.mark.parametrize("scores", ["site", "profile", "class scores", "all V100"])
+def test_what_each_replay_is_given(sample, scores, monkeypatch):
+    """The placement inputs, factors and backfill bound each replay gets, read off the site, the
+    profile and the sensitivity model directly: racks and GPU models per node, the scores and
+    performance classes (the profile's when given), each job's class and gain (its class's
+    speed on the site's fastest model over its slowest one: 1 on a site of V100 nodes only),
+    the models' mean speeds, keyed factors only without per-class scores, and PAL's defaults.
+    Every job requested one GPU, so the bound counts the GPUs it was given (``gpus``)."""
+    import numpy as np
+    import pyarrow as pa
+
+    import swftools.whatif.run as run
+    from swftools.replay.workload import int_column, job_size
+    from swftools.site import load_site
+    from swftools.whatif.profile import generate_profile
+    from swftools.whatif.sensitivity import assign_classes, factor_model, load_sensitivity
+
+    gpus_column = sample.column("gpus").to_pylist()
+    table = sample.take(sorted([r for r, g in enumerate(gpus_column) if g == 1][:8]
+                               + [r for r, g in enumerate(gpus_column) if g > 1][:4]))
+    if "requested_procs" in table.column_names:
+        table = table.drop_columns(["requested_procs"])
+    table = table.append_column("requested_procs", pa.array([1] * table.num_rows, pa.int64()))
+    assert max(table.column("gpus").to_pylist()) > 1
+    site = load_site("aaic-v100-half")
+    if scores == "all V100":
+        from swftools.whatif.cluster import upgraded
+
+        plain = load_site("aaic")
+        site = upgraded(plain, len(plain.gpu_model_of_node))
+    sens = load_sensitivity("mlperf-p100-v100")
+    prof = None
+    if scores not in ("site", "all V100"):
+        prof = generate_profile(site, spread=0.05, seed=1, classes=3,
+                                app_classes=("IC",) if scores == "class scores" else ())
+    calls = []
+    real = run.replay
+
+    def spy(table_, site_, **kwargs):
+        calls.append((site_, kwargs))
+        return real(table_, site_, **kwargs)
+
+    monkeypatch.setattr(run, "replay", spy)
+    pal = {"locality_penalty": 2.5, "pal_k2": True} if scores == "all V100" else {}
+    run.whatif(table, site, policies="pal", profile=prof, sensitivity=sens, **pal)
+    ((site_obj, kwargs),) = calls
+    inputs = kwargs["placement_inputs"]
+    classes = assign_classes(table, sens)[0].tolist()
+    models = list(sens.gpu_models)
+    on_site = [i for i, m in enumerate(models) if m in site.gpu_model_of_node]
+    assert [models[i] for i in on_site] == (["V100"] if scores == "all V100" else ["P100", "V100"])
+    assert inputs.rack == list(site.rack_of_node)
+    assert inputs.gpu_model == [models.index(m) for m in site.gpu_model_of_node]
+    expected_scores = [list(r) for r in site.gpu_score] if prof is None else prof.scores.tolist()
+    assert inputs.score == expected_scores
+    assert [list(r) for r in site_obj.gpu_score] == expected_scores
+    assert inputs.gpu_class == (None if prof is None else prof.classes.tolist())
+    if prof is not None:
+        assert [list(r) for r in site_obj.gpu_class] == prof.classes.tolist()
+    assert inputs.job_class == classes
+    speed = [[c.speed[m] for m in models] for c in sens.classes]
+    site_speed = [[s[i] for i in on_site] for s in speed]
+    assert inputs.gain == pytest.approx([max(site_speed[c]) / min(site_speed[c]) for c in classes],
+                                        rel=1e-12)
+    if scores == "all V100":
+        assert inputs.gain == [1.0] * len(classes)  # the module docstring: homogeneous site
+        assert len(set(s[on_site[0]] for s in speed)) > 1  # while the classes' V100 speeds differ
+    assert inputs.model_speed == pytest.approx(
+        [sum(s[i] for s in speed) / len(speed) for i in range(len(models))], rel=1e-12)
+    assert (inputs.pal_penalty, inputs.pal_k2) == ((2.5, True) if pal else (1.7, False))
+    assert inputs.factor_kernel is not None
+    if scores == "class scores":
+        ic = dict(prof.app_scores)["IC"].tolist()
+        assert inputs.class_score == [ic if n == "IC" else prof.scores.tolist() for n in sens.names]
+        assert inputs.factor_by_key is False
+    else:
+        assert inputs.class_score is None and inputs.factor_by_key is True
+    # the backfill bound: the module docstring's per-row formula, one value per row
+    fm = factor_model(site_obj, sens)
+    if inputs.class_score is not None:
+        fm = fm.with_class_scores(inputs.class_score)
+    grids = np.asarray(inputs.score if inputs.class_score is None else inputs.class_score)
+    size, _ = job_size(table)
+    gpus, known = int_column(table, "gpus")
+    bound = []
+    for row, c in enumerate(classes):
+        p = max(int(size[row]), int(gpus[row]) if known[row] else 1, 1)
+        i = float(fm.iter_s[c])
+        r_min = sens.classes[c].speed[fm.trace_model] / max(site_speed[c]) / float(grids.max())
+        bound.append(i * r_min / (i + fm.comm_s(c, fm.recorded_level(p), p)))
+    assert kwargs["min_factor"].tolist() == pytest.approx(bound, rel=1e-12)
+    factor = kwargs["runtime_factor"]
+    assert [factor(r, None, None) for r in range(len(classes))] == classes
+    assert factor(0, [0, 1], [[0], [1]]) == fm.factor(classes[0], [0, 1], [[0], [1]])
+
+
+def test_a_generated_profile_naming_no_class_is_reported_as_the_profile(sample):
+    """A generated profile has no file: the error names it "profile", then the column."""
+    from swftools.errors import InputError
+    from swftools.site import load_site
+    from swftools.whatif.profile import generate_profile
+
+    site = load_site("aaic-v100-half")
+    prof = generate_profile(site, spread=0.05, seed=1, classes=2, app_classes=("ZZ",))
+    assert prof.path is None
+    with pytest.raises(InputError) as info:
+        whatif(sample.slice(0, 3), site, policies="packed", profile=prof)
+    assert info.value.path == "profile"
+    assert str(info.value).startswith("profile:1: score:ZZ: column score:ZZ names no application "
+                                      "class of sensitivity model mlperf-p100-v100")
+
+
+def test_comparison_text_is_utf8_whatever_the_locale(small, tmp_path):
+    """``comparison.txt`` is UTF-8 under an ASCII (C) locale too: a trace named with accents and
+    CJK characters appears in its first line as written (the figure left out: not text)."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    named = replace(small, trace={**small.trace, "source_file": "données-東京.swf"})
+    (tmp_path / "w.pickle").write_bytes(pickle.dumps(named))
+    code = ("import pickle, sys\n"
+            "import swftools.whatif.run as run\n"
+            "run.jct_cdf_figure = lambda *args: None\n"
+            "with open(sys.argv[1], 'rb') as f:\n"
+            "    pickle.load(f).write(sys.argv[2])\n")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0",
+           "PYTHONCOERCECLOCALE": "0", "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "w.pickle"),
+                          str(tmp_path / "cmp")], env=env, capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    first = (tmp_path / "cmp" / "comparison.txt").read_bytes().decode("utf-8").splitlines()[0]
+    assert first == "trace        données-東京.swf (" + small.trace["fingerprint"][:23] + "...)"
