@@ -397,3 +397,62 @@ def test_render_text_worked_by_hand():
         'Recorded starts impossible under FCFS + EASY: 2 (before-submit 1, no-room 1, delays-head 0)\n'
         '  job 2 at 5: no-room: needs 2, 1 free\n'
         '  job 3 at 9: before-submit: starts 1 s before its submission\n')
+
+
+def _report_with(found, bsld_replayed=None, bsld_ks=None):
+    """A hand-made report: no violations or bins; ``found`` impossible starts (no-room)."""
+    def stats(mean):
+        return {"n": 1, "mean": mean, "median": mean, "p90": mean, "max": mean}
+
+    return {"model": "m", "policy": "easy", "unit": "processors", "recorded_jobs": 1,
+            "replayed_jobs": 1,
+            "capacity_violations": {"periods": 0, "total_s": 0, "max_excess": 0, "list": []},
+            "distributions": {"(all)": {
+                "jobs": 1, "wait_s": {"recorded": stats(1.0), "replayed": stats(2.0),
+                                      "ks": {"statistic": 1.0, "pvalue": 1.0}},
+                "bounded_slowdown": {"recorded": stats(1.5), "replayed": stats(bsld_replayed),
+                                     "ks": {"statistic": bsld_ks, "pvalue": None}}}},
+            "utilization": {"bin_s": 60, "bins": []},
+            "impossible_starts": {"jobs": found,
+                                  "by_reason": {"before-submit": 0, "no-room": found,
+                                                "delays-head": 0},
+                                  "list": [{"job_id": j, "start_time": j, "reason": "no-room",
+                                            "detail": "needs 2, 1 free"}
+                                           for j in range(1, found + 1)]}}
+
+
+def test_render_text_lists_twenty_starts_by_default():
+    """The default cut is 20 rows: 20 impossible starts are all listed with no "more" line (the
+    cut is "more than max_rows"), 21 show 20 and "... 1 more"."""
+    lines = render_text(_report_with(20)).splitlines()
+    assert [ln for ln in lines if ln.startswith("  job ")] == [
+        f"  job {j} at {j}: no-room: needs 2, 1 free" for j in range(1, 21)]
+    assert not any("more (see the JSON report)" in ln for ln in lines)
+    lines = render_text(_report_with(21)).splitlines()
+    assert [ln for ln in lines if ln.startswith("  job ")] == [
+        f"  job {j} at {j}: no-room: needs 2, 1 free" for j in range(1, 21)]
+    assert lines[-1] == "  ... 1 more (see the JSON report)"
+    lines = render_text(_report_with(3), max_rows=3).splitlines()
+    assert lines[-1] == "  job 3 at 3: no-room: needs 2, 1 free"
+
+
+def test_render_text_shows_the_replayed_slowdown_and_its_ks():
+    """The slowdown columns: recorded/replayed mean, then the KS statistic (by reading)."""
+    row = [ln for ln in render_text(_report_with(0, bsld_replayed=2.75, bsld_ks=0.125))
+           .splitlines() if ln.startswith("  (all)")]
+    assert [ln.split() for ln in row] == [["(all)", "1", "1/2", "1/2", "1", "1.5/2.75", "0.125"]]
+
+
+def test_the_shadow_can_need_every_running_job():
+    """Three running jobs of 3 units end (by estimate) at 100, 200, 300 with 1 of 10 free: the
+    head (10 units) has its reservation at 300, when all three have ended, with 0 spare. A
+    1-unit job started at 10 that runs to 360 therefore delays it; at 300 that job still holds
+    its unit, so the head finds 9 free."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 3, 100), (2, 0, 0, 200, 3, 200), (3, 0, 0, 300, 3, 300),
+                (4, 5, 300, 310, 10, 10), (5, 6, 10, 360, 1, 350)])
+    assert impossible_starts(rec, [(0, 10)])["list"] == [
+        {"job_id": 5, "start_time": 10, "reason": "delays-head",
+         "detail": "behind job 4, ends after its reservation at 300 and needs 1 of 0 spare"},
+        {"job_id": 4, "start_time": 300, "reason": "no-room", "detail": "needs 10, 9 free"}]
