@@ -456,3 +456,39 @@ def test_the_shadow_can_need_every_running_job():
         {"job_id": 5, "start_time": 10, "reason": "delays-head",
          "detail": "behind job 4, ends after its reservation at 300 and needs 1 of 0 spare"},
         {"job_id": 4, "start_time": 300, "reason": "no-room", "detail": "needs 10, 9 free"}]
+
+
+def test_the_first_job_in_queue_order_can_be_the_head():
+    """Job 1, first in queue order, waits at 1 with all 4 units free: it is the head, its
+    reservation is 1 itself with 0 spare, so job 2 (1 unit, to 100) started then delays it; at
+    50 job 2 still holds its unit."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 50, 60, 4, 10), (2, 1, 1, 100, 1, 99)])
+    assert [(f["job_id"], f["start_time"], f["reason"])
+            for f in impossible_starts(rec, [(0, 4)])["list"]] == [(2, 1, "delays-head"),
+                                                                  (1, 50, "no-room")]
+
+
+def test_a_job_submitted_at_the_start_instant_is_waiting():
+    """Waiting jobs are those submitted at or before s: job 2 (submitted at 10) is the head at
+    10, its reservation at 100 (job 1's end) with 0 spare; job 3, submitted at 10 too but
+    behind it in queue order, starts at 10 and runs to 210: it delays the head."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 2, 100), (2, 10, 100, 110, 4, 10), (3, 10, 10, 210, 1, 200)])
+    assert [(f["job_id"], f["start_time"], f["reason"])
+            for f in impossible_starts(rec, [(0, 4)])["list"]] == [(3, 10, "delays-head"),
+                                                                  (2, 100, "no-room")]
+
+
+def test_recorded_estimate_is_the_logged_run_time_when_no_request():
+    """With no requested time the estimate is the logged run time (walltime_s), not finish -
+    start: a job logged as 4 s over a [0, 9) schedule has estimate 4."""
+    from swftools.replay.compare import recorded_jobs
+
+    table = jt.from_columns({"job_id": [1, 2], "submit_time": [0, 0], "start_time": [0, 0],
+                             "finish_time": [9, 9], "walltime_s": [4, None],
+                             "requested_walltime_s": [None, None], "gpus": [1, 1],
+                             "queue": ["q", "q"]})
+    assert recorded_jobs(table)["estimate"].tolist() == [4, 9]
