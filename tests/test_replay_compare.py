@@ -492,3 +492,33 @@ def test_recorded_estimate_is_the_logged_run_time_when_no_request():
                              "requested_walltime_s": [None, None], "gpus": [1, 1],
                              "queue": ["q", "q"]})
     assert recorded_jobs(table)["estimate"].tolist() == [4, 9]
+
+
+def test_no_room_counts_no_free_units_below_zero():
+    """2 units held of 2: a 1-unit job at 10 finds 0 free; after the capacity drops to 1 at 20,
+    a 1-unit job at 30 finds 1 - 2 units, written as 0 free."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 2, 100), (2, 0, 10, 20, 1, 10), (3, 0, 30, 40, 1, 10)])
+    assert [f["detail"] for f in impossible_starts(rec, [(0, 2), (20, 1)])["list"]] == [
+        "needs 1, 0 free", "needs 1, 0 free"]
+
+
+def test_a_backfill_ending_exactly_at_the_shadow_is_possible():
+    """As in the three-running-jobs case, but the 1-unit job ends (by estimate and in fact) at
+    300, the head's reservation: not after it, so no delay, and the head then fits."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 3, 100), (2, 0, 0, 200, 3, 200), (3, 0, 0, 300, 3, 300),
+                (4, 5, 300, 310, 10, 10), (5, 6, 10, 300, 1, 290)])
+    assert impossible_starts(rec, [(0, 10)])["list"] == []
+
+
+def test_a_zero_length_job_leaves_its_units_to_the_next_start():
+    """A zero-length job must fit at its start but holds nothing: the 4-unit job started at the
+    same instant after it in queue order fits the 4 units."""
+    from swftools.replay.compare import capacity_violations, impossible_starts
+
+    rec = _rec([(1, 0, 0, 0, 4, 0), (2, 0, 0, 10, 4, 10)])
+    assert impossible_starts(rec, [(0, 4)])["list"] == []
+    assert capacity_violations(rec, [(0, 4)])["periods"] == 0
