@@ -522,3 +522,23 @@ def test_a_zero_length_job_leaves_its_units_to_the_next_start():
     rec = _rec([(1, 0, 0, 0, 4, 0), (2, 0, 0, 10, 4, 10)])
     assert impossible_starts(rec, [(0, 4)])["list"] == []
     assert capacity_violations(rec, [(0, 4)])["periods"] == 0
+
+
+def test_stats_round_to_three_places():
+    """Mean 13/18, median 2/3, p90 2/3 + 0.8 x 1/2 (linear), max 7/6: each to 3 places."""
+    from swftools.replay.compare import _stats
+
+    assert _stats(np.array([1 / 3, 2 / 3, 7 / 6])) == {
+        "n": 3, "mean": 0.722, "median": 0.667, "p90": 1.067, "max": 1.167}
+
+
+def test_distributions_with_one_replayed_job_and_later_recorded_ids():
+    """Only job 1 was replayed: job 2 (a larger id, recorded only) is left out, not an error."""
+    from swftools.replay.compare import distributions
+    from swftools.replay.result import ReplayResult
+
+    rec = {"job_id": np.array([1, 2]), "submit": np.array([0, 0]), "start": np.array([4, 6]),
+           "finish": np.array([14, 16]), "queue": np.array(["a", "a"], dtype=object)}
+    got = distributions(rec, ReplayResult(_jobs([0], [0], [10], [1]), _skipped([]), {}))
+    assert got["(all)"]["jobs"] == 1 and got["a"]["jobs"] == 1
+    assert got["(all)"]["wait_s"]["recorded"]["mean"] == 4
