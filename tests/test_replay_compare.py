@@ -542,3 +542,13 @@ def test_distributions_with_one_replayed_job_and_later_recorded_ids():
     got = distributions(rec, ReplayResult(_jobs([0], [0], [10], [1]), _skipped([]), {}))
     assert got["(all)"]["jobs"] == 1 and got["a"]["jobs"] == 1
     assert got["(all)"]["wait_s"]["recorded"]["mean"] == 4
+
+
+def test_utilization_with_no_job_has_no_bins():
+    from swftools.replay.compare import utilization
+    from swftools.replay.result import ReplayResult
+
+    none = {"start": np.zeros(0, np.int64), "finish": np.zeros(0, np.int64),
+            "units": np.zeros(0, np.int64)}
+    result = ReplayResult(_jobs([], [], [], []), _skipped([]), {})
+    assert utilization(none, result, [(0, 4)], 60) == {"bin_s": 60, "bins": []}
