@@ -397,3 +397,158 @@ def test_render_text_worked_by_hand():
         'Recorded starts impossible under FCFS + EASY: 2 (before-submit 1, no-room 1, delays-head 0)\n'
         '  job 2 at 5: no-room: needs 2, 1 free\n'
         '  job 3 at 9: before-submit: starts 1 s before its submission\n')
+
+
+def _report_with(found, bsld_replayed=None, bsld_ks=None):
+    """A hand-made report: no violations or bins; ``found`` impossible starts (no-room)."""
+    def stats(mean):
+        return {"n": 1, "mean": mean, "median": mean, "p90": mean, "max": mean}
+
+    return {"model": "m", "policy": "easy", "unit": "processors", "recorded_jobs": 1,
+            "replayed_jobs": 1,
+            "capacity_violations": {"periods": 0, "total_s": 0, "max_excess": 0, "list": []},
+            "distributions": {"(all)": {
+                "jobs": 1, "wait_s": {"recorded": stats(1.0), "replayed": stats(2.0),
+                                      "ks": {"statistic": 1.0, "pvalue": 1.0}},
+                "bounded_slowdown": {"recorded": stats(1.5), "replayed": stats(bsld_replayed),
+                                     "ks": {"statistic": bsld_ks, "pvalue": None}}}},
+            "utilization": {"bin_s": 60, "bins": []},
+            "impossible_starts": {"jobs": found,
+                                  "by_reason": {"before-submit": 0, "no-room": found,
+                                                "delays-head": 0},
+                                  "list": [{"job_id": j, "start_time": j, "reason": "no-room",
+                                            "detail": "needs 2, 1 free"}
+                                           for j in range(1, found + 1)]}}
+
+
+def test_render_text_lists_twenty_starts_by_default():
+    """The default cut is 20 rows: 20 impossible starts are all listed with no "more" line (the
+    cut is "more than max_rows"), 21 show 20 and "... 1 more"."""
+    lines = render_text(_report_with(20)).splitlines()
+    assert [ln for ln in lines if ln.startswith("  job ")] == [
+        f"  job {j} at {j}: no-room: needs 2, 1 free" for j in range(1, 21)]
+    assert not any("more (see the JSON report)" in ln for ln in lines)
+    lines = render_text(_report_with(21)).splitlines()
+    assert [ln for ln in lines if ln.startswith("  job ")] == [
+        f"  job {j} at {j}: no-room: needs 2, 1 free" for j in range(1, 21)]
+    assert lines[-1] == "  ... 1 more (see the JSON report)"
+    lines = render_text(_report_with(3), max_rows=3).splitlines()
+    assert lines[-1] == "  job 3 at 3: no-room: needs 2, 1 free"
+
+
+def test_render_text_shows_the_replayed_slowdown_and_its_ks():
+    """The slowdown columns: recorded/replayed mean, then the KS statistic (by reading)."""
+    row = [ln for ln in render_text(_report_with(0, bsld_replayed=2.75, bsld_ks=0.125))
+           .splitlines() if ln.startswith("  (all)")]
+    assert [ln.split() for ln in row] == [["(all)", "1", "1/2", "1/2", "1", "1.5/2.75", "0.125"]]
+
+
+def test_the_shadow_can_need_every_running_job():
+    """Three running jobs of 3 units end (by estimate) at 100, 200, 300 with 1 of 10 free: the
+    head (10 units) has its reservation at 300, when all three have ended, with 0 spare. A
+    1-unit job started at 10 that runs to 360 therefore delays it; at 300 that job still holds
+    its unit, so the head finds 9 free."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 3, 100), (2, 0, 0, 200, 3, 200), (3, 0, 0, 300, 3, 300),
+                (4, 5, 300, 310, 10, 10), (5, 6, 10, 360, 1, 350)])
+    assert impossible_starts(rec, [(0, 10)])["list"] == [
+        {"job_id": 5, "start_time": 10, "reason": "delays-head",
+         "detail": "behind job 4, ends after its reservation at 300 and needs 1 of 0 spare"},
+        {"job_id": 4, "start_time": 300, "reason": "no-room", "detail": "needs 10, 9 free"}]
+
+
+def test_the_first_job_in_queue_order_can_be_the_head():
+    """Job 1, first in queue order, waits at 1 with all 4 units free: it is the head, its
+    reservation is 1 itself with 0 spare, so job 2 (1 unit, to 100) started then delays it; at
+    50 job 2 still holds its unit."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 50, 60, 4, 10), (2, 1, 1, 100, 1, 99)])
+    assert [(f["job_id"], f["start_time"], f["reason"])
+            for f in impossible_starts(rec, [(0, 4)])["list"]] == [(2, 1, "delays-head"),
+                                                                  (1, 50, "no-room")]
+
+
+def test_a_job_submitted_at_the_start_instant_is_waiting():
+    """Waiting jobs are those submitted at or before s: job 2 (submitted at 10) is the head at
+    10, its reservation at 100 (job 1's end) with 0 spare; job 3, submitted at 10 too but
+    behind it in queue order, starts at 10 and runs to 210: it delays the head."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 2, 100), (2, 10, 100, 110, 4, 10), (3, 10, 10, 210, 1, 200)])
+    assert [(f["job_id"], f["start_time"], f["reason"])
+            for f in impossible_starts(rec, [(0, 4)])["list"]] == [(3, 10, "delays-head"),
+                                                                  (2, 100, "no-room")]
+
+
+def test_recorded_estimate_is_the_logged_run_time_when_no_request():
+    """With no requested time the estimate is the logged run time (walltime_s), not finish -
+    start: a job logged as 4 s over a [0, 9) schedule has estimate 4."""
+    from swftools.replay.compare import recorded_jobs
+
+    table = jt.from_columns({"job_id": [1, 2], "submit_time": [0, 0], "start_time": [0, 0],
+                             "finish_time": [9, 9], "walltime_s": [4, None],
+                             "requested_walltime_s": [None, None], "gpus": [1, 1],
+                             "queue": ["q", "q"]})
+    assert recorded_jobs(table)["estimate"].tolist() == [4, 9]
+
+
+def test_no_room_counts_no_free_units_below_zero():
+    """2 units held of 2: a 1-unit job at 10 finds 0 free; after the capacity drops to 1 at 20,
+    a 1-unit job at 30 finds 1 - 2 units, written as 0 free."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 2, 100), (2, 0, 10, 20, 1, 10), (3, 0, 30, 40, 1, 10)])
+    assert [f["detail"] for f in impossible_starts(rec, [(0, 2), (20, 1)])["list"]] == [
+        "needs 1, 0 free", "needs 1, 0 free"]
+
+
+def test_a_backfill_ending_exactly_at_the_shadow_is_possible():
+    """As in the three-running-jobs case, but the 1-unit job ends (by estimate and in fact) at
+    300, the head's reservation: not after it, so no delay, and the head then fits."""
+    from swftools.replay.compare import impossible_starts
+
+    rec = _rec([(1, 0, 0, 100, 3, 100), (2, 0, 0, 200, 3, 200), (3, 0, 0, 300, 3, 300),
+                (4, 5, 300, 310, 10, 10), (5, 6, 10, 300, 1, 290)])
+    assert impossible_starts(rec, [(0, 10)])["list"] == []
+
+
+def test_a_zero_length_job_leaves_its_units_to_the_next_start():
+    """A zero-length job must fit at its start but holds nothing: the 4-unit job started at the
+    same instant after it in queue order fits the 4 units."""
+    from swftools.replay.compare import capacity_violations, impossible_starts
+
+    rec = _rec([(1, 0, 0, 0, 4, 0), (2, 0, 0, 10, 4, 10)])
+    assert impossible_starts(rec, [(0, 4)])["list"] == []
+    assert capacity_violations(rec, [(0, 4)])["periods"] == 0
+
+
+def test_stats_round_to_three_places():
+    """Mean 13/18, median 2/3, p90 2/3 + 0.8 x 1/2 (linear), max 7/6: each to 3 places."""
+    from swftools.replay.compare import _stats
+
+    assert _stats(np.array([1 / 3, 2 / 3, 7 / 6])) == {
+        "n": 3, "mean": 0.722, "median": 0.667, "p90": 1.067, "max": 1.167}
+
+
+def test_distributions_with_one_replayed_job_and_later_recorded_ids():
+    """Only job 1 was replayed: job 2 (a larger id, recorded only) is left out, not an error."""
+    from swftools.replay.compare import distributions
+    from swftools.replay.result import ReplayResult
+
+    rec = {"job_id": np.array([1, 2]), "submit": np.array([0, 0]), "start": np.array([4, 6]),
+           "finish": np.array([14, 16]), "queue": np.array(["a", "a"], dtype=object)}
+    got = distributions(rec, ReplayResult(_jobs([0], [0], [10], [1]), _skipped([]), {}))
+    assert got["(all)"]["jobs"] == 1 and got["a"]["jobs"] == 1
+    assert got["(all)"]["wait_s"]["recorded"]["mean"] == 4
+
+
+def test_utilization_with_no_job_has_no_bins():
+    from swftools.replay.compare import utilization
+    from swftools.replay.result import ReplayResult
+
+    none = {"start": np.zeros(0, np.int64), "finish": np.zeros(0, np.int64),
+            "units": np.zeros(0, np.int64)}
+    result = ReplayResult(_jobs([], [], [], []), _skipped([]), {})
+    assert utilization(none, result, [(0, 4)], 60) == {"bin_s": 60, "bins": []}
