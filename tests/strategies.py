@@ -60,14 +60,12 @@ def aaic_jobs(draw, min_size: int = 0, max_size: int = 30) -> pa.Table:
 _OR_NONE: dict[int, tuple] = {}
 
 
-def _maybe(draw, strategy, p_unknown: bool = True):
+def _maybe(draw, strategy):
     """A draw from ``strategy``, or None. ``none() | strategy`` is made once per strategy object
     (kept with it, so that its id is not reused): hypothesis validates every new strategy object
     it draws from, which cost more than the draws (most of the time of the properties over
     these tables). Pass long-lived strategies: module constants, or ``st.integers`` and the like,
     which hypothesis itself caches by their arguments."""
-    if not p_unknown:
-        return draw(strategy)
     either = _OR_NONE.get(id(strategy))
     if either is None or either[0] is not strategy:
         either = _OR_NONE[id(strategy)] = (strategy, st.none() | strategy)
