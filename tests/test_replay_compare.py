@@ -552,3 +552,35 @@ def test_utilization_with_no_job_has_no_bins():
             "units": np.zeros(0, np.int64)}
     result = ReplayResult(_jobs([], [], [], []), _skipped([]), {})
     assert utilization(none, result, [(0, 4)], 60) == {"bin_s": 60, "bins": []}
+
+
+def test_a_bin_with_no_capacity_reads_zero_and_warns_nothing():
+    """Capacity 4, then none for [60, 120) (a shutdown), then 4 again; one 2-unit job over
+    [0, 180) in both schedules. Bins of 60 s: 2 x 60 / (4 x 60) = 0.5, then 0 where there is
+    no capacity (not a division by zero, and no numpy warning), then 0.5."""
+    import warnings
+
+    from swftools.replay.compare import utilization
+    from swftools.replay.result import ReplayResult
+
+    rec = {"start": np.array([0]), "finish": np.array([180]), "units": np.array([2])}
+    result = ReplayResult(_jobs([0], [0], [180], [2]), _skipped([]), {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = utilization(rec, result, [(0, 4), (60, 0), (120, 4)], 60)
+    assert got == {"bin_s": 60, "bins": [
+        {"start_time": 0, "recorded": 0.5, "replayed": 0.5},
+        {"start_time": 60, "recorded": 0.0, "replayed": 0.0},
+        {"start_time": 120, "recorded": 0.5, "replayed": 0.5}]}
+
+
+def test_capacity_violations_list_a_thousand_periods_by_default():
+    """1,001 one-second periods (5 units on a capacity of 4 at every even second): all are
+    counted, the first 1,000 listed."""
+    from swftools.replay.compare import capacity_violations
+
+    start = np.arange(0, 2002, 2)
+    got = capacity_violations({"start": start, "finish": start + 1,
+                               "units": np.full(1001, 5)}, [(0, 4)])
+    assert (got["periods"], got["total_s"], got["max_excess"]) == (1001, 1001, 1)
+    assert len(got["list"]) == 1000 and got["list"][-1]["start_time"] == 1998

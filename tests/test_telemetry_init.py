@@ -248,7 +248,7 @@ def test_a_package_spills_beside_itself(tmp_path, connections):
 
 def test_input_format_and_sampling_are_the_callers(tmp_path):
     """A Prometheus matrix on whole minutes reads as 'resampled' unless the caller says 'raw';
-    ``input_format`` overrides what the file looks like."""
+    ``input_format`` overrides what the file's name says (and so which engine can read it)."""
     series = {"metric": {"__name__": "DCGM_FI_DEV_GPU_UTIL", "gpu": "0", "Hostname": "g1"},
               "values": [[T0 + 60 * m, str(v)] for m, v in zip([-2, -1, 0, 1], UTIL)]}
     path = tmp_path / "q.json"
@@ -258,6 +258,11 @@ def test_input_format_and_sampling_are_the_callers(tmp_path):
     table = attach(_jobs(), [path], sampling="raw", **common)
     assert jt.get_metadata(table)["telemetry"]["sampling"] == ["raw"]
     assert table.column("gpu_util_mean_pct").to_pylist() == [pytest.approx(sum(UTIL) / 4)]
+    # the same matrix under a long table's name, read as what the caller says it is
+    named_long = tmp_path / "q.parquet"
+    named_long.write_bytes(path.read_bytes())
+    assert attach(_jobs(), [named_long], input_format="prometheus-json", sampling="raw",
+                  **common).to_pylist() == table.to_pylist()
     with pytest.raises(InputError, match="day0.csv"):
         attach(_jobs(), _samples(tmp_path, ".csv"), input_format="prometheus-json", **common)
 
