@@ -86,6 +86,7 @@ def test_the_package_is_callable_as_replay():
     r = swftools.replay(table, procs=4, policy="fcfs")
     assert starts(r) == {1: 0, 2: 10}
     assert r.summary["policy"] == "fcfs"
+    assert r.capacity == [(0, 4)]
 
 
 # --- the general path: output columns and summary ---------------------------------------------
@@ -157,6 +158,7 @@ def test_jobs_dropped_at_a_capacity_drop_on_either_path():
         assert column(r, "gpu_ids") == {1: "0", 3: "1"}, placement
         assert skipped(r) == [(2, "never fits: the site manages at most 1 nodes from 1000 on")]
         assert r.summary["skipped"] == 1 and r.summary["jobs"] == 2
+        assert r.capacity == [(0, 4), (1000, 2)], placement  # in GPUs
 
 
 def test_skipped_jobs_are_listed_by_job_id_then_in_the_order_found():
@@ -266,11 +268,12 @@ def test_mold_is_called_with_the_table_row_and_its_shape_is_reported():
     seen = []
 
     def mold(row, bound):
-        seen.append(row)
+        seen.append((row, bound))
         return (1, 2, 0.5) if row == 0 else None
 
     r = replay(table, site=gpu_site(1, 2), mold=mold)
-    assert sorted(set(seen)) == [0, 1]
+    # each job reaches an empty machine (job 2 ends at 10): its bound is both GPUs
+    assert sorted(set(seen)) == [(0, 2), (1, 2)]
     assert r.jobs.schema == SCALED_JOBS_SCHEMA
     assert column(r, "nodes") == {1: 1, 2: 1}
     assert column(r, "size") == {1: 2, 2: 1}
@@ -314,3 +317,13 @@ def test_a_placement_object_is_used_as_given():
     assert [j for j, _ in watching.seen] == [0, 1]
     assert column(r, "gpu_ids") == {1: "0", 2: "1"}
     assert r.summary["model"] == "site t: up to 1 nodes x 2 GPUs, first-fit, placement packed"
+
+
+def test_by_gpu_count_follows_the_policy():
+    """``shape="gpus"`` on one node of 4 GPUs: job 1 holds 3 GPUs until 100, job 2 (4 GPUs)
+    waits for them; job 3 (1 GPU, 50 s, at 2) ends by 100: EASY backfills it at once, FCFS
+    starts it after job 2 (100 to 110)."""
+    table = gpu_table([(1, 0, 100, 1, 3, 100), (2, 1, 10, 1, 4, 10), (3, 2, 50, 1, 1, 50)])
+    site = gpu_site(1, 4)
+    assert starts(replay(table, site=site, shape="gpus")) == {1: 0, 2: 100, 3: 2}
+    assert starts(replay(table, site=site, shape="gpus", policy="fcfs")) == {1: 0, 2: 100, 3: 110}
