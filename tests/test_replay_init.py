@@ -137,11 +137,16 @@ def test_general_path_on_gpu_nodes_defaults_to_the_allocation_rule():
     assert first.summary["allocation"] == "first-fit"
 
 
-def test_kill_at_request_on_the_general_path():
-    r = replay(gpu_table([(1, 0, 50, 1, 1, 20)]), site=gpu_site(1, 2), placement="packed",
-               kill_at_request=True)
+@pytest.mark.parametrize("placement", [None, "packed"])
+def test_kill_at_request_and_the_summary_of_either_path(placement):
+    r = replay(gpu_table([(1, 0, 50, 1, 1, 20)]), site=gpu_site(1, 2), placement=placement,
+               kill_at_request=True, allocation="best-fit")
     assert column(r, "run_s") == {1: 20} and column(r, "end_time") == {1: 20}
     assert r.summary["kill_at_request"] is True
+    assert r.summary["unit"] == "GPUs" and r.summary["allocation"] == "best-fit"
+    flat = replay(flat_table([(1, 0, 50, 1, 20)]), procs=2, placement=placement)
+    assert flat.summary["kill_at_request"] is False
+    assert flat.summary["unit"] == "processors" and flat.summary["allocation"] is None
 
 
 def test_jobs_dropped_at_a_capacity_drop_on_either_path():
@@ -327,3 +332,27 @@ def test_by_gpu_count_follows_the_policy():
     site = gpu_site(1, 4)
     assert starts(replay(table, site=site, shape="gpus")) == {1: 0, 2: 100, 3: 2}
     assert starts(replay(table, site=site, shape="gpus", policy="fcfs")) == {1: 0, 2: 100, 3: 110}
+
+
+def test_by_gpu_count_a_spread_job_counts_its_nodes():
+    """2 nodes x 2 GPUs, packed: jobs 1 and 2 (1 GPU) fill node 0, job 3 takes GPU 0 of node 1;
+    job 2 ends at 10. Job 4 (2 GPUs, at 20) finds one free GPU on each node: it spreads over
+    both (GPU 1 of each), so it holds 2 nodes, not the 1 its count would fill."""
+    table = gpu_table([(1, 0, 100, 1, 1, 100), (2, 0, 10, 1, 1, 10), (3, 0, 100, 1, 1, 100),
+                       (4, 20, 10, 1, 2, 10)])
+    r = replay(table, site=gpu_site(2, 2), shape="gpus")
+    assert starts(r) == {1: 0, 2: 0, 3: 0, 4: 20}
+    assert column(r, "node_ids") == {1: "0", 2: "0", 3: "1", 4: "0,1"}
+    assert column(r, "gpu_ids") == {1: "0", 2: "1", 3: "0", 4: "1"}
+    assert column(r, "nodes") == {1: 1, 2: 1, 3: 1, 4: 2}
+
+
+def test_by_gpu_count_with_a_runtime_factor():
+    """``shape="gpus"`` and a factor per row (rows out of submit order: row 0 x 3, row 1 x 2):
+    each job runs alone for its recorded time x its row's factor."""
+    table = gpu_table([(1, 100, 10, 1, 2, 10), (2, 0, 10, 1, 1, 10)])
+    r = replay(table, site=gpu_site(1, 2), shape="gpus",
+               runtime_factor=lambda row, nodes, gpus: [3.0, 2.0][row])
+    assert column(r, "run_s") == {1: 30, 2: 20}
+    assert column(r, "estimate_s") == {1: 30, 2: 20}
+    assert column(r, "recorded_run_s") == {1: 10, 2: 10}
