@@ -265,24 +265,27 @@ def test_by_gpu_count_nodes_is_the_count_of_nodes_held():
     assert r.jobs.schema == JOBS_SCHEMA
 
 
-def test_mold_is_called_with_the_table_row_and_its_shape_is_reported():
-    """Rows out of submit order; ``mold`` gives row 0 one node of 2 GPUs at 0.5 x its time and
-    keeps the others' recorded shape: the molded job's columns show the shape it ran on and the
-    scaled times, the recorded ones beside them."""
+@pytest.mark.parametrize("nodes,gpus", [(1, 2), (2, 1)])
+def test_mold_is_called_with_the_table_row_and_its_shape_is_reported(nodes, gpus):
+    """Rows out of submit order, a site of 2 GPUs (1 node x 2 or 2 nodes x 1); ``mold`` gives
+    row 0 both GPUs (``nodes x gpus``) at 0.5 x its time and keeps the others' recorded shape
+    (1 x 1): the molded job's columns show the shape it ran on and the scaled times, the
+    recorded ones beside them."""
     table = gpu_table([(1, 100, 40, 1, 1, 30), (2, 0, 10, 1, 1, 10)])
     seen = []
 
     def mold(row, bound):
         seen.append((row, bound))
-        return (1, 2, 0.5) if row == 0 else None
+        return (nodes, gpus, 0.5) if row == 0 else None
 
-    r = replay(table, site=gpu_site(1, 2), mold=mold)
+    r = replay(table, site=gpu_site(nodes, gpus), mold=mold)
     # each job reaches an empty machine (job 2 ends at 10): its bound is both GPUs
     assert sorted(set(seen)) == [(0, 2), (1, 2)]
     assert r.jobs.schema == SCALED_JOBS_SCHEMA
-    assert column(r, "nodes") == {1: 1, 2: 1}
+    assert column(r, "nodes") == {1: nodes, 2: 1}
     assert column(r, "size") == {1: 2, 2: 1}
-    assert column(r, "gpu_ids") == {1: "0,1", 2: "0"}
+    assert column(r, "node_ids") == {1: ",".join(map(str, range(nodes))), 2: "0"}
+    assert column(r, "gpu_ids") == {1: ",".join(map(str, range(gpus))), 2: "0"}
     assert column(r, "run_s") == {1: 20, 2: 10}
     assert column(r, "estimate_s") == {1: 15, 2: 10}
     assert column(r, "recorded_run_s") == {1: 40, 2: 10}
