@@ -110,6 +110,7 @@ def test_general_path_on_a_flat_pool():
     s = r.summary
     assert s["model"] == "flat pool of 3 processors, placement packed"
     assert s["unit"] == "processors" and s["allocation"] is None and s["capacity"] == 3
+    assert s["policy"] == "easy"
     assert s["jobs"] == 3 and s["makespan_s"] == 25 and s["peak_busy"] == 3
     assert r.capacity == [(0, 3)]
 
