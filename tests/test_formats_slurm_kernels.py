@@ -186,3 +186,69 @@ def test_uints_on_a_slice_and_large_strings():
     assert [v.tolist() for v in kernels.uints(arr)] == [[12, 0, 7], [0, 1, 0]]
     large = pa.array(["5", "x"], pa.large_string())
     assert [v.tolist() for v in kernels.uints(large)] == [[5, 0], [0, 2]]
+
+
+# -- the wrapper (issue 30): loading, the integer cells, parts, the 2 GiB limits ---------------
+
+def test_native_runs_the_reference_where_the_kernels_were_not_built(monkeypatch):
+    calls = []
+    monkeypatch.setattr(kernels, "_kernels", None)
+    monkeypatch.setattr(kernels, "load", lambda name, what: calls.append((name, what)))
+    assert kernels.native() is kernels_ref
+    assert kernels.native() is kernels_ref  # looked up once
+    assert calls == [("swftools.formats.slurm._kernels", "reading sacct text")]
+
+
+def test_uints_on_chunks_empty_cells_and_no_cells():
+    chunked = pa.chunked_array([["4"], ["x", "", "10"]], pa.string())
+    assert [v.tolist() for v in kernels.uints(chunked)] == [[4, 0, 0, 10], [0, 2, 1, 0]]
+    values, status = kernels.uints(pa.array(["", ""], pa.string()))  # no data bytes at all
+    assert values.tolist() == [0, 0] and status.tolist() == [1, 1]
+    values, status = kernels.uints(pa.array([], pa.string()))
+    assert values.dtype == np.int64 and status.dtype == np.uint8 and len(values) == 0 == len(status)
+    with pytest.raises(ValueError, match="^uints: cells without nulls$"):
+        kernels.uints(pa.array(["1", None], pa.string()))
+
+
+def test_scan_in_parts_counts_rows_and_the_first_bad_row_across_parts(monkeypatch):
+    lines = [b"%d|a%d\n" % (j, j) if j % 3 else b"%d.batch|s\n" % (j - 1) for j in range(1, 40)]
+    good = b"".join(lines)
+    bad = b"".join(lines[:22] + [b"x|y|z\n"] + lines[23:30] + [b"q\n"] + lines[31:])
+    monkeypatch.setattr(kernels, "_MIN_PART_BYTES", 1)
+    for workers in (1, 2, 3, 5, 40):
+        monkeypatch.setattr(kernels, "workers", lambda w=workers: w)
+        _, _, found = _split(good, 2, 0)
+        assert found.bad_row == -1 and found.rows == 39
+        assert found.job_row.tolist() == [r for r in range(39) if (r + 1) % 3]
+        assert found.step_row.tolist() == [r for r in range(39) if (r + 1) % 3 == 0]
+        assert found.cells[1].to_pylist() == ["a%d" % j for j in range(1, 40) if j % 3]
+        assert _split(bad, 2, 0)[2].bad_row == 22, workers
+
+
+def test_scan_of_no_lines_after_the_header():
+    data = b"h0|h1\n"
+    found = kernels.scan(data, len(data), 2, 0, np.arange(2))
+    assert found.bad_row == -1 and found.rows == 0
+    assert [c.to_pylist() for c in found.cells] == [[], []] and found.step_ids.to_pylist() == []
+
+
+@pytest.mark.parametrize("limit", [100, 150])
+def test_a_part_refuses_a_column_or_step_ids_past_the_cell_limit(monkeypatch, limit):
+    """A part's cells of one column (and its step ids) must fit int32 offsets; with the limit
+    lowered to ``limit`` bytes, exactly that many fit and one more is refused."""
+    monkeypatch.setattr(kernels, "_MAX_CELL_BYTES", limit)
+    monkeypatch.setattr(kernels, "_cell_capacity", lambda *_: (1, 1))  # grown from 1 byte
+
+    def jobs(n_bytes: int) -> bytes:  # column 1 holds n_bytes (cells of 10, then the rest)
+        cells = [b"c" * 10] * (n_bytes // 10) + ([b"c" * (n_bytes % 10)] if n_bytes % 10 else [])
+        return b"".join(b"%d|%s\n" % (j, c) for j, c in enumerate(cells))
+
+    _, _, found = _split(jobs(limit), 2, 0)
+    assert sum(len(c) for c in found.cells[1].to_pylist()) == limit
+    with pytest.raises(ValueError, match="^a column of sacct cells past 2 GiB in one part$"):
+        _split(jobs(limit + 1), 2, 0)
+    steps = b"".join(b"1.%08d|s\n" % j for j in range(limit // 10))  # ids of 10 bytes
+    _, _, found = _split(steps, 2, 0)
+    assert len(found.step_ids) == limit // 10
+    with pytest.raises(ValueError, match="^sacct step ids past 2 GiB in one part$"):
+        _split(steps + b"2.|s\n", 2, 0)

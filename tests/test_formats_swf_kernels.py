@@ -456,9 +456,30 @@ def test_tokenize_in_chunks_gives_the_one_pass_result(n_lines, workers):
     _same(_tokenized(_spy(calls), body, len(_HEAD), workers), expected)
     calls.sort(key=lambda call: call[1])  # (the threads' order)
     assert len(calls) <= min(workers, n_lines) and (len(calls) > 1 or n_lines <= 2)
+    if n_lines >= 2 * workers:  # a share of two lines or more: a cut in each, one per core
+        assert len(calls) == workers
     assert b"".join(buf for buf, _ in calls) == body[len(_HEAD):]
     for buf, first in calls:
         assert buf.endswith(b"\n") and body[len(_HEAD):].split(buf)[0].count(b"\n") == first
+
+
+def test_tokenize_splits_after_a_long_header_and_never_with_the_reference():
+    """The bytes after ``start`` are shared out (one chunk per core even when the header is
+    longer than the lines); the pure-Python reference holds the GIL: one chunk."""
+    head = b"; Note: " + b"x" * 2000 + b"\n"
+    body = head + b"".join(_line(j) for j in range(1, 13))
+    expected = _tokenized(kernels.reference(), body, len(head))
+    calls = []
+    _same(_tokenized(_spy(calls), body, len(head), 3), expected)
+    assert len(calls) == 3
+    reference, calls = kernels.reference(), []
+
+    def spied(buf, first, *rest):
+        calls.append(first)
+        kernels_ref.tokenize_chunk(buf, first, *rest)
+
+    _same(_tokenized(reference._replace(tokenize_chunk=spied), body, len(head), 3), expected)
+    assert calls == [0]
 
 
 def test_tokenize_counts_the_lines_past_a_mebibyte():
@@ -510,6 +531,18 @@ def test_tokenize_in_one_pass_fits_lines_of_one_digit_fields():
             got = _tokenized(native, body * n, 0, min_bytes=1 << 30)
             assert got[6].tolist() == [0, 0, 0] and got[5][kernels.LINES] == n
             assert got[0].tolist() == [[1] * n] * 17 + [[2] * n]
+    for n in (1, 6):  # one field: "d\n"
+        got = _tokenized(kernels.reference(), b"7\n" * n, 0, min_bytes=1 << 30, n_fields=1)
+        assert got[0].tolist() == [[7] * n] and got[5][kernels.LINES] == n
+
+
+def test_tokenize_from_byte_0_by_default_and_a_field_of_unknowns_left_zero():
+    with _running(_compiled(), False):
+        ints, floats, point, extra, stats, flags, error = kernels.tokenize(b"1 -1 3\n4 -1 -6\n", 3)
+    assert ints.tolist() == [[1, 4], [0, 0], [3, -6]]  # every value of field 2 is -1
+    assert stats[kernels.UNKNOWN_TOKENS].tolist() == [0, 2, 0] and flags[kernels.NEGATIVE]
+    assert [a.dtype for a in (ints, floats, point, extra, stats, flags, error)] == \
+        [np.int64, np.float64, np.int8, np.int32, np.int64, np.int64, np.int64]
 
 
 def test_tokenize_of_no_lines():
@@ -577,6 +610,33 @@ def test_format_lines_in_one_chunk_per_worker(n_rows, workers):
         assert all(np.shares_memory(c, b) for c, b in zip(chunks, buffers) if n)
 
 
+def test_format_lines_chunks_reuse_buffers_of_their_bound_and_grow_for_decimals():
+    """Buffers of each chunk's bound are kept; many decimals (20) need a longer bound: the
+    formatter asks, the text is right; the reference runs in one chunk; without buffers too."""
+    bound = max(4, 21) + max(9, 21) + 2
+    with _formatting(_compiled(), 3):
+        rows = [c.tobytes().count(b"\n") for c in kernels.format_lines(_INTS, _SCALED, _DIGITS,
+                                                                       _WIDTHS)]
+        buffers = [np.empty(r * bound, np.uint8) for r in rows]
+        kept = list(buffers)
+        chunks = kernels.format_lines(_INTS, _SCALED, _DIGITS, _WIDTHS, buffers=buffers)
+    assert len(rows) == 3 and all(b is k for b, k in zip(buffers, kept))
+    assert all(np.shares_memory(c, b) for c, b in zip(chunks, buffers))
+    digits = _DIGITS.copy()
+    digits[0, 3] = 20
+    scaled = _SCALED.copy()
+    scaled[0, 3] = -(10 ** 18) - 7
+    expected = "".join(_reference_line(_INTS, scaled, digits, _WIDTHS, r) for r in range(7))
+    for native, workers in ((_compiled(), 3), (_compiled(), 1), (kernels.reference(), 3)):
+        with _formatting(native, workers):
+            chunks = kernels.format_lines(_INTS, scaled, digits, _WIDTHS, buffers=buffers)
+        assert b"".join(c.tobytes() for c in chunks).decode() == expected
+        assert len(chunks) == (1 if workers == 1 or not native.threads else 3)
+        with _formatting(native, workers):
+            chunks = kernels.format_lines(_INTS, scaled, digits, _WIDTHS)
+        assert b"".join(c.tobytes() for c in chunks).decode() == expected
+
+
 def test_format_lines_reuses_a_buffer_long_enough_for_the_kernels_bound():
     """A buffer of the formatter's bound (a field at most max(width, 21) bytes and its separator,
     ``kernels_ref.format_rows``) is written in place; a shorter one is replaced by a longer."""
@@ -611,11 +671,8 @@ def test_int_strings_offsets_and_their_limit():
 
 
 def test_parse_ids_with_no_validity_reads_every_row():
-    import pyarrow as pa
-
-    array = pa.array(["12", "x", "3"], pa.string())
-    offsets = np.frombuffer(array.buffers()[1], np.int32, count=4)
-    data = np.frombuffer(array.buffers()[2], np.uint8)
+    offsets = np.array([0, 2, 3, 4], np.int32)  # "12", "x", "3"
+    data = np.frombuffer(b"12x3", np.uint8)
     out = np.full(3, 99, np.int64)
     for native in (_compiled(), kernels.reference()):
         with _running(native, False):
