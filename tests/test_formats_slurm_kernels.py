@@ -164,7 +164,7 @@ def test_a_part_after_a_lone_carriage_return_knows_no_more_than_the_whole_scan(m
 
 
 def test_scan_needs_a_final_line_break():
-    with pytest.raises(ValueError, match="line break"):
+    with pytest.raises(ValueError, match="^scan: the text must end with a line break$"):
         kernels.scan(b"a|b\n1|2", 4, 2, 0, np.arange(2))
 
 
@@ -223,6 +223,12 @@ def test_scan_in_parts_counts_rows_and_the_first_bad_row_across_parts(monkeypatc
         assert found.step_row.tolist() == [r for r in range(39) if (r + 1) % 3 == 0]
         assert found.cells[1].to_pylist() == ["a%d" % j for j in range(1, 40) if j % 3]
         assert _split(bad, 2, 0)[2].bad_row == 22, workers
+        chunked = workers > 1  # a string array per part, chunked when there are several
+        assert all(isinstance(c, pa.ChunkedArray) == chunked for c in found.cells)
+        assert isinstance(found.step_ids, pa.ChunkedArray) == chunked
+        for p in range(12):  # a bad line at any row, some at the start of a part
+            text = b"".join(b"x|y|z\n" if r == p else lines[r] for r in range(12))
+            assert _split(text, 2, 0)[2].bad_row == p, (workers, p)
 
 
 def test_scan_of_no_lines_after_the_header():
@@ -252,3 +258,53 @@ def test_a_part_refuses_a_column_or_step_ids_past_the_cell_limit(monkeypatch, li
     assert len(found.step_ids) == limit // 10
     with pytest.raises(ValueError, match="^sacct step ids past 2 GiB in one part$"):
         _split(steps + b"2.|s\n", 2, 0)
+
+
+def test_outputs_grown_from_one_row_and_one_byte_find_the_same(monkeypatch):
+    """Every output and buffer of a part started at one row or byte and doubled when full: the
+    same rows, cells and step ids as with the room guessed from the text."""
+    text = b"".join(b"%d|c%d\n%d.batch|s\n%d.0|t\n" % (j, j * 7, j, j) if j % 4 else b"%d|\n" % j
+                    for j in range(1, 60))
+    _, _, whole = _split(text, 2, 0)
+    monkeypatch.setattr(kernels, "_MIN_GUESS", 1)
+    monkeypatch.setattr(kernels, "_cell_capacity", lambda *_: (1, 1))
+    _, _, grown = _split(text, 2, 0)
+    a, b = _outputs(whole), _outputs(grown)
+    for name in ("bad_row", "cells", *kernels._OUTPUTS):
+        assert np.array_equal(a[name], b[name]) if name in kernels._OUTPUTS else a[name] == b[name]
+    assert grown.step_ids.to_pylist() == whole.step_ids.to_pylist()
+    assert len(whole.job_row) == 59 and len(whole.step_row) == 2 * 45
+    assert whole.cells[1].to_pylist()[:4] == ["c7", "c14", "c21", ""]
+    assert whole.step_ids.to_pylist()[:2] == ["1.batch", "1.0"]
+
+
+def test_step_outputs_grow_when_the_text_after_the_sample_has_more_lines(which, monkeypatch):
+    """The rows are guessed from the first MiB (one long job line here): the 300 step lines
+    after it make the step outputs grow; every row is found (compiled only: 1 MiB in Python
+    is slow, and the growth is the wrapper's)."""
+    if which == "reference":
+        pytest.skip("the wrapper's growth, once")
+    monkeypatch.setattr(kernels, "_MIN_GUESS", 1)
+    text = b"1|" + b"x" * (1 << 20) + b"\n" + b"".join(b"1.%d|s\n" % j for j in range(300))
+    _, _, found = _split(text, 2, 0)
+    assert found.job_row.tolist() == [0] and found.step_row.tolist() == list(range(1, 301))
+    assert found.step_ids.to_pylist() == ["1.%d" % j for j in range(300)]
+    assert found.step_after_job.all() and len(found.cells[1].to_pylist()[0]) == 1 << 20
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_gather_copies_the_wanted_cells_of_the_given_lines(monkeypatch, workers):
+    """``want[field]`` is the output column (-1: not copied); cells in the order of ``starts``,
+    the lines split in Python; in threads (one span of rows each) the same."""
+    lines = [b"%d|u%d|%s|x\n" % (j, j, b"n" * (j % 4)) for j in range(20)]
+    data = b"".join(lines)
+    begins = np.cumsum([0] + [len(line) for line in lines[:-1]])
+    pick = [19, 3, 0, 7, 7, 12, 5]
+    monkeypatch.setattr(kernels, "_MIN_ROWS_PER_THREAD", 1)
+    monkeypatch.setattr(kernels, "workers", lambda: workers)
+    out = kernels.gather(data, begins[pick], np.array([-1, 1, 0, -1]))
+    split = [lines[r].rstrip(b"\n").decode().split("|") for r in pick]
+    assert [a.to_pylist() for a in out] == [[s[2] for s in split], [s[1] for s in split]]
+    assert all(a.type == pa.string() for a in out)
+    assert [a.to_pylist() for a in kernels.gather(data, begins[[]], np.array([0, -1, -1, 1]))] \
+        == [[], []]
