@@ -164,7 +164,7 @@ def test_a_part_after_a_lone_carriage_return_knows_no_more_than_the_whole_scan(m
 
 
 def test_scan_needs_a_final_line_break():
-    with pytest.raises(ValueError, match="line break"):
+    with pytest.raises(ValueError, match="^scan: the text must end with a line break$"):
         kernels.scan(b"a|b\n1|2", 4, 2, 0, np.arange(2))
 
 
@@ -186,3 +186,125 @@ def test_uints_on_a_slice_and_large_strings():
     assert [v.tolist() for v in kernels.uints(arr)] == [[12, 0, 7], [0, 1, 0]]
     large = pa.array(["5", "x"], pa.large_string())
     assert [v.tolist() for v in kernels.uints(large)] == [[5, 0], [0, 2]]
+
+
+# -- the wrapper (issue 30): loading, the integer cells, parts, the 2 GiB limits ---------------
+
+def test_native_runs_the_reference_where_the_kernels_were_not_built(monkeypatch):
+    calls = []
+    monkeypatch.setattr(kernels, "_kernels", None)
+    monkeypatch.setattr(kernels, "load", lambda name, what: calls.append((name, what)))
+    assert kernels.native() is kernels_ref
+    assert kernels.native() is kernels_ref  # looked up once
+    assert calls == [("swftools.formats.slurm._kernels", "reading sacct text")]
+
+
+def test_uints_on_chunks_empty_cells_and_no_cells():
+    chunked = pa.chunked_array([["4"], ["x", "", "10"]], pa.string())
+    assert [v.tolist() for v in kernels.uints(chunked)] == [[4, 0, 0, 10], [0, 2, 1, 0]]
+    values, status = kernels.uints(pa.array(["", ""], pa.string()))  # no data bytes at all
+    assert values.tolist() == [0, 0] and status.tolist() == [1, 1]
+    values, status = kernels.uints(pa.array([], pa.string()))
+    assert values.dtype == np.int64 and status.dtype == np.uint8 and len(values) == 0 == len(status)
+    with pytest.raises(ValueError, match="^uints: cells without nulls$"):
+        kernels.uints(pa.array(["1", None], pa.string()))
+
+
+def test_scan_in_parts_counts_rows_and_the_first_bad_row_across_parts(monkeypatch):
+    lines = [b"%d|a%d\n" % (j, j) if j % 3 else b"%d.batch|s\n" % (j - 1) for j in range(1, 40)]
+    good = b"".join(lines)
+    bad = b"".join(lines[:22] + [b"x|y|z\n"] + lines[23:30] + [b"q\n"] + lines[31:])
+    monkeypatch.setattr(kernels, "_MIN_PART_BYTES", 1)
+    for workers in (1, 2, 3, 5, 40):
+        monkeypatch.setattr(kernels, "workers", lambda w=workers: w)
+        _, _, found = _split(good, 2, 0)
+        assert found.bad_row == -1 and found.rows == 39
+        assert found.job_row.tolist() == [r for r in range(39) if (r + 1) % 3]
+        assert found.step_row.tolist() == [r for r in range(39) if (r + 1) % 3 == 0]
+        assert found.cells[1].to_pylist() == ["a%d" % j for j in range(1, 40) if j % 3]
+        assert _split(bad, 2, 0)[2].bad_row == 22, workers
+        chunked = workers > 1  # a string array per part, chunked when there are several
+        assert all(isinstance(c, pa.ChunkedArray) == chunked for c in found.cells)
+        assert isinstance(found.step_ids, pa.ChunkedArray) == chunked
+        for p in range(12):  # a bad line at any row, some at the start of a part
+            text = b"".join(b"x|y|z\n" if r == p else lines[r] for r in range(12))
+            assert _split(text, 2, 0)[2].bad_row == p, (workers, p)
+
+
+def test_scan_of_no_lines_after_the_header():
+    data = b"h0|h1\n"
+    found = kernels.scan(data, len(data), 2, 0, np.arange(2))
+    assert found.bad_row == -1 and found.rows == 0
+    assert [c.to_pylist() for c in found.cells] == [[], []] and found.step_ids.to_pylist() == []
+
+
+@pytest.mark.parametrize("limit", [100, 150])
+def test_a_part_refuses_a_column_or_step_ids_past_the_cell_limit(monkeypatch, limit):
+    """A part's cells of one column (and its step ids) must fit int32 offsets; with the limit
+    lowered to ``limit`` bytes, exactly that many fit and one more is refused."""
+    monkeypatch.setattr(kernels, "_MAX_CELL_BYTES", limit)
+    monkeypatch.setattr(kernels, "_cell_capacity", lambda *_: (1, 1))  # grown from 1 byte
+
+    def jobs(n_bytes: int) -> bytes:  # column 1 holds n_bytes (cells of 10, then the rest)
+        cells = [b"c" * 10] * (n_bytes // 10) + ([b"c" * (n_bytes % 10)] if n_bytes % 10 else [])
+        return b"".join(b"%d|%s\n" % (j, c) for j, c in enumerate(cells))
+
+    _, _, found = _split(jobs(limit), 2, 0)
+    assert sum(len(c) for c in found.cells[1].to_pylist()) == limit
+    with pytest.raises(ValueError, match="^a column of sacct cells past 2 GiB in one part$"):
+        _split(jobs(limit + 1), 2, 0)
+    steps = b"".join(b"1.%08d|s\n" % j for j in range(limit // 10))  # ids of 10 bytes
+    _, _, found = _split(steps, 2, 0)
+    assert len(found.step_ids) == limit // 10
+    with pytest.raises(ValueError, match="^sacct step ids past 2 GiB in one part$"):
+        _split(steps + b"2.|s\n", 2, 0)
+
+
+def test_outputs_grown_from_one_row_and_one_byte_find_the_same(monkeypatch):
+    """Every output and buffer of a part started at one row or byte and doubled when full: the
+    same rows, cells and step ids as with the room guessed from the text."""
+    text = b"".join(b"%d|c%d\n%d.batch|s\n%d.0|t\n" % (j, j * 7, j, j) if j % 4 else b"%d|\n" % j
+                    for j in range(1, 60))
+    _, _, whole = _split(text, 2, 0)
+    monkeypatch.setattr(kernels, "_MIN_GUESS", 1)
+    monkeypatch.setattr(kernels, "_cell_capacity", lambda *_: (1, 1))
+    _, _, grown = _split(text, 2, 0)
+    a, b = _outputs(whole), _outputs(grown)
+    for name in ("bad_row", "cells", *kernels._OUTPUTS):
+        assert np.array_equal(a[name], b[name]) if name in kernels._OUTPUTS else a[name] == b[name]
+    assert grown.step_ids.to_pylist() == whole.step_ids.to_pylist()
+    assert len(whole.job_row) == 59 and len(whole.step_row) == 2 * 45
+    assert whole.cells[1].to_pylist()[:4] == ["c7", "c14", "c21", ""]
+    assert whole.step_ids.to_pylist()[:2] == ["1.batch", "1.0"]
+
+
+def test_step_outputs_grow_when_the_text_after_the_sample_has_more_lines(which, monkeypatch):
+    """The rows are guessed from the first MiB (one long job line here): the 300 step lines
+    after it make the step outputs grow; every row is found (compiled only: 1 MiB in Python
+    is slow, and the growth is the wrapper's)."""
+    if which == "reference":
+        pytest.skip("the wrapper's growth, once")
+    monkeypatch.setattr(kernels, "_MIN_GUESS", 1)
+    text = b"1|" + b"x" * (1 << 20) + b"\n" + b"".join(b"1.%d|s\n" % j for j in range(300))
+    _, _, found = _split(text, 2, 0)
+    assert found.job_row.tolist() == [0] and found.step_row.tolist() == list(range(1, 301))
+    assert found.step_ids.to_pylist() == ["1.%d" % j for j in range(300)]
+    assert found.step_after_job.all() and len(found.cells[1].to_pylist()[0]) == 1 << 20
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_gather_copies_the_wanted_cells_of_the_given_lines(monkeypatch, workers):
+    """``want[field]`` is the output column (-1: not copied); cells in the order of ``starts``,
+    the lines split in Python; in threads (one span of rows each) the same."""
+    lines = [b"%d|u%d|%s|x\n" % (j, j, b"n" * (j % 4)) for j in range(20)]
+    data = b"".join(lines)
+    begins = np.cumsum([0] + [len(line) for line in lines[:-1]])
+    pick = [19, 3, 0, 7, 7, 12, 5]
+    monkeypatch.setattr(kernels, "_MIN_ROWS_PER_THREAD", 1)
+    monkeypatch.setattr(kernels, "workers", lambda: workers)
+    out = kernels.gather(data, begins[pick], np.array([-1, 1, 0, -1]))
+    split = [lines[r].rstrip(b"\n").decode().split("|") for r in pick]
+    assert [a.to_pylist() for a in out] == [[s[2] for s in split], [s[1] for s in split]]
+    assert all(a.type == pa.string() for a in out)
+    assert [a.to_pylist() for a in kernels.gather(data, begins[[]], np.array([0, -1, -1, 1]))] \
+        == [[], []]
