@@ -7,6 +7,7 @@ import gzip
 import tempfile
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 
@@ -145,3 +146,38 @@ def test_a_wrong_field_count_is_one_error_and_no_other_output(tmp_path, capfd, l
     assert str(info.value) == f"{path}:3: {what}, expected 13 (one per header column)"
     assert info.value.value == line
     assert capfd.readouterr() == ("", "")
+
+
+def test_a_job_line_longer_than_pyarrow_default_block_reads_both_ways(tmp_path):
+    """pyarrow refuses a line over two blocks, and its default block is 1 MiB: a 3 MiB user
+    name still reads, from memory and from the file."""
+    name = "b" * (3 << 20)
+    path = _log(tmp_path, [RAW_ROWS[0], RAW_ROWS[1].replace("bob", name), RAW_ROWS[2]])
+    assert _streams(path)
+    for threshold in (WHOLE, STREAMED):
+        assert _read(path, threshold)["user"].to_pylist() == ["alice", name, "carol"]
+
+
+def test_a_valid_body_has_no_invalid_row():
+    """The docstring's "or None": no row with a wrong field count; else the first one, on its
+    file line (body row r is line r + 2, after the header)."""
+    assert logfile._first_invalid_row(b"1,2\n3,4\n", ["c0", "c1"]) is None
+    assert logfile._first_invalid_row(b"1,2\n3\n5\n", ["c0", "c1"]) == (3, 1, "3")
+
+
+def test_a_job_line_over_two_16_mib_blocks_is_refused_from_memory_and_from_the_file(tmp_path):
+    """pyarrow refuses a line that straddles two block boundaries; both reads take 16 MiB
+    blocks, so a line of just over 32 MiB is refused alike: in memory, the error with no
+    field count to name. The file is sparse (its long field reads as NUL bytes, unwritten)."""
+    long = (32 << 20) + 1
+    path = tmp_path / "log.csv"
+    with open(path, "wb") as fh:
+        fh.write(b"a,b\n1,")
+        fh.seek(long, 1)
+        fh.write(b"\n2,3\n")
+    log = logfile.RawLog(header=["a", "b"], body=b"1," + bytes(long) + b"\n2,3\n", separator=",",
+                         line_ending="\n", final_newline=True, bom=False, estimated_lines=2)
+    with pytest.raises(InputError, match=r"^log.csv: not a readable CSV log \(.*straddl"):
+        logfile.parse_body(log, "log.csv")
+    with pytest.raises(pa.ArrowInvalid, match="straddl"):
+        logfile._read_file((str(path), 4), ["c0", "c1"])
