@@ -181,3 +181,88 @@ def test_a_job_line_over_two_16_mib_blocks_is_refused_from_memory_and_from_the_f
         logfile.parse_body(log, "log.csv")
     with pytest.raises(pa.ArrowInvalid, match="straddl"):
         logfile._read_file((str(path), 4), ["c0", "c1"])
+
+
+def _load(path: Path, threshold: int, allow_empty: bool = False, head: int = 1 << 22):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(logfile, "STREAM_MIN_BYTES", threshold)
+        mp.setattr(logfile, "_HEAD_BYTES", head)
+        return logfile.load_log(path, allow_empty)
+
+
+def _layout(log: logfile.RawLog) -> tuple:
+    return (log.header, log.separator, log.line_ending, log.final_newline, log.bom,
+            log.estimated_lines, log.load_body())
+
+
+_WIDE = b"x" * 100_000
+
+
+@pytest.mark.parametrize("data, estimate", [
+    # the estimate is the job lines' bytes over the first job line's (its line end counted as
+    # one byte), rounded down; a first line of more than 64 KiB counts as 64 KiB
+    (b"a,b\n" + b"1,2\n" * 5, 20 // 4),
+    (b"a,b\n" + b"1,2\n" * 4 + b"1,2", 19 // 4),
+    (b"a,b\n" + b"1,2\n" * 3 + b"10,2\n", 17 // 4),
+    (b"a;b\r\n" + b"1;2\r\n" * 3, 15 // 5),
+    (b"\xef\xbb\xbfa,b\n" + b"12,2\n" + b"1,2\n" * 3, 17 // 5),
+    (b"a,b\n\n1,2\n", 5 // 1),  # an empty first job line
+    (b"a,b\n" + _WIDE + b",2\n" + _WIDE + b",3\n", 200_006 // 65_537),
+])
+def test_a_streamed_log_has_the_layout_and_estimate_of_the_whole_text(tmp_path, data, estimate):
+    path = tmp_path / "log.csv"
+    path.write_bytes(data)
+    streamed, whole = _load(path, STREAMED), _load(path, WHOLE)
+    assert streamed.source is not None and whole.source is None
+    assert _layout(streamed) == _layout(whole)
+    assert whole.estimated_lines == estimate and type(streamed.estimated_lines) is int
+
+
+def test_a_header_longer_than_the_head_or_a_first_line_cut_by_it_is_read_whole(tmp_path):
+    """The head read to split the header must hold the header and the first job line (or
+    64 KiB of it): else the log is read whole, with the same layout."""
+    path = tmp_path / "log.csv"
+    path.write_bytes(b"a," + b"b" * 70_000 + b"\n1,2\n3,4\n")
+    log = _load(path, STREAMED, head=1 << 16)  # no line end in the head
+    assert log.source is None and log.header == ["a", "b" * 70_000] and log.body == b"1,2\n3,4\n"
+    path.write_bytes(b"a,b\n1," + b"2" * 100 + b"\n3,4\n")
+    log = _load(path, STREAMED, head=20)  # the head ends inside the first job line
+    assert log.source is None and _layout(log) == _layout(_load(path, WHOLE))
+    assert log.estimated_lines == 108 // 103
+
+
+def test_a_first_job_line_of_64_kib_or_more_needs_no_line_end_to_stream(tmp_path):
+    """split_log looks at the first job line, or at most 64 KiB of it: 64 KiB without a line
+    end are enough to stream; a shorter lone line without its end is read whole."""
+    path = tmp_path / "log.csv"
+    for length, streams in ((1 << 16, True), ((1 << 16) - 1, False), (100_000, True)):
+        path.write_bytes(b"a\n" + b"1" * length)
+        log = _load(path, STREAMED)
+        assert (log.source is not None) == streams, length
+        assert _layout(log) == _layout(_load(path, WHOLE))
+
+
+def test_a_log_of_exactly_the_threshold_streams(tmp_path):
+    """STREAM_MIN_BYTES: "from this size on" logs are parsed from the file."""
+    path = _log(tmp_path, RAW_ROWS)
+    size = path.stat().st_size
+    assert _load(path, size).source is not None
+    assert _load(path, size + 1).source is None
+
+
+def test_a_header_only_log_needs_allow_empty_both_ways(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_bytes(RAW_HEADER.encode() + b"\n")
+    for threshold in (WHOLE, STREAMED):
+        with pytest.raises(InputError, match="no job rows"):
+            _load(path, threshold)
+        log = _load(path, threshold, allow_empty=True)
+        assert log.header == RAW_HEADER.split(",") and log.body == b"" and log.source is None
+    with pytest.raises(InputError, match="no job rows"):
+        logfile.load_log(path)  # allow_empty is False unless given
+
+
+def test_a_missing_log_is_the_operating_system_error(tmp_path):
+    for threshold in (WHOLE, STREAMED):
+        with pytest.raises(FileNotFoundError):
+            _load(tmp_path / "missing.csv", threshold)
