@@ -266,3 +266,63 @@ def test_a_missing_log_is_the_operating_system_error(tmp_path):
     for threshold in (WHOLE, STREAMED):
         with pytest.raises(FileNotFoundError):
             _load(tmp_path / "missing.csv", threshold)
+
+
+@pytest.mark.parametrize("data, header, body", [
+    (b"\na,b\n1,2\n", [], b"a,b\n1,2\n"),  # line 1 is the header, even empty
+    (b"a,b \n1,2\n", ["a", "b "], b"1,2\n"),  # kept as written, to be written back
+    (b"a,BOX\r\n1,2\r\n", ["a", "BOX"], b"1,2\r\n"),  # only the line end's \r goes
+    (b"a, b\n1, 2\n", ["a", "b"], b"1,2\n"),  # spaces after separators dropped
+])
+def test_line_one_is_the_header_and_the_rest_the_job_lines(data, header, body):
+    log = logfile.split_log(data, "log.csv")
+    assert (log.header, log.body) == (header, body)
+
+
+def test_a_header_only_text_needs_allow_empty():
+    with pytest.raises(InputError, match="no job rows"):
+        logfile.split_log(b"a,b\n \n", "log.csv")
+    assert logfile.split_log(b"a,b\n \n", "log.csv", allow_empty=True).header == ["a", "b"]
+
+
+@pytest.mark.parametrize("lines, separator", [
+    ([b"a, b", b"1, 2"], ", "),
+    ([b"a, b", b"1,2"], ","),  # not every comma followed by a space
+    ([b"a,  b", b"1,  2"], ","),  # two spaces: not one
+    ([b"a", b"1"], ","),  # no comma at all
+])
+def test_the_separator_is_comma_space_only_when_every_comma_has_one_space(lines, separator):
+    assert logfile._detect_separator(lines) == separator
+
+
+@pytest.mark.parametrize("body, expected", [
+    (b"1,   2, 3\n", b"1,2,3\n"),
+    (b", 1, 2\n", b",1,2\n"),  # a separator at the very start
+    (b'1, "a, b",  "c"", d", 2\n', b'1,"a, b","c"", d",2\n'),  # quoted values kept
+    (b'"x",y\n', b'"x",y\n'),
+])
+def test_spaces_after_separators_go_but_not_inside_quoted_values(body, expected):
+    assert logfile._drop_spaces_after_commas(body) == expected
+
+
+@pytest.mark.parametrize("data, line", [(b"\x00a\nb\n", 1), (b"a\nb\x00\nc\x00\n", 2)])
+def test_a_nul_byte_is_reported_on_the_line_of_the_first(data, line):
+    with pytest.raises(InputError, match="NUL byte") as info:
+        logfile.check_text(data, "log.csv")
+    assert info.value.line == line
+
+
+def test_a_header_that_is_not_utf8_is_reported_on_line_1():
+    with pytest.raises(InputError, match="byte 0xe9") as info:
+        logfile.split_log(b"a\xe9,b\n1,2\n", "log.csv")
+    assert info.value.line == 1
+
+
+@pytest.mark.parametrize("data", [b"a,b\r1,2\r3,4\r", b"\ra,b\n1,2\n",
+                                  b"a," + b"b" * 200_000 + b"\n1,2\n"])
+def test_a_header_csv_cannot_read_is_an_input_error_on_line_1(data):
+    """A bare carriage return (classic Mac line ends: the whole file is line 1) or a field
+    over the csv module's limit: a located InputError, not csv's own exception."""
+    with pytest.raises(InputError, match="header is not a CSV line") as info:
+        logfile.split_log(data, "log.csv")
+    assert info.value.line == 1
