@@ -207,6 +207,7 @@ _WIDE = b"x" * 100_000
     (b"a;b\r\n" + b"1;2\r\n" * 3, 15 // 5),
     (b"\xef\xbb\xbfa,b\n" + b"12,2\n" + b"1,2\n" * 3, 17 // 5),
     (b"a,b\n\n1,2\n", 5 // 1),  # an empty first job line
+    (b"\na,b\n1,2\n", 8 // 4),  # an empty header line
     (b"a,b\n" + _WIDE + b",2\n" + _WIDE + b",3\n", 200_006 // 65_537),
 ])
 def test_a_streamed_log_has_the_layout_and_estimate_of_the_whole_text(tmp_path, data, estimate):
@@ -240,6 +241,14 @@ def test_a_first_job_line_of_64_kib_or_more_needs_no_line_end_to_stream(tmp_path
         log = _load(path, STREAMED)
         assert (log.source is not None) == streams, length
         assert _layout(log) == _layout(_load(path, WHOLE))
+
+
+def test_a_spaced_separator_at_the_first_job_byte_is_read_whole(tmp_path):
+    """The scan for ", " (rewritten in memory) starts at the first job line's first byte."""
+    path = tmp_path / "log.csv"
+    path.write_bytes(b"a,b\n, 2\n1,3\n")
+    log = _load(path, STREAMED)
+    assert log.source is None and log.body == b",2\n1,3\n"
 
 
 def test_a_log_of_exactly_the_threshold_streams(tmp_path):
@@ -323,6 +332,8 @@ def test_a_header_that_is_not_utf8_is_reported_on_line_1():
 def test_a_header_csv_cannot_read_is_an_input_error_on_line_1(data):
     """A bare carriage return (classic Mac line ends: the whole file is line 1) or a field
     over the csv module's limit: a located InputError, not csv's own exception."""
-    with pytest.raises(InputError, match="header is not a CSV line") as info:
+    with pytest.raises(InputError) as info:
         logfile.split_log(data, "log.csv")
+    assert str(info.value).startswith("log.csv:1: header is not a CSV line: ")
+    assert str(info.value).endswith(" (expected a header row ending in LF or CR LF)")
     assert info.value.line == 1
