@@ -251,6 +251,18 @@ def test_a_spaced_separator_at_the_first_job_byte_is_read_whole(tmp_path):
     assert log.source is None and log.body == b",2\n1,3\n"
 
 
+@pytest.mark.parametrize("header", [b"a,b\xe9", b"a,\x00b"])
+def test_a_bad_header_of_a_streamed_log_is_the_error_of_the_whole_text(tmp_path, header):
+    path = tmp_path / "log.csv"
+    path.write_bytes(header + b"\n1,2\n3,4\n")
+    errors = []
+    for threshold in (STREAMED, WHOLE):
+        with pytest.raises(InputError) as info:
+            _load(path, threshold)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and errors[0].startswith(f"{path}:1: ")
+
+
 def test_a_log_of_exactly_the_threshold_streams(tmp_path):
     """STREAM_MIN_BYTES: "from this size on" logs are parsed from the file."""
     path = _log(tmp_path, RAW_ROWS)
