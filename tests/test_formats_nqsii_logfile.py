@@ -208,6 +208,7 @@ _WIDE = b"x" * 100_000
     (b"\xef\xbb\xbfa,b\n" + b"12,2\n" + b"1,2\n" * 3, 17 // 5),
     (b"a,b\n\n1,2\n", 5 // 1),  # an empty first job line
     (b"\na,b\n1,2\n", 8 // 4),  # an empty header line
+    (b"a\n1\n", 2 // 2),  # one short job line
     (b"a,b\n" + _WIDE + b",2\n" + _WIDE + b",3\n", 200_006 // 65_537),
 ])
 def test_a_streamed_log_has_the_layout_and_estimate_of_the_whole_text(tmp_path, data, estimate):
