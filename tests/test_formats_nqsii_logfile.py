@@ -301,6 +301,16 @@ def test_line_one_is_the_header_and_the_rest_the_job_lines(data, header, body):
     assert (log.header, log.body) == (header, body)
 
 
+@pytest.mark.parametrize("data, layout", [
+    (b"\xef\xbb\xbfa, b\r\n1, 2\r\n", (", ", "\r\n", True, True)),
+    (b"a,b\n1,2", (",", "\n", False, False)),
+])
+def test_the_text_layout_is_recorded_to_be_written_back(data, layout):
+    """Separator, line ending, final newline and byte-order mark, read off the text."""
+    log = logfile.split_log(data, "log.csv")
+    assert (log.separator, log.line_ending, log.final_newline, log.bom) == layout
+
+
 def test_a_header_only_text_needs_allow_empty():
     with pytest.raises(InputError, match="no job rows"):
         logfile.split_log(b"a,b\n \n", "log.csv")
