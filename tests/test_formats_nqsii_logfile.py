@@ -216,6 +216,7 @@ def test_a_streamed_log_has_the_layout_and_estimate_of_the_whole_text(tmp_path, 
     path.write_bytes(data)
     streamed, whole = _load(path, STREAMED), _load(path, WHOLE)
     assert streamed.source is not None and whole.source is None
+    assert streamed.body == b""  # not loaded until asked for
     assert _layout(streamed) == _layout(whole)
     assert whole.estimated_lines == estimate and type(streamed.estimated_lines) is int
 
