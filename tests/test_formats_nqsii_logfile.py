@@ -312,10 +312,12 @@ def test_the_text_layout_is_recorded_to_be_written_back(data, layout):
     assert (log.separator, log.line_ending, log.final_newline, log.bom) == layout
 
 
-def test_a_header_only_text_needs_allow_empty():
+@pytest.mark.parametrize("data", [b"a,b\n \n", b"a,b"])
+def test_a_header_only_text_needs_allow_empty(data):
     with pytest.raises(InputError, match="no job rows"):
-        logfile.split_log(b"a,b\n \n", "log.csv")
-    assert logfile.split_log(b"a,b\n \n", "log.csv", allow_empty=True).header == ["a", "b"]
+        logfile.split_log(data, "log.csv")
+    log = logfile.split_log(data, "log.csv", allow_empty=True)
+    assert log.header == ["a", "b"] and log.body == data[4:]
 
 
 @pytest.mark.parametrize("lines, separator", [
