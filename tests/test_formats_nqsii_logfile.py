@@ -7,6 +7,7 @@ import gzip
 import tempfile
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 
@@ -145,3 +146,220 @@ def test_a_wrong_field_count_is_one_error_and_no_other_output(tmp_path, capfd, l
     assert str(info.value) == f"{path}:3: {what}, expected 13 (one per header column)"
     assert info.value.value == line
     assert capfd.readouterr() == ("", "")
+
+
+def test_a_job_line_longer_than_pyarrow_default_block_reads_both_ways(tmp_path):
+    """pyarrow refuses a line over two blocks, and its default block is 1 MiB: a 3 MiB user
+    name still reads, from memory and from the file."""
+    name = "b" * (3 << 20)
+    path = _log(tmp_path, [RAW_ROWS[0], RAW_ROWS[1].replace("bob", name), RAW_ROWS[2]])
+    assert _streams(path)
+    for threshold in (WHOLE, STREAMED):
+        assert _read(path, threshold)["user"].to_pylist() == ["alice", name, "carol"]
+
+
+def test_a_valid_body_has_no_invalid_row():
+    """The docstring's "or None": no row with a wrong field count; else the first one, on its
+    file line (body row r is line r + 2, after the header)."""
+    assert logfile._first_invalid_row(b"1,2\n3,4\n", ["c0", "c1"]) is None
+    assert logfile._first_invalid_row(b"1,2\n3\n5\n", ["c0", "c1"]) == (3, 1, "3")
+
+
+def test_a_job_line_over_two_16_mib_blocks_is_refused_from_memory_and_from_the_file(tmp_path):
+    """pyarrow refuses a line that straddles two block boundaries; both reads take 16 MiB
+    blocks, so a line of just over 32 MiB is refused alike: in memory, the error with no
+    field count to name. The file is sparse (its long field reads as NUL bytes, unwritten)."""
+    long = (32 << 20) + 1
+    path = tmp_path / "log.csv"
+    with open(path, "wb") as fh:
+        fh.write(b"a,b\n1,")
+        fh.seek(long, 1)
+        fh.write(b"\n2,3\n")
+    log = logfile.RawLog(header=["a", "b"], body=b"1," + bytes(long) + b"\n2,3\n", separator=",",
+                         line_ending="\n", final_newline=True, bom=False, estimated_lines=2)
+    with pytest.raises(InputError, match=r"^log.csv: not a readable CSV log \(.*straddl"):
+        logfile.parse_body(log, "log.csv")
+    with pytest.raises(pa.ArrowInvalid, match="straddl"):
+        logfile._read_file((str(path), 4), ["c0", "c1"])
+
+
+def _load(path: Path, threshold: int, allow_empty: bool = False, head: int = 1 << 22):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(logfile, "STREAM_MIN_BYTES", threshold)
+        mp.setattr(logfile, "_HEAD_BYTES", head)
+        return logfile.load_log(path, allow_empty)
+
+
+def _layout(log: logfile.RawLog) -> tuple:
+    return (log.header, log.separator, log.line_ending, log.final_newline, log.bom,
+            log.estimated_lines, log.load_body())
+
+
+_WIDE = b"x" * 100_000
+
+
+@pytest.mark.parametrize("data, estimate", [
+    # the estimate is the job lines' bytes over the first job line's (its line end counted as
+    # one byte), rounded down; a first line of more than 64 KiB counts as 64 KiB
+    (b"a,b\n" + b"1,2\n" * 5, 20 // 4),
+    (b"a,b\n" + b"1,2\n" * 4 + b"1,2", 19 // 4),
+    (b"a,b\n" + b"1,2\n" * 3 + b"10,2\n", 17 // 4),
+    (b"a;b\r\n" + b"1;2\r\n" * 3, 15 // 5),
+    (b"\xef\xbb\xbfa,b\n" + b"12,2\n" + b"1,2\n" * 3, 17 // 5),
+    (b"a,b\n\n1,2\n", 5 // 1),  # an empty first job line
+    (b"\na,b\n1,2\n", 8 // 4),  # an empty header line
+    (b"a\n1\n", 2 // 2),  # one short job line
+    (b"a,b\n" + _WIDE + b",2\n" + _WIDE + b",3\n", 200_006 // 65_537),
+])
+def test_a_streamed_log_has_the_layout_and_estimate_of_the_whole_text(tmp_path, data, estimate):
+    path = tmp_path / "log.csv"
+    path.write_bytes(data)
+    streamed, whole = _load(path, STREAMED), _load(path, WHOLE)
+    assert streamed.source is not None and whole.source is None
+    assert streamed.body == b""  # not loaded until asked for
+    assert _layout(streamed) == _layout(whole)
+    assert whole.estimated_lines == estimate and type(streamed.estimated_lines) is int
+
+
+def test_a_header_longer_than_the_head_or_a_first_line_cut_by_it_is_read_whole(tmp_path):
+    """The head read to split the header must hold the header and the first job line (or
+    64 KiB of it): else the log is read whole, with the same layout."""
+    path = tmp_path / "log.csv"
+    path.write_bytes(b"a," + b"b" * 70_000 + b"\n1,2\n3,4\n")
+    log = _load(path, STREAMED, head=1 << 16)  # no line end in the head
+    assert log.source is None and log.header == ["a", "b" * 70_000] and log.body == b"1,2\n3,4\n"
+    path.write_bytes(b"a,b\n1," + b"2" * 100 + b"\n3,4\n")
+    log = _load(path, STREAMED, head=20)  # the head ends inside the first job line
+    assert log.source is None and _layout(log) == _layout(_load(path, WHOLE))
+    assert log.estimated_lines == 108 // 103
+
+
+def test_a_first_job_line_of_64_kib_or_more_needs_no_line_end_to_stream(tmp_path):
+    """split_log looks at the first job line, or at most 64 KiB of it: 64 KiB without a line
+    end are enough to stream; a shorter lone line without its end is read whole."""
+    path = tmp_path / "log.csv"
+    for length, streams in ((1 << 16, True), ((1 << 16) - 1, False), (100_000, True)):
+        path.write_bytes(b"a\n" + b"1" * length)
+        log = _load(path, STREAMED)
+        assert (log.source is not None) == streams, length
+        assert _layout(log) == _layout(_load(path, WHOLE))
+
+
+def test_a_spaced_separator_at_the_first_job_byte_is_read_whole(tmp_path):
+    """The scan for ", " (rewritten in memory) starts at the first job line's first byte."""
+    path = tmp_path / "log.csv"
+    path.write_bytes(b"a,b\n, 2\n1,3\n")
+    log = _load(path, STREAMED)
+    assert log.source is None and log.body == b",2\n1,3\n"
+
+
+@pytest.mark.parametrize("header", [b"a,b\xe9", b"a,\x00b"])
+def test_a_bad_header_of_a_streamed_log_is_the_error_of_the_whole_text(tmp_path, header):
+    path = tmp_path / "log.csv"
+    path.write_bytes(header + b"\n1,2\n3,4\n")
+    errors = []
+    for threshold in (STREAMED, WHOLE):
+        with pytest.raises(InputError) as info:
+            _load(path, threshold)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and errors[0].startswith(f"{path}:1: ")
+
+
+def test_a_log_of_exactly_the_threshold_streams(tmp_path):
+    """STREAM_MIN_BYTES: "from this size on" logs are parsed from the file."""
+    path = _log(tmp_path, RAW_ROWS)
+    size = path.stat().st_size
+    assert _load(path, size).source is not None
+    assert _load(path, size + 1).source is None
+
+
+def test_a_header_only_log_needs_allow_empty_both_ways(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_bytes(RAW_HEADER.encode() + b"\n")
+    for threshold in (WHOLE, STREAMED):
+        with pytest.raises(InputError, match="no job rows"):
+            _load(path, threshold)
+        log = _load(path, threshold, allow_empty=True)
+        assert log.header == RAW_HEADER.split(",") and log.body == b"" and log.source is None
+    with pytest.raises(InputError, match="no job rows"):
+        logfile.load_log(path)  # allow_empty is False unless given
+
+
+def test_a_missing_log_is_the_operating_system_error(tmp_path):
+    for threshold in (WHOLE, STREAMED):
+        with pytest.raises(FileNotFoundError):
+            _load(tmp_path / "missing.csv", threshold)
+
+
+@pytest.mark.parametrize("data, header, body", [
+    (b"\na,b\n1,2\n", [], b"a,b\n1,2\n"),  # line 1 is the header, even empty
+    (b"a,b \n1,2\n", ["a", "b "], b"1,2\n"),  # kept as written, to be written back
+    (b"a,BOX\r\n1,2\r\n", ["a", "BOX"], b"1,2\r\n"),  # only the line end's \r goes
+    (b"a, b\n1, 2\n", ["a", "b"], b"1,2\n"),  # spaces after separators dropped
+])
+def test_line_one_is_the_header_and_the_rest_the_job_lines(data, header, body):
+    log = logfile.split_log(data, "log.csv")
+    assert (log.header, log.body) == (header, body)
+
+
+@pytest.mark.parametrize("data, layout", [
+    (b"\xef\xbb\xbfa, b\r\n1, 2\r\n", (", ", "\r\n", True, True)),
+    (b"a,b\n1,2", (",", "\n", False, False)),
+])
+def test_the_text_layout_is_recorded_to_be_written_back(data, layout):
+    """Separator, line ending, final newline and byte-order mark, read off the text."""
+    log = logfile.split_log(data, "log.csv")
+    assert (log.separator, log.line_ending, log.final_newline, log.bom) == layout
+
+
+@pytest.mark.parametrize("data", [b"a,b\n \n", b"a,b"])
+def test_a_header_only_text_needs_allow_empty(data):
+    with pytest.raises(InputError, match="no job rows"):
+        logfile.split_log(data, "log.csv")
+    log = logfile.split_log(data, "log.csv", allow_empty=True)
+    assert log.header == ["a", "b"] and log.body == data[4:]
+
+
+@pytest.mark.parametrize("lines, separator", [
+    ([b"a, b", b"1, 2"], ", "),
+    ([b"a, b", b"1,2"], ","),  # not every comma followed by a space
+    ([b"a,  b", b"1,  2"], ","),  # two spaces: not one
+    ([b"a", b"1"], ","),  # no comma at all
+])
+def test_the_separator_is_comma_space_only_when_every_comma_has_one_space(lines, separator):
+    assert logfile._detect_separator(lines) == separator
+
+
+@pytest.mark.parametrize("body, expected", [
+    (b"1,   2, 3\n", b"1,2,3\n"),
+    (b", 1, 2\n", b",1,2\n"),  # a separator at the very start
+    (b'1, "a, b",  "c"", d", 2\n', b'1,"a, b","c"", d",2\n'),  # quoted values kept
+    (b'"x",y\n', b'"x",y\n'),
+])
+def test_spaces_after_separators_go_but_not_inside_quoted_values(body, expected):
+    assert logfile._drop_spaces_after_commas(body) == expected
+
+
+@pytest.mark.parametrize("data, line", [(b"\x00a\nb\n", 1), (b"a\nb\x00\nc\x00\n", 2)])
+def test_a_nul_byte_is_reported_on_the_line_of_the_first(data, line):
+    with pytest.raises(InputError, match="NUL byte") as info:
+        logfile.check_text(data, "log.csv")
+    assert info.value.line == line
+
+
+def test_a_header_that_is_not_utf8_is_reported_on_line_1():
+    with pytest.raises(InputError, match="byte 0xe9") as info:
+        logfile.split_log(b"a\xe9,b\n1,2\n", "log.csv")
+    assert info.value.line == 1
+
+
+@pytest.mark.parametrize("data", [b"a,b\r1,2\r3,4\r", b"\ra,b\n1,2\n",
+                                  b"a," + b"b" * 200_000 + b"\n1,2\n"])
+def test_a_header_csv_cannot_read_is_an_input_error_on_line_1(data):
+    """A bare carriage return (classic Mac line ends: the whole file is line 1) or a field
+    over the csv module's limit: a located InputError, not csv's own exception."""
+    with pytest.raises(InputError) as info:
+        logfile.split_log(data, "log.csv")
+    assert str(info.value).startswith("log.csv:1: header is not a CSV line: ")
+    assert str(info.value).endswith(" (expected a header row ending in LF or CR LF)")
+    assert info.value.line == 1

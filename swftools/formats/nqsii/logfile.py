@@ -110,7 +110,11 @@ def split_log(data: bytes, path: str, allow_empty: bool = False) -> RawLog:
     line_ending = "\r\n" if header_line.endswith(b"\r") else "\n"
     check_utf8(header_line, path)
     header_text = header_line.decode("utf-8").rstrip("\r")
-    header = next(csv.reader([header_text], skipinitialspace=True), [])
+    try:
+        header = next(csv.reader([header_text], skipinitialspace=True), [])
+    except csv.Error as exc:  # a bare carriage return (classic Mac line ends), a huge field
+        raise InputError(path, f"header is not a CSV line: {exc}", line=1,
+                         expected="a header row ending in LF or CR LF") from None
     body = b"" if end < 0 else data[end + 1:]
     if not re.search(rb"\S", body) and not allow_empty:
         raise InputError(path, NO_JOB_ROWS, line=1, expected=NO_JOB_ROWS_EXPECTED)
