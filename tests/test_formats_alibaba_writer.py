@@ -194,3 +194,16 @@ def test_layout_of_an_openb_table_gives_names_resources_and_sharing():
     assert pods.creation_time == [0, 50, None, 30]
     assert losses[0] == ("1 pod without CPU and memory requests in the table (cpu_milli, "
                          "memory_mib written as 0)")
+
+
+def test_site_inventory_describes_the_site():
+    # three nodes of 2 GPUs, models V100, none, T4: CPU and memory unknown (0), the unnamed
+    # model written as 'unknown'; the inventory names the site as its source
+    site = Site(name="s3", time_zone="UTC", gpus_per_node=2, capacity_since=(0,),
+                capacity_nodes=(3,), queues=(), gpu_model_of_node=("V100", "", "T4"))
+    inv = W.site_inventory(site)
+    assert inv["file"] == "site s3"
+    assert (inv["nodes"], inv["gpu_nodes"], inv["gpus"], inv["cpu_milli"], inv["memory_mib"],
+            inv["largest_node_gpus"]) == (3, 3, 6, 0, 0, 2)
+    assert inv["models"] == {"T4": {"nodes": 1, "gpus": 2}, "V100": {"nodes": 1, "gpus": 2},
+                             "unknown": {"nodes": 1, "gpus": 2}}
