@@ -97,7 +97,9 @@ def test_foreign_jobs_become_pods_cell_by_cell(tmp_path_factory, cols):
     (None, [], default_origin()), (None, [default_origin()], default_origin()),
     (None, [default_origin() - 1, default_origin() + 9], default_origin() - 1),
     (500, [500, 900], 500), (500, [499, 900], 499), (500, [], 500),
-    (2 * default_origin(), [default_origin(), 5 * default_origin()], default_origin())])
+    (2 * default_origin(), [default_origin(), 5 * default_origin()], default_origin()),
+    # the earliest time at the table's own origin is not before it: the own origin stays
+    (2 * default_origin(), [2 * default_origin(), 3 * default_origin()], 2 * default_origin())])
 def test_time_origin(own, times, want):
     layout = {} if own is None else {"time_origin": own}
     assert W.time_origin(layout, times) == want
@@ -207,3 +209,14 @@ def test_site_inventory_describes_the_site():
             inv["largest_node_gpus"]) == (3, 3, 6, 0, 0, 2)
     assert inv["models"] == {"T4": {"nodes": 1, "gpus": 2}, "V100": {"nodes": 1, "gpus": 2},
                              "unknown": {"nodes": 1, "gpus": 2}}
+
+
+def test_no_node_list_and_no_site_is_refused_with_the_remedy(tmp_path):
+    # a table of another log with no site in its metadata: no cluster to describe
+    out = tmp_path / "x_pod_list_x.csv"
+    with pytest.raises(UsageError) as err:
+        W.write(_table(job_id=[1], gpus=[1], submit_time=[10]), out)
+    assert str(err.value) == (
+        "a pod list needs its cluster's node list: the table has none (it was not read from an "
+        "openb trace) and no site gives one; pass --site SITE (nothing written)")
+    assert list(tmp_path.iterdir()) == []
