@@ -177,8 +177,10 @@ def test_times_a_pod_list_cannot_hold_are_refused(tmp_path, submit, start, finis
 
 
 def test_repeated_job_ids_are_refused(tmp_path):
-    with pytest.raises(UsageError, match="job ids repeat"):
+    with pytest.raises(UsageError) as err:
         W.write(_table(job_id=[4, 4], gpus=[1, 1]), tmp_path / "r_pod_list_x.csv", site="aaic")
+    assert str(err.value) == ("job ids repeat: pod names are made from job ids, which must be "
+                              "unique (nothing written)")
     assert not list(tmp_path.iterdir())
 
 
