@@ -187,7 +187,9 @@ def test_repeated_job_ids_are_refused(tmp_path):
 def test_layout_of_an_openb_table_gives_names_resources_and_sharing():
     layout = {"pods": {"job_id": [5, 6], "cpu_milli": [1500, 2500], "memory_mib": [77, 88]},
               "names": {"prefix": "q-", "width": 2, "other": {"6": "special6"}},
-              "gpu_milli": {"5": 250, "9": 10}, "gpu_spec": {"6": "A|B"}, "time_origin": 100}
+              "gpu_milli": {"5": 250, "9": 10, "6": 300}, "gpu_spec": {"6": "A|B"},
+              "time_origin": 100}
+    # job 6 now has 2 GPUs: a share is of one GPU, so its pod is written with 1000 (whole GPUs)
     table = _table(job_id=[5, 6, 9, 123], gpus=[1, 2, 1, 0], cpus=[None, 3, None, 4],
                    submit_time=[100, 150, None, 130])
     pods, losses = W.from_table(table, layout)
