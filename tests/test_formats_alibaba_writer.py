@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 
 from swftools import table as jt
-from swftools.errors import UsageError, count
+from swftools.errors import InputError, UsageError, count
 from swftools.formats.alibaba import writer as W
 from swftools.formats.alibaba.schema import default_origin, phase_codes
 from swftools.site import Site
@@ -223,4 +223,14 @@ def test_no_node_list_and_no_site_is_refused_with_the_remedy(tmp_path):
     assert str(err.value) == (
         "a pod list needs its cluster's node list: the table has none (it was not read from an "
         "openb trace) and no site gives one; pass --site SITE (nothing written)")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_pod_list_its_own_reader_would_refuse_is_not_written(tmp_path):
+    # a negative GPU count: the written text is read back before anything is written, and the
+    # refusal names that text and its line (the header is line 1)
+    out = tmp_path / "q_pod_list_x.csv"
+    with pytest.raises(InputError) as err:
+        W.write(_table(job_id=[5], gpus=[-2]), out, site="aaic")
+    assert str(err.value).startswith("<written pod list>:2: num_gpu: ")
     assert list(tmp_path.iterdir()) == []
