@@ -234,3 +234,12 @@ def test_a_pod_list_its_own_reader_would_refuse_is_not_written(tmp_path):
         W.write(_table(job_id=[5], gpus=[-2]), out, site="aaic")
     assert str(err.value).startswith("<written pod list>:2: num_gpu: ")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_columns_the_pod_list_has_not_are_reported_with_their_known_values():
+    # user: two known values and a null; group: one known value
+    table = _table(job_id=[1, 2, 3], gpus=[1, 1, 1], user=["u", None, "v"],
+                   group=[None, "g", None])
+    _, losses = W.from_table(table, {})
+    assert "user: 2 known values dropped; the pod list has no such column" in losses
+    assert "group: 1 known value dropped; the pod list has no such column" in losses
