@@ -2026,3 +2026,17 @@ def wide_reservation_cases(draw, max_jobs: int = 8):
                           st.tuples(st.just("one"), st.integers(1, g))), label="head")
     candidate = st.tuples(st.booleans(), st.integers(1, 100), st.integers(0, 2**16))
     return g, timeline, jobs, head, draw(st.lists(candidate, max_size=4), label="candidates")
+
+
+@st.composite
+def silhouette_cases(draw, max_size: int = 12):
+    """For ``pal_classes.silhouette_1d``: ``(values, labels)``, 2 to ``max_size`` values on a
+    grid of quarters in 0..3 (repeats within and across clusters, so both distances of a point
+    can be 0) and cluster labels 0-3 (sparse ones too; singletons, clusters of three and more);
+    at least two clusters."""
+    n = draw(st.integers(2, max_size), label="size")
+    values = draw(st.lists(st.integers(0, 12).map(lambda q: q / 4), min_size=n, max_size=n),
+                  label="values")
+    labels = draw(st.lists(st.sampled_from((0, 1, 3)), min_size=n, max_size=n)
+                  .filter(lambda ls: len(set(ls)) > 1), label="labels")
+    return values, labels

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 
 from swftools import table as jt
-from swftools.errors import UsageError, count
+from swftools.errors import InputError, UsageError, count
 from swftools.formats.alibaba import writer as W
 from swftools.formats.alibaba.schema import default_origin, phase_codes
 from swftools.site import Site
@@ -97,7 +97,9 @@ def test_foreign_jobs_become_pods_cell_by_cell(tmp_path_factory, cols):
     (None, [], default_origin()), (None, [default_origin()], default_origin()),
     (None, [default_origin() - 1, default_origin() + 9], default_origin() - 1),
     (500, [500, 900], 500), (500, [499, 900], 499), (500, [], 500),
-    (2 * default_origin(), [default_origin(), 5 * default_origin()], default_origin())])
+    (2 * default_origin(), [default_origin(), 5 * default_origin()], default_origin()),
+    # the earliest time at the table's own origin is not before it: the own origin stays
+    (2 * default_origin(), [2 * default_origin(), 3 * default_origin()], 2 * default_origin())])
 def test_time_origin(own, times, want):
     layout = {} if own is None else {"time_origin": own}
     assert W.time_origin(layout, times) == want
@@ -175,15 +177,19 @@ def test_times_a_pod_list_cannot_hold_are_refused(tmp_path, submit, start, finis
 
 
 def test_repeated_job_ids_are_refused(tmp_path):
-    with pytest.raises(UsageError, match="job ids repeat"):
+    with pytest.raises(UsageError) as err:
         W.write(_table(job_id=[4, 4], gpus=[1, 1]), tmp_path / "r_pod_list_x.csv", site="aaic")
+    assert str(err.value) == ("job ids repeat: pod names are made from job ids, which must be "
+                              "unique (nothing written)")
     assert not list(tmp_path.iterdir())
 
 
 def test_layout_of_an_openb_table_gives_names_resources_and_sharing():
     layout = {"pods": {"job_id": [5, 6], "cpu_milli": [1500, 2500], "memory_mib": [77, 88]},
               "names": {"prefix": "q-", "width": 2, "other": {"6": "special6"}},
-              "gpu_milli": {"5": 250, "9": 10}, "gpu_spec": {"6": "A|B"}, "time_origin": 100}
+              "gpu_milli": {"5": 250, "9": 10, "6": 300}, "gpu_spec": {"6": "A|B"},
+              "time_origin": 100}
+    # job 6 now has 2 GPUs: a share is of one GPU, so its pod is written with 1000 (whole GPUs)
     table = _table(job_id=[5, 6, 9, 123], gpus=[1, 2, 1, 0], cpus=[None, 3, None, 4],
                    submit_time=[100, 150, None, 130])
     pods, losses = W.from_table(table, layout)
@@ -194,3 +200,46 @@ def test_layout_of_an_openb_table_gives_names_resources_and_sharing():
     assert pods.creation_time == [0, 50, None, 30]
     assert losses[0] == ("1 pod without CPU and memory requests in the table (cpu_milli, "
                          "memory_mib written as 0)")
+
+
+def test_site_inventory_describes_the_site():
+    # three nodes of 2 GPUs, models V100, none, T4: CPU and memory unknown (0), the unnamed
+    # model written as 'unknown'; the inventory names the site as its source
+    site = Site(name="s3", time_zone="UTC", gpus_per_node=2, capacity_since=(0,),
+                capacity_nodes=(3,), queues=(), gpu_model_of_node=("V100", "", "T4"))
+    inv = W.site_inventory(site)
+    assert inv["file"] == "site s3"
+    assert (inv["nodes"], inv["gpu_nodes"], inv["gpus"], inv["cpu_milli"], inv["memory_mib"],
+            inv["largest_node_gpus"]) == (3, 3, 6, 0, 0, 2)
+    assert inv["models"] == {"T4": {"nodes": 1, "gpus": 2}, "V100": {"nodes": 1, "gpus": 2},
+                             "unknown": {"nodes": 1, "gpus": 2}}
+
+
+def test_no_node_list_and_no_site_is_refused_with_the_remedy(tmp_path):
+    # a table of another log with no site in its metadata: no cluster to describe
+    out = tmp_path / "x_pod_list_x.csv"
+    with pytest.raises(UsageError) as err:
+        W.write(_table(job_id=[1], gpus=[1], submit_time=[10]), out)
+    assert str(err.value) == (
+        "a pod list needs its cluster's node list: the table has none (it was not read from an "
+        "openb trace) and no site gives one; pass --site SITE (nothing written)")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_pod_list_its_own_reader_would_refuse_is_not_written(tmp_path):
+    # a negative GPU count: the written text is read back before anything is written, and the
+    # refusal names that text and its line (the header is line 1)
+    out = tmp_path / "q_pod_list_x.csv"
+    with pytest.raises(InputError) as err:
+        W.write(_table(job_id=[5], gpus=[-2]), out, site="aaic")
+    assert str(err.value).startswith("<written pod list>:2: num_gpu: ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_columns_the_pod_list_has_not_are_reported_with_their_known_values():
+    # user: two known values and a null; group: one known value
+    table = _table(job_id=[1, 2, 3], gpus=[1, 1, 1], user=["u", None, "v"],
+                   group=[None, "g", None])
+    _, losses = W.from_table(table, {})
+    assert "user: 2 known values dropped; the pod list has no such column" in losses
+    assert "group: 1 known value dropped; the pod list has no such column" in losses
