@@ -9,6 +9,7 @@ import pytest
 
 from swftools.errors import InputError
 from swftools.formats import slurm
+from swftools.formats.skipping import skipped_lines
 from swftools.formats.sacct_command import RECOMMENDED_COMMAND
 from swftools.metadata import TableMetadata
 
@@ -83,3 +84,214 @@ def test_an_allowed_empty_file_has_the_metadata_of_a_read(tmp_path):
     assert meta.extra == {"slurm": {"header": []}}
     utc = TableMetadata.from_table(slurm.read(path, allow_empty=True, tz="UTC"))
     assert (utc.site, utc.time_zone) == (None, "UTC")
+
+
+# ------------------------------------------------------------------ hand-worked reads (issue 30)
+# Each file below is small and its expected table is worked out by hand from the sacct rules
+# the module docstring and docs/formats/slurm-pbs.md state (End - Start, steps filling empty
+# cells, JobIDRaw/JobID identity, the state table), never from a previous read.
+
+T0 = "2023-01-01T00:00:00"
+T1 = "2023-01-01T00:01:00"
+T2 = "2023-01-01T00:02:00"
+BASE = {"JobID": "5", "Submit": T0, "Start": T1, "End": T2, "State": "COMPLETED"}
+
+
+def _sacct(tmp_path: Path, names: list[str], *rows: dict, name: str = "jobs.sacct",
+           eol: str = "\n") -> Path:
+    """A --parsable2 file with header ``names``; each row: BASE's cells updated by the dict
+    (a step line: give its JobID; cells not named are empty)."""
+    lines = ["|".join(names)]
+    for row in rows:
+        cells = {**BASE, **row} if "." not in row.get("JobID", "") else dict(row)
+        lines.append("|".join(str(cells.get(n, "")) for n in names))
+    path = tmp_path / name
+    path.write_bytes((eol.join(lines) + eol).encode("utf-8", "surrogateescape"))
+    return path
+
+
+def _col(table, name: str) -> list:
+    return table.column(name).to_pylist()
+
+
+def _slurm_meta(table) -> dict:
+    return TableMetadata.from_table(table).extra["slurm"]
+
+
+NAMES = ["JobID", "Submit", "Start", "End", "State"]
+
+
+def test_elapsed_and_account_are_not_read_when_elapsedraw_and_group_say_it(tmp_path):
+    """The unused column of a pair is not read, so its cells are not checked: a bad Elapsed
+    beside ElapsedRaw, a control character in Account beside Group, even given twice."""
+    names = [*NAMES, "Elapsed", "ElapsedRaw", "Account", "Group", "Elapsed", "Account"]
+    row = {"Elapsed": "soon", "ElapsedRaw": "90", "Account": "a\x01", "Group": "grp"}
+    table = slurm.read(_sacct(tmp_path, names, row))
+    assert _col(table, "walltime_s") == [60]  # End - Start
+    assert _col(table, "recorded_walltime_s") == [90]  # ElapsedRaw, which differs
+    assert _col(table, "group") == ["grp"]
+    alone = slurm.read(_sacct(tmp_path, [*NAMES, "Account", "Elapsed"],
+                              {"Account": "acct", "Elapsed": "1-00:00:00"}, name="b.sacct"))
+    assert _col(alone, "group") == ["acct"]
+    assert _col(alone, "recorded_walltime_s") == [86400]  # 1-00:00:00 is a day
+    with pytest.raises(InputError) as err:
+        slurm.read(_sacct(tmp_path, [*NAMES, "Elapsed"], {"Elapsed": "soon"}, name="c.sacct"))
+    assert (err.value.line, err.value.value) == (2, "soon")
+    assert "'Elapsed'" in err.value.field
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+def test_blank_lines_of_any_line_break_are_left_out_and_counted(tmp_path, eol):
+    row = "|".join(BASE.values())
+    lines = ["|".join(NAMES), row, "", row.replace("5", "6", 1), "",
+             row.replace("5", "7", 1).replace(T2, "Unknown").replace("COMPLETED", "RUNNING"),
+             row.replace("5", "8", 1).replace(T2, "x")]
+    path = tmp_path / "jobs.sacct"
+    path.write_text(eol.join(lines) + eol, newline="")
+    with pytest.raises(InputError) as err:  # the blank lines 3 and 5 still count
+        slurm.read(path)
+    assert (err.value.line, err.value.value) == (7, "x")
+    path.write_text(eol.join(lines).replace("|x|", f"|{T2}|") + eol, newline="")
+    table = slurm.read(path)
+    assert _col(table, "job_id") == [5, 6, 8]
+    assert _slurm_meta(table)["jobs"] == 3 and _slurm_meta(table)["unfinished"] == {"RUNNING": 1}
+
+
+def test_a_header_with_only_line_breaks_after_it_has_no_job_rows(tmp_path):
+    for tail in (b"\r\n\r\n", b"\n\n\n", b"\r"):
+        path = tmp_path / "jobs.sacct"
+        path.write_bytes("|".join(NAMES).encode() + b"\n" + tail)
+        with pytest.raises(InputError) as err:
+            slurm.read(path)
+        assert err.value.message == "no job rows: the file holds only a header"
+        assert err.value.expected == ("one job per line after the header, or --allow-empty for "
+                                      "an empty trace")
+        table = slurm.read(path, allow_empty=True)
+        assert table.num_rows == 0 and _slurm_meta(table)["jobs"] == 0
+    path.write_bytes("|".join(NAMES).encode() + b"\n\n \n")  # a space is data: a bad line
+    with pytest.raises(InputError) as err:
+        slurm.read(path)
+    assert (err.value.line, err.value.field) == (3, "line")
+
+
+def test_a_field_after_the_last_column_of_a_parsable_file(tmp_path):
+    path = tmp_path / "jobs.sacct"
+    row = "|".join(BASE.values())
+    path.write_text("|".join(NAMES) + "|\n" + row + "|\n" + row.replace("5", "6", 1) + "|x\n")
+    with pytest.raises(InputError) as err:
+        slurm.read(path)
+    e = err.value
+    assert (e.line, e.field, e.value) == (3, "line", "x")
+    assert e.message == "a field after the last column: x"
+    assert e.expected == "lines ending with '|' (sacct --parsable), as the first"
+    table = slurm.read(path, skip_bad_lines=True)
+    assert _col(table, "job_id") == [5]
+    assert _slurm_meta(table)["header"] == NAMES  # the final '|' names no column
+
+
+def test_invalid_utf8_in_a_step_line_is_found_and_unread_columns_are_not_checked(tmp_path):
+    names = [*NAMES, "Comment", "NodeList"]
+    bad_step = {"JobID": "5.batch", "NodeList": "n\udcff"}
+    with pytest.raises(InputError) as err:
+        slurm.read(_sacct(tmp_path, names, {"NodeList": "n1"}, bad_step))
+    assert err.value.message == ("cannot read as sacct --parsable2 output: invalid UTF-8 in "
+                                 "column #6 ('NodeList')")
+    table = slurm.read(_sacct(tmp_path, names, {"Comment": "\udcff", "NodeList": "n1"},
+                              {"JobID": "5.batch", "Comment": "\udcfe"}, name="b.sacct"))
+    assert _col(table, "nodes") == [1]  # Comment is no column swftools reads
+
+
+@pytest.mark.parametrize("job_first", [True, False])
+def test_the_first_bad_job_id_is_reported_whether_on_a_job_or_a_step_line(tmp_path, job_first):
+    rows = [{}, {"JobID": "5.batch"}, {"JobID": "6"}, {"JobID": "6.b@d"}, {"JobID": "7x"}]
+    if not job_first:
+        rows = [{}, {"JobID": "5.b@d"}, {"JobID": "6"}, {"JobID": "6.0"}, {"JobID": "7x"}]
+    rows.insert(1 if job_first else 4, {"JobID": "x7"} if job_first else {})
+    with pytest.raises(InputError) as err:
+        slurm.read(_sacct(tmp_path, NAMES, *rows))
+    want = (3, "x7") if job_first else (3, "5.b@d")
+    assert (err.value.line, err.value.value) == want
+    assert err.value.message == f"{want[1]!r} is not valid here"
+    assert err.value.field == "field 'JobID' (job id)"
+    assert err.value.expected == "123, 123_4, 123+0, or a step 123.batch, 123.extern, 123.0"
+
+
+def test_bad_job_ids_of_job_and_step_lines_are_all_skipped(tmp_path):
+    path = _sacct(tmp_path, NAMES, {}, {"JobID": "x6"}, {"JobID": "5.b@d"}, {"JobID": "7"},
+                  {"JobID": "7.0"})
+    table = slurm.read(path, skip_bad_lines=True)
+    assert _col(table, "job_id") == [5, 7]
+    report = skipped_lines(table)
+    assert [(e["line"], e["value"]) for e in report] == [(3, "x6"), (4, "5.b@d")]
+    assert _slurm_meta(table)["steps"] == 1  # the bad step line is left out with the others
+
+
+def test_a_step_with_no_job_line_is_located_and_skipped(tmp_path):
+    path = _sacct(tmp_path, NAMES, {"JobID": "6.batch"}, {}, {"JobID": "5.0"}, {"JobID": "6"},
+                  {"JobID": "8.extern"}, {"JobID": "9"})
+    with pytest.raises(InputError) as err:
+        slurm.read(path)
+    e = err.value
+    assert (e.line, e.value, e.field) == (6, "8.extern", "field 'JobID' (job id)")
+    assert e.message == "'8.extern' is a step of a job with no job line"
+    assert e.expected == "each step after the line of its job"
+    table = slurm.read(path, skip_bad_lines=True)
+    assert _col(table, "job_id") == [5, 6, 9]
+    assert [entry["line"] for entry in skipped_lines(table)] == [6]
+
+
+def test_steps_fill_only_the_cells_their_job_line_leaves_empty_first_step_first(tmp_path):
+    names = [*NAMES, "NNodes", "NCPUS", "AllocTRES", "NodeList", "Partition"]
+    rows = [{"NNodes": "", "NCPUS": "", "AllocTRES": "", "NodeList": "", "Partition": ""},
+            {"JobID": "5.batch", "NCPUS": "", "NodeList": "", "Partition": "p"},
+            {"JobID": "5.extern", "NNodes": "3", "NCPUS": "6", "AllocTRES": "cpu=6,node=3",
+             "NodeList": "n[1-3]"},
+            {"JobID": "5.0", "NNodes": "9", "NCPUS": "9", "AllocTRES": "cpu=9", "NodeList": "m"},
+            {"JobID": "6", "NNodes": "1", "NCPUS": "2", "AllocTRES": "", "NodeList": "k1"},
+            {"JobID": "6.0", "NNodes": "4", "NCPUS": "8", "AllocTRES": "cpu=8,node=4",
+             "NodeList": "z[1-4]"},
+            {"JobID": "7", "NNodes": "", "NCPUS": "", "NodeList": ""}]
+    table = slurm.read(_sacct(tmp_path, names, *rows))
+    assert _col(table, "job_id") == [5, 6, 7]
+    assert _col(table, "nodes") == [3, 1, None]  # 6 keeps its own 1; 7 has no step
+    assert _col(table, "cpus") == [6, 2, None]
+    assert _col(table, "queue") == [None, None, None]  # Partition is not filled from steps
+    assert _slurm_meta(table)["steps"] == 4
+
+
+def test_job_ids_from_jobidraw_else_plain_jobids_else_numbered(tmp_path):
+    names = [*NAMES, "JobIDRaw"]
+    early = "2022-12-31T00:00:00"
+    raw = slurm.read(_sacct(tmp_path, names, {"JobID": "5_1", "JobIDRaw": "11"},
+                            {"JobID": "5_2", "JobIDRaw": "12"}))
+    assert (_col(raw, "job_id"), _col(raw, "source_job_id")) == ([11, 12], [None, None])
+    shared = slurm.read(_sacct(tmp_path, names, {"JobID": "5_1", "JobIDRaw": "5"},
+                               {"JobID": "5_2", "JobIDRaw": "5", "Submit": early},
+                               name="b.sacct"))
+    assert _col(shared, "job_id") == [2, 1]  # numbered in submit order
+    assert _col(shared, "source_job_id") == ["5_1", "5_2"]
+    plain = slurm.read(_sacct(tmp_path, NAMES, {"JobID": "40"}, {"JobID": "30"}, name="c.sacct"))
+    assert (_col(plain, "job_id"), _col(plain, "source_job_id")) == ([40, 30], [None, None])
+    again = slurm.read(_sacct(tmp_path, NAMES, {"JobID": "40"}, {"JobID": "40", "Submit": early},
+                              name="d.sacct"))  # sacct --duplicates
+    assert (_col(again, "job_id"), _col(again, "source_job_id")) == ([2, 1], ["40", "40"])
+    long = "1" * 19  # more than 18 digits: not read as a number
+    big = slurm.read(_sacct(tmp_path, NAMES, {"JobID": long}, name="e.sacct"))
+    assert (_col(big, "job_id"), _col(big, "source_job_id")) == ([1], [long])
+    arrays = slurm.read(_sacct(tmp_path, NAMES, {"JobID": "5_1"}, {"JobID": "5_2",
+                                                                    "Submit": early},
+                               name="f.sacct"))
+    assert (_col(arrays, "job_id"), _col(arrays, "source_job_id")) == ([2, 1], ["5_1", "5_2"])
+
+
+def test_a_column_given_under_two_names_must_agree(tmp_path):
+    path = _sacct(tmp_path, [*NAMES, "NNodes", "AllocNodes"], {"NNodes": "2", "AllocNodes": "2"},
+                  {"JobID": "6", "NNodes": "1", "AllocNodes": "3"})
+    with pytest.raises(InputError) as err:
+        slurm.read(path)
+    e = err.value
+    assert (e.line, e.value, e.field) == (3, "3", "field 'AllocNodes' (node count)")
+    assert e.message == "'3' differs from column 'NNodes' on the same line ('1')"
+    assert e.expected == ("a column given twice (or under two names) to hold the same value on "
+                          "every line")
+    assert _col(slurm.read(path, skip_bad_lines=True), "nodes") == [2]
