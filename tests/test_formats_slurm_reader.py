@@ -516,3 +516,33 @@ def test_only_unfinished_jobs_is_an_error_unless_allowed(tmp_path):
     assert table.num_rows == 0
     assert TableMetadata.from_table(table).unfinished_jobs == 1
     assert _slurm_meta(table)["unfinished"] == {"RUNNING": 1}
+
+
+def test_every_line_with_a_wrong_field_count_is_noted_in_one_pass(tmp_path, monkeypatch):
+    """While --skip-bad-lines collects, the field-count scan notes every such line at once
+    (the docstring of ``_field_count_errors``): one pass that notes them, one clean pass."""
+    from swftools.formats.slurm import reader
+
+    row = "|".join(BASE.values())
+    lines = ["|".join(NAMES), row, "6|x", row.replace("5", "7", 1) + "|y", "",
+             row.replace("5", "8", 1), "9"]
+    path = tmp_path / "jobs.sacct"
+    path.write_text("\n".join(lines) + "\n")
+    calls = []
+    real = reader._read_data
+    monkeypatch.setattr(reader, "_read_data", lambda *a, **k: calls.append(1) or real(*a, **k))
+    table = slurm.read(path, skip_bad_lines=True)
+    assert _col(table, "job_id") == [5, 8]
+    assert [(e["line"], e["value"]) for e in skipped_lines(table)] == [
+        (3, "6|x"), (4, lines[3]), (7, "9")]
+    assert len(calls) == 2
+
+
+def test_a_column_given_twice_is_filled_from_steps_in_both_places(tmp_path):
+    names = [*NAMES, "NCPUS", "NNodes", "NodeList", "AllocNodes"]
+    table = slurm.read(_sacct(tmp_path, names, {"NCPUS": "4", "NNodes": "", "NodeList": "",
+                                                "AllocNodes": ""},
+                              {"JobID": "5.0", "NCPUS": "1", "NNodes": "2", "NodeList": "a[1-2]",
+                               "AllocNodes": "2"}))
+    assert _col(table, "nodes") == [2]  # NNodes and its alias AllocNodes agree: 2
+    assert _col(table, "cpus") == [4]  # the job line's own, before an empty column is filled
