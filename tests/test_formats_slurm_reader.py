@@ -167,7 +167,8 @@ def test_a_header_with_only_line_breaks_after_it_has_no_job_rows(tmp_path):
         assert err.value.expected == ("one job per line after the header, or --allow-empty for "
                                       "an empty trace")
         table = slurm.read(path, allow_empty=True)
-        assert table.num_rows == 0 and _slurm_meta(table)["jobs"] == 0
+        assert table.num_rows == 0
+        assert (_slurm_meta(table)["jobs"], _slurm_meta(table)["steps"]) == (0, 0)
     path.write_bytes("|".join(NAMES).encode() + b"\n\n \n")  # a space is data: a bad line
     with pytest.raises(InputError) as err:
         slurm.read(path)
@@ -223,7 +224,15 @@ def test_bad_job_ids_of_job_and_step_lines_are_all_skipped(tmp_path):
     assert _col(table, "job_id") == [5, 7]
     report = skipped_lines(table)
     assert [(e["line"], e["value"]) for e in report] == [(3, "x6"), (4, "5.b@d")]
+    for e in report:
+        assert (e["field"], e["message"]) == ("field 'JobID' (job id)",
+                                              f"{e['value']!r} is not valid here")
+        assert e["expected"] == "123, 123_4, 123+0, or a step 123.batch, 123.extern, 123.0"
     assert _slurm_meta(table)["steps"] == 1  # the bad step line is left out with the others
+    path = _sacct(tmp_path, NAMES, {}, {"JobID": "5.0"}, {"JobID": "5.1"}, {"JobID": "5.b@d"},
+                  name="b.sacct")  # a bad step in the second half of the steps
+    table = slurm.read(path, skip_bad_lines=True)
+    assert [(e["line"], e["value"]) for e in skipped_lines(table)] == [(5, "5.b@d")]
 
 
 def test_a_step_with_no_job_line_is_located_and_skipped(tmp_path):
@@ -546,3 +555,51 @@ def test_a_column_given_twice_is_filled_from_steps_in_both_places(tmp_path):
                                "AllocNodes": "2"}))
     assert _col(table, "nodes") == [2]  # NNodes and its alias AllocNodes agree: 2
     assert _col(table, "cpus") == [4]  # the job line's own, before an empty column is filled
+
+
+def test_the_first_data_line_with_a_wrong_field_count_is_reported(tmp_path):
+    path = tmp_path / "jobs.sacct"
+    path.write_text("|".join(NAMES) + "\n5|x\n" + "|".join(BASE.values()) + "\n")
+    with pytest.raises(InputError) as err:
+        slurm.read(path)
+    assert (err.value.line, err.value.field, err.value.value) == (2, "line", "5|x")
+    assert err.value.message == "2 fields, the header names 5"
+    path.write_text("|".join(NAMES) + "\nXX\n")  # a line of X's is data, not a line break
+    with pytest.raises(InputError) as err:
+        slurm.read(path)
+    assert (err.value.line, err.value.value) == (2, "XX")
+    path.write_text("|".join(NAMES) + "\n" + "|".join(BASE.values()))  # no final line break
+    assert _col(slurm.read(path), "job_id") == [5]
+
+
+def test_checks_that_could_run_side_by_side_note_every_bad_line_in_one_pass(tmp_path, monkeypatch):
+    """While --skip-bad-lines collects, the column checks run one by one even for many job
+    lines (``_together``): each notes its bad lines, so one pass notes both, then a clean one."""
+    from swftools.formats.slurm import reader
+
+    monkeypatch.setattr(reader, "_THREADED_ROWS", 0)
+    monkeypatch.setattr(reader.kernels, "workers", lambda: 2)
+    names = [*NAMES, "NCPUS"]
+    path = _sacct(tmp_path, names, {"NCPUS": "1"}, {"JobID": "6", "Submit": "x", "NCPUS": "2"},
+                  {"JobID": "7", "NCPUS": "y"}, {"JobID": "8", "NCPUS": "3"})
+    calls = []
+    real = reader._read_data
+    monkeypatch.setattr(reader, "_read_data", lambda *a, **k: calls.append(1) or real(*a, **k))
+    table = slurm.read(path, skip_bad_lines=True)
+    assert (_col(table, "job_id"), _col(table, "cpus")) == ([5, 8], [1, 3])
+    assert [(e["line"], e["value"]) for e in skipped_lines(table)] == [(3, "x"), (4, "y")]
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("bad", ["x{}", "5.b@d{}"])
+def test_more_bad_job_ids_than_the_limit_name_the_file_and_the_last(tmp_path, bad):
+    """More than 1000 bad lines stop --skip-bad-lines; the message names the last one in full
+    (``file:line: field: ...``), for job lines and step lines alike."""
+    rows = [{}] + [{"JobID": bad.format(k)} for k in range(1001)]
+    path = _sacct(tmp_path, NAMES, *rows)
+    with pytest.raises(InputError) as err:
+        slurm.read(path, skip_bad_lines=True)
+    last = bad.format(1000)
+    assert err.value.message == (
+        f"more than 1000 bad lines; the last: {path}:1003: field 'JobID' (job id): {last!r} is "
+        "not valid here (expected 123, 123_4, 123+0, or a step 123.batch, 123.extern, 123.0)")
