@@ -123,10 +123,14 @@ NAMES = ["JobID", "Submit", "Start", "End", "State"]
 
 def test_elapsed_and_account_are_not_read_when_elapsedraw_and_group_say_it(tmp_path):
     """The unused column of a pair is not read, so its cells are not checked: a bad Elapsed
-    beside ElapsedRaw, a control character in Account beside Group, even given twice."""
+    beside ElapsedRaw, a control character in Account beside Group, and when given twice,
+    not even whether the two agree."""
     names = [*NAMES, "Elapsed", "ElapsedRaw", "Account", "Group", "Elapsed", "Account"]
     row = {"Elapsed": "soon", "ElapsedRaw": "90", "Account": "a\x01", "Group": "grp"}
-    table = slurm.read(_sacct(tmp_path, names, row))
+    path = _sacct(tmp_path, names, row)
+    text = path.read_text().rstrip("\n")
+    path.write_text(text[:text.rindex("|soon|")] + "|later|b\n")  # the repeats differ
+    table = slurm.read(path)
     assert _col(table, "walltime_s") == [60]  # End - Start
     assert _col(table, "recorded_walltime_s") == [90]  # ElapsedRaw, which differs
     assert _col(table, "group") == ["grp"]
@@ -182,7 +186,7 @@ def test_a_field_after_the_last_column_of_a_parsable_file(tmp_path):
     with pytest.raises(InputError) as err:
         slurm.read(path)
     e = err.value
-    assert (e.line, e.field, e.value) == (3, "line", "x")
+    assert (e.path, e.line, e.field, e.value) == (str(path), 3, "line", "x")
     assert e.message == "a field after the last column: x"
     assert e.expected == "lines ending with '|' (sacct --parsable), as the first"
     table = slurm.read(path, skip_bad_lines=True)
@@ -217,7 +221,7 @@ def test_the_first_bad_job_id_is_reported_whether_on_a_job_or_a_step_line(tmp_pa
     assert err.value.expected == "123, 123_4, 123+0, or a step 123.batch, 123.extern, 123.0"
 
 
-def test_bad_job_ids_of_job_and_step_lines_are_all_skipped(tmp_path):
+def test_bad_job_ids_of_job_and_step_lines_are_all_skipped(tmp_path, monkeypatch):
     path = _sacct(tmp_path, NAMES, {}, {"JobID": "x6"}, {"JobID": "5.b@d"}, {"JobID": "7"},
                   {"JobID": "7.0"})
     table = slurm.read(path, skip_bad_lines=True)
@@ -229,10 +233,17 @@ def test_bad_job_ids_of_job_and_step_lines_are_all_skipped(tmp_path):
                                               f"{e['value']!r} is not valid here")
         assert e["expected"] == "123, 123_4, 123+0, or a step 123.batch, 123.extern, 123.0"
     assert _slurm_meta(table)["steps"] == 1  # the bad step line is left out with the others
+    # a bad step in the second half of the steps and a bad Submit: both noted in one pass
+    from swftools.formats.slurm import reader
+
     path = _sacct(tmp_path, NAMES, {}, {"JobID": "5.0"}, {"JobID": "5.1"}, {"JobID": "5.b@d"},
-                  name="b.sacct")  # a bad step in the second half of the steps
+                  {"JobID": "6", "Submit": "x"}, name="b.sacct")
+    calls = []
+    real = reader._read_data
+    monkeypatch.setattr(reader, "_read_data", lambda *a, **k: calls.append(1) or real(*a, **k))
     table = slurm.read(path, skip_bad_lines=True)
-    assert [(e["line"], e["value"]) for e in skipped_lines(table)] == [(5, "5.b@d")]
+    assert [(e["line"], e["value"]) for e in skipped_lines(table)] == [(5, "5.b@d"), (6, "x")]
+    assert len(calls) == 2
 
 
 def test_a_step_with_no_job_line_is_located_and_skipped(tmp_path):
@@ -241,7 +252,8 @@ def test_a_step_with_no_job_line_is_located_and_skipped(tmp_path):
     with pytest.raises(InputError) as err:
         slurm.read(path)
     e = err.value
-    assert (e.line, e.value, e.field) == (6, "8.extern", "field 'JobID' (job id)")
+    assert (e.path, e.line, e.value, e.field) == (str(path), 6, "8.extern",
+                                                  "field 'JobID' (job id)")
     assert e.message == "'8.extern' is a step of a job with no job line"
     assert e.expected == "each step after the line of its job"
     table = slurm.read(path, skip_bad_lines=True)
@@ -548,13 +560,14 @@ def test_every_line_with_a_wrong_field_count_is_noted_in_one_pass(tmp_path, monk
 
 
 def test_a_column_given_twice_is_filled_from_steps_in_both_places(tmp_path):
-    names = [*NAMES, "NCPUS", "NNodes", "NodeList", "AllocNodes"]
+    names = [*NAMES, "NCPUS", "AllocTRES", "NNodes", "NodeList", "AllocNodes"]
     table = slurm.read(_sacct(tmp_path, names, {"NCPUS": "4", "NNodes": "", "NodeList": "",
                                                 "AllocNodes": ""},
                               {"JobID": "5.0", "NCPUS": "1", "NNodes": "2", "NodeList": "a[1-2]",
                                "AllocNodes": "2"}))
     assert _col(table, "nodes") == [2]  # NNodes and its alias AllocNodes agree: 2
-    assert _col(table, "cpus") == [4]  # the job line's own, before an empty column is filled
+    # NCPUS: the job line's own; AllocTRES: empty on every line, before the columns filled
+    assert _col(table, "cpus") == [4]
 
 
 def test_the_first_data_line_with_a_wrong_field_count_is_reported(tmp_path):
