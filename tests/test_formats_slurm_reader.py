@@ -216,6 +216,7 @@ def test_the_first_bad_job_id_is_reported_whether_on_a_job_or_a_step_line(tmp_pa
         slurm.read(_sacct(tmp_path, NAMES, *rows))
     want = (3, "x7") if job_first else (3, "5.b@d")
     assert (err.value.line, err.value.value) == want
+    assert err.value.path == str(tmp_path / "jobs.sacct")
     assert err.value.message == f"{want[1]!r} is not valid here"
     assert err.value.field == "field 'JobID' (job id)"
     assert err.value.expected == "123, 123_4, 123+0, or a step 123.batch, 123.extern, 123.0"
@@ -365,15 +366,15 @@ def test_gpus_cpus_nodes_and_memory_from_tres(tmp_path):
     rows = [{"ReqTRES": "cpu=8,gres/gpu=4,mem=16G,node=2", "AllocTRES": "cpu=8,gres/gpu=4,node=2"},
             {"JobID": "6", "ReqTRES": "cpu=2,mem=3000M,node=1", "AllocTRES": ""},
             {"JobID": "7", "ReqTRES": "cpu=4,gres/gpu:a100=1,gres/gpu:v100=2,mem=9M",
-             "AllocTRES": "cpu=4,gres/gpu=3,node=1"},
+             "AllocTRES": "cpu=4,gres/gpu=2,node=1"},
             {"JobID": "8", "ReqTRES": "", "AllocTRES": ""}]
     table = slurm.read(_sacct(tmp_path, names, *rows))
     assert TableMetadata.from_table(table).processor_unit == "gpu"
-    assert _col(table, "gpus") == [4, 0, 3, None]
+    assert _col(table, "gpus") == [4, 0, 2, None]  # allocated 2 of the 3 asked for
     assert _col(table, "requested_procs") == [4, 0, 3, None]
     assert _col(table, "cpus") == [8, 2, 4, None]
     assert _col(table, "nodes") == [2, None, 1, None]
-    assert _col(table, "gpus_per_node") == [2, None, 3, None]
+    assert _col(table, "gpus_per_node") == [2, None, 2, None]
     # 16G = 16 * 1024 * 1024 KiB over 4 GPUs; 0 GPUs divide nothing; 9M over 3 GPUs = 3 MiB
     assert _col(table, "requested_memory_kb") == [4 * 1024 * 1024, None, 3 * 1024, None]
 
@@ -432,6 +433,10 @@ def test_alloc_gres_before_req_gres(tmp_path):
     with pytest.raises(InputError) as err:
         slurm.read(_sacct(tmp_path, names, {"AllocGRES": "gpu:x:y:z"}, name="b.sacct"))
     assert err.value.field == "field 'AllocGRES' (allocated GRES)"
+    for one in ("ReqGRES", "AllocGRES"):  # one GRES column: its empty cells are 0 GPUs too
+        table = slurm.read(_sacct(tmp_path, [*NAMES, one], {one: "gpu:2"}, {"JobID": "6"},
+                                  name="c.sacct"))
+        assert _col(table, "gpus") == [2, 0]
 
 
 def test_node_counts_from_nnodes_else_counted_in_nodelist(tmp_path):
@@ -469,6 +474,10 @@ def test_times_waits_walltimes_and_limits(tmp_path):
     assert _col(table, "recorded_walltime_s") == [None, 100, None]
     assert _col(table, "requested_walltime_s") == [86400, None, 300]
     assert _slurm_meta(table)["walltime_largest_difference_s"] == 20
+    with pytest.raises(InputError) as err:  # a job that ended was submitted: Submit is known
+        slurm.read(_sacct(tmp_path, names, {**rows[0], "Submit": "Unknown"}, name="c.sacct"))
+    assert (err.value.line, err.value.message) == (2, "'Unknown' is unknown")
+    assert err.value.expected == "YYYY-MM-DDTHH:MM:SS (local time)"
     for cells, field in (({"Eligible": "soon"}, "Eligible"), ({"ExitCode": "0"}, "ExitCode"),
                          ({"Timelimit": "later"}, "Timelimit")):
         with pytest.raises(InputError) as err:
@@ -519,10 +528,15 @@ def test_the_metadata_of_a_read(tmp_path):
     assert _col(table, "start_time") == [1672498860]
     headerless = tmp_path / "noheader.sacct"
     headerless.write_text(path.read_text().split("\n", 1)[1])
-    other = TableMetadata.from_table(slurm.read(headerless, columns=",".join(names), tz="UTC"))
-    assert (other.site, other.time_zone) == (None, "UTC")
+    paris = slurm.read(headerless, columns=",".join(names), tz="Europe/Paris", site="aaic")
+    other = TableMetadata.from_table(paris)
+    assert (other.site, other.time_zone) == ("aaic", "Europe/Paris")  # tz before the site's
+    assert _col(paris, "start_time") == [1672527660]  # 00:01 in Paris (UTC+1): 23:01 UTC
     assert other.extra["slurm"]["columns_from"] == "--columns"
     assert other.extra["slurm"]["header"] == names
+    commas = tmp_path / "commas.sacct"
+    commas.write_text(path.read_text().replace("|", ","))
+    assert _col(slurm.read(commas, delimiter=",", tz="UTC"), "job_id") == [5]
 
 
 def test_only_unfinished_jobs_is_an_error_unless_allowed(tmp_path):
@@ -613,6 +627,34 @@ def test_more_bad_job_ids_than_the_limit_name_the_file_and_the_last(tmp_path, ba
     with pytest.raises(InputError) as err:
         slurm.read(path, skip_bad_lines=True)
     last = bad.format(1000)
+    assert err.value.path == str(path)
     assert err.value.message == (
         f"more than 1000 bad lines; the last: {path}:1003: field 'JobID' (job id): {last!r} is "
         "not valid here (expected 123, 123_4, 123+0, or a step 123.batch, 123.extern, 123.0)")
+
+
+def test_a_read_without_zone_says_once_which_file_was_taken_as_utc(tmp_path):
+    from swftools.formats.localtime import AssumedTimeZoneWarning
+
+    path = _sacct(tmp_path, NAMES, {})
+    with pytest.warns(AssumedTimeZoneWarning) as caught:
+        table = slurm.read(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: times have no zone; taken as UTC (use --tz ZONE)"]
+    assert _col(table, "start_time") == [1672531260]  # 2023-01-01T00:01:00 UTC
+
+
+def test_steps_away_from_their_job_in_a_file_read_in_parts(tmp_path, monkeypatch):
+    """Read in parts, the job ids come in chunks: a step far from its job line is still
+    matched to it, and a step of no job is still found."""
+    from swftools.formats.slurm import kernels
+
+    monkeypatch.setattr(kernels, "_MIN_PART_BYTES", 1)
+    monkeypatch.setattr(kernels, "workers", lambda: 3)
+    rows = [{"JobID": "5.0"}, {"JobID": "6"}, {}, {"JobID": "7"}, {"JobID": "6.batch"},
+            {"JobID": "7.0"}]
+    table = slurm.read(_sacct(tmp_path, NAMES, *rows))
+    assert _col(table, "job_id") == [6, 5, 7] and _slurm_meta(table)["steps"] == 3
+    with pytest.raises(InputError) as err:
+        slurm.read(_sacct(tmp_path, NAMES, *rows, {"JobID": "9.0"}, name="b.sacct"))
+    assert (err.value.line, err.value.value) == (8, "9.0")
