@@ -467,12 +467,13 @@ def test_times_waits_walltimes_and_limits(tmp_path):
              "ExitCode": "1:9"},
             {"JobID": "7", "State": "CANCELLED", "Start": "Unknown", "ElapsedRaw": "0",
              "Eligible": "None", "ExitCode": "0:15",
-             "Timelimit": "05:00"}]
+             "Timelimit": "05:00"},
+            {"JobID": "8", "Submit": T1, "ElapsedRaw": "60", "Eligible": T1, "ExitCode": "0:0"}]
     table = slurm.read(_sacct(tmp_path, names, *rows))
-    assert _col(table, "wait_s") == [60, None, None]
-    assert _col(table, "walltime_s") == [60, 120, None]
-    assert _col(table, "recorded_walltime_s") == [None, 100, None]
-    assert _col(table, "requested_walltime_s") == [86400, None, 300]
+    assert _col(table, "wait_s") == [60, None, None, 0]  # started the second it was submitted
+    assert _col(table, "walltime_s") == [60, 120, None, 60]
+    assert _col(table, "recorded_walltime_s") == [None, 100, None, None]
+    assert _col(table, "requested_walltime_s") == [86400, None, 300, None]
     assert _slurm_meta(table)["walltime_largest_difference_s"] == 20
     with pytest.raises(InputError) as err:  # a job that ended was submitted: Submit is known
         slurm.read(_sacct(tmp_path, names, {**rows[0], "Submit": "Unknown"}, name="c.sacct"))
@@ -490,7 +491,7 @@ def test_an_end_before_the_start_is_located(tmp_path):
     with pytest.raises(InputError) as err:
         slurm.read(path)
     e = err.value
-    assert (e.line, e.value, e.field) == (3, T0, "field 'End' (end time)")
+    assert (e.path, e.line, e.value, e.field) == (str(path), 3, T0, "field 'End' (end time)")
     assert e.message == f"{T0!r} is before the start time {T1!r}"
     assert e.expected == "an end time at or after the start time"
     assert _col(slurm.read(path, skip_bad_lines=True), "job_id") == [5]
@@ -507,6 +508,9 @@ def test_names_are_null_when_empty_and_refused_with_control_characters(tmp_path)
         slurm.read(_sacct(tmp_path, names, {"User": "a\x07b"}, name="b.sacct"))
     assert (err.value.line, err.value.value, err.value.field) == (2, "a\x07b",
                                                                   "field 'User' (user)")
+    assert err.value.message == "'a\\x07b' holds a control character"
+    assert err.value.expected == ("a name without control characters: no NUL, tab, line break, "
+                                  "escape, DEL or other character of Unicode category Cc")
 
 
 def test_the_metadata_of_a_read(tmp_path):
@@ -595,6 +599,11 @@ def test_the_first_data_line_with_a_wrong_field_count_is_reported(tmp_path):
     with pytest.raises(InputError) as err:
         slurm.read(path)
     assert (err.value.line, err.value.value) == (2, "XX")
+    path.write_text("JobID|Submit|Start|End\n")  # a header without State
+    with pytest.raises(InputError) as err:
+        slurm.read(path)
+    assert (err.value.path, err.value.line, err.value.message) == (
+        str(path), 1, "missing sacct column State")
     path.write_text("|".join(NAMES) + "\n" + "|".join(BASE.values()))  # no final line break
     assert _col(slurm.read(path), "job_id") == [5]
 
