@@ -428,3 +428,17 @@ def test_even_ties_and_one_node_models():
     state = _state([FREE] * 4)
     p.start(state, None)
     assert _where(p.choose(state, 0, 2, 2)) == ([0, 1], [0, 1])
+
+
+def test_priority_takes_the_median_of_the_gains_as_given():
+    # float32 gains 1 + 2**-23 and 1 + 2**-22: their median is the midpoint 1 + 1.5 * 2**-23, and
+    # job 1 is above it (fastest node and GPU), job 0 not (slowest). A median rounded to float32
+    # (half to even: 1 + 2**-22) would put job 1 on the slow side too
+    import numpy as np
+
+    gains = np.array([1 + 2.0 ** -23, 1 + 2.0 ** -22], dtype=np.float32)
+    p = make_placement("priority", _machine(), gains)
+    state = _state([FREE] * 4)
+    p.start(state, None)
+    assert _where(p.choose(state, 1, *ONE_GPU)) == ([2], [0])
+    assert _where(p.choose(state, 0, *ONE_GPU)) == ([0], [1])
