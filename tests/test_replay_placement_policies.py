@@ -442,3 +442,13 @@ def test_priority_takes_the_median_of_the_gains_as_given():
     p.start(state, None)
     assert _where(p.choose(state, 1, *ONE_GPU)) == ([2], [0])
     assert _where(p.choose(state, 0, *ONE_GPU)) == ([0], [1])
+
+
+def test_even_ties_exactly_on_shares_of_different_sizes():
+    # 5 GPUs per node, GPUs 0-2 free everywhere; model 0 is node 0 alone (3 of 5 GPUs free),
+    # model 1 nodes 1-7 (21 of 35): both shares are 3/5, a tie the lower model index wins. (The
+    # shares computed as free / (nodes / 5) would be 15 and 15.000000000000002: model 1)
+    p = make_placement("even", _machine(model=(0,) + (1,) * 7, g=5), None)
+    state = _state([[True] * 3 + [False] * 2] * 8)
+    p.start(state, None)
+    assert _where(p.choose(state, 0, *ONE_GPU), n=8, g=5) == ([0], [0])
