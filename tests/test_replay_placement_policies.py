@@ -452,3 +452,13 @@ def test_even_ties_exactly_on_shares_of_different_sizes():
     state = _state([[True] * 3 + [False] * 2] * 8)
     p.start(state, None)
     assert _where(p.choose(state, 0, *ONE_GPU), n=8, g=5) == ([0], [0])
+
+
+def test_random_multi_node_jobs_draw_whole_free_nodes_only():
+    # nodes 1 and 3 are the whole free ones: every draw of two nodes is those two, all their
+    # GPUs, even when the job's GPUs per node would fit the half-free nodes 0 and 2
+    p = make_placement("random", _machine(), None, seed=5)
+    state = _state([GPU0, FREE, GPU0, FREE], gen=None)
+    p.start(state, None)
+    assert {tuple(map(tuple, _where(p.choose(state, 0, 2, 1)))) for _ in range(20)} == {
+        ((1, 3), (0, 1))}
