@@ -308,3 +308,100 @@ def test_gather_copies_the_wanted_cells_of_the_given_lines(monkeypatch, workers)
     assert all(a.type == pa.string() for a in out)
     assert [a.to_pylist() for a in kernels.gather(data, begins[[]], np.array([0, -1, -1, 1]))] \
         == [[], []]
+
+
+@pytest.mark.parametrize("text,begin,width,id_pos,expected", [
+    (b"h0|h1\na|7\na|7.batch\n", 10, 2, 1, (8, 1)),  # the JobID after a cell: "a|" before it
+    (b"h0|h1\n7.batch|b\n", 6, 2, 0, (-1, 0)),      # the header is no job line
+    (b"\n7|a\n", 1, 2, 0, (-1, 0)),                 # an empty header: no line before the part
+    (b"\n\n.0\n", 2, 1, 0, (1, 0)),                 # one field: an empty line is the job ""
+    (b"h0|h1\n7|a\n" + b"".join(b"7.%d|s\n" % j for j in range(63)), None, 2, 0, (6, 1)),
+    (b"h0|h1\n7|a\n" + b"".join(b"7.%d|s\n" % j for j in range(64)), None, 2, 0, (-1, 0)),
+])
+def test_the_job_before_a_part_by_hand(text, begin, width, id_pos, expected):
+    """(start, length) of the JobID of the job line before ``begin``, worked by hand: found
+    after the cells before it, never in the header line, and at most 64 lines back (a part's
+    look-back is bounded; past it the part starts knowing no job)."""
+    begin = len(text) if begin is None else begin
+    assert kernels._previous_job_id(text, begin, width, id_pos) == expected
+
+
+def test_the_whole_scan_reads_an_empty_line_of_one_field_as_the_job_before_its_step():
+    """The case above where the look-back finds the empty JobID: the whole scan agrees."""
+    found = kernels.scan(b"\n\n.0\n", 1, 1, 0, np.arange(1))
+    assert found.job_row.tolist() == [0] and found.step_row.tolist() == [1]
+    assert found.step_after_job.tolist() == [True]
+
+
+def test_the_text_is_cut_in_one_part_per_min_part_bytes_at_line_breaks(monkeypatch):
+    """With 8 cores and parts of at least 10 bytes, the 26 bytes after the header are 2 parts,
+    cut at the first line break from the middle (byte 6 + 13 = 19: the end of ``4|d``); the
+    step starting part 2 still knows its job, the line before the part."""
+    monkeypatch.setattr(kernels, "_MIN_PART_BYTES", 10)
+    monkeypatch.setattr(kernels, "workers", lambda: 8)
+    data = b"h0|h1\n1|a\n2|b\n3|c\n4|d\n4.0|e\n6|f\n"
+    found = kernels.scan(data, 6, 2, 0, np.arange(2))
+    assert [c.to_pylist() for c in found.cells[1].chunks] == [["a", "b", "c", "d"], ["f"]]
+    assert [c.to_pylist() for c in found.step_ids.chunks] == [[], ["4.0"]]
+    assert found.job_row.tolist() == [0, 1, 2, 3, 5] and found.step_row.tolist() == [4]
+    assert found.step_after_job.tolist() == [True]
+    # 37 bytes: 3 parts asked for, but both cuts fall in the long last line: one part
+    data = b"h0|h1\n1|a\n2|" + b"x" * 30 + b"\n"
+    found = kernels.scan(data, 6, 2, 0, np.arange(2))
+    assert isinstance(found.cells[1], pa.Array) and isinstance(found.step_ids, pa.Array)
+    assert found.cells[1].to_pylist() == ["a", "x" * 30]
+
+
+@pytest.mark.parametrize("room", [(1, 1), (4, 1), (1, 4)])
+def test_a_buffer_grows_only_when_it_is_full(monkeypatch, room):
+    """With the limit lowered to 4 bytes, a column of 2 bytes and step ids of 3 bytes fit
+    whatever room they start with, however often the row outputs grow (200 job lines from
+    room for one): a buffer grown again for another output would be refused at the limit."""
+    monkeypatch.setattr(kernels, "_MAX_CELL_BYTES", 4)
+    monkeypatch.setattr(kernels, "_MIN_GUESS", 1)
+    monkeypatch.setattr(kernels, "_cell_capacity", lambda *_: room)
+    data = b"h0|h1\n1|ab\n1.0|\n" + b"".join(b"%d|\n" % j for j in range(2, 200))
+    found = kernels.scan(data, 6, 2, 0, np.array([-1, 0]))
+    assert found.bad_row == -1 and found.rows == 200
+    assert found.job_row.tolist() == [0, *range(2, 200)]
+    assert found.cells[0].to_pylist() == ["ab"] + [""] * 198
+    assert found.step_ids.to_pylist() == ["1.0"] and found.step_after_job.tolist() == [True]
+
+
+def test_scan_and_gather_take_int32_positions_and_columns():
+    """``want`` and ``starts`` as int32 arrays (converted for the kernels): the same cells."""
+    data = b"h0|h1\n1|a\n1.0|b\n2|c\n"
+    found = kernels.scan(data, 6, 2, 0, np.array([1, 0], np.int32))
+    assert [c.to_pylist() for c in found.cells] == [["a", "c"], ["1", "2"]]
+    out = kernels.gather(data, np.array([16, 6], np.int32), np.array([1, 0], np.int32))
+    assert [a.to_pylist() for a in out] == [["c", "a"], ["2", "1"]]
+
+
+@pytest.mark.parametrize("want", [[-1, 0, -1], [2, 0, 1]])
+def test_gather_of_one_and_three_columns_of_long_cells_in_threads(monkeypatch, want):
+    """20 lines of cells of 40-60 bytes (each column past 61 bytes: still ``string``), in
+    spans of at least 3 rows on 8 cores (6 threads): the cells of the lines split in Python."""
+    monkeypatch.setattr(kernels, "_MIN_ROWS_PER_THREAD", 3)
+    monkeypatch.setattr(kernels, "workers", lambda: 8)
+    lines = [b"%d%s|%s|%s\n" % (j, b"i" * 40, b"u%02d" % j * 15, b"n" * (j + 40))
+             for j in range(20)]
+    data = b"".join(lines)
+    begins = np.cumsum([0] + [len(line) for line in lines[:-1]])
+    pick = [19, 3, 0, 7, 7, 12, 5]
+    out = kernels.gather(data, begins[pick], np.array(want))
+    split = [lines[r].rstrip(b"\n").decode().split("|") for r in pick]
+    expected = [[s[want.index(k)] for s in split] for k in range(max(want) + 1)]
+    assert [a.to_pylist() for a in out] == expected
+    assert all(a.type == pa.string() for a in out)
+
+
+@pytest.mark.parametrize("size", [2 ** 31 - 2, 2 ** 31 - 1, 2 ** 31])
+def test_a_gathered_column_from_2_gib_on_is_a_large_string(size):
+    """A column of cells whose bytes could overrun int32 offsets (2**31 - 1 bytes or more) is a
+    ``large_string``; smaller, a ``string``. The 2 GiB of zeros are never touched (mapped on
+    first use), except the first cell's one byte, read at the column's base."""
+    data = np.zeros(2 ** 31 + 16, np.uint8)
+    data[5] = ord("x")
+    column = kernels._strings(data, np.array([5, 6, 5 + size]), 5, size, 2)
+    assert column.type == (pa.string() if size < 2 ** 31 - 1 else pa.large_string())
+    assert len(column) == 2 and column[0].as_py() == "x"
