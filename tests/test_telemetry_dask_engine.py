@@ -17,7 +17,6 @@ import types
 from contextlib import contextmanager
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pytest
 
@@ -29,12 +28,9 @@ from swftools.telemetry.metric_map import identity_map
 from swftools.telemetry.readers_long import LongTable
 from swftools.telemetry.samples import read_samples
 
-T0 = 1_700_006_400  # a UTC midnight
-DAY = 86_400
+from .telemetry_support import DAY, T0, sample_rows, two_day_samples, write_long
+
 D0 = T0 // DAY  # T0's day number
-#  minute:      -2    -1     0     +1
-UTIL = [0.5, 30.0, 50.0, 70.0]
-ENERGY = [100.0, 160.0, 250.0, 40.0]  # +60, +90 across midnight, a reset: +40
 MIB = 2**20
 
 
@@ -188,30 +184,6 @@ def test_local_cluster_options(fake_distributed):
 
 # --- run_partitions on a stand-in client ------------------------------------------------------
 
-def _write(path: Path, rows) -> Path:
-    """A canonical long table in Parquet (written by DuckDB: no pandas to import)."""
-    values = ", ".join(f"({ts!r}, '{node}', {gpu}, '{metric}', {value!r})"
-                       for ts, node, gpu, metric, value in rows)
-    duckdb.execute(f"COPY (SELECT ts::DOUBLE AS ts, node::VARCHAR AS node, "
-                   f"gpu_index::INTEGER AS gpu_index, metric::VARCHAR AS metric, "
-                   f"value::DOUBLE AS value FROM (VALUES {values}) t(ts, node, gpu_index, metric, "
-                   f"value)) TO '{path}' (FORMAT parquet)")
-    return path
-
-
-def _rows(metric, values, minutes=(-2, -1, 0, 1)):
-    return [(T0 + 60.0 * m, "g1", 0, metric, v) for m, v in zip(minutes, values)]
-
-
-def _two_days(folder: Path) -> list[str]:
-    """Two files, one per UTC day; the second repeats midnight's samples with other values."""
-    rows = _rows("gpu_util_pct", UTIL) + _rows("gpu_energy_j", ENERGY)
-    _write(folder / "day0.parquet", [r for r in rows if r[0] <= T0])
-    _write(folder / "day1.parquet", [r for r in rows if r[0] > T0]
-           + [(T0, "g1", 0, "gpu_util_pct", 99.0), (T0, "g1", 0, "gpu_energy_j", 999.0)])
-    return ["day0.parquet", "day1.parquet"]
-
-
 @contextmanager
 def _coordinator(paths, gpus_per_node=2):
     """The coordinator's connection as ``attach`` prepares it: job 1 on g1/0 and job 2 on g1/1
@@ -294,7 +266,7 @@ def test_run_partitions_on_a_cluster(tmp_path, monkeypatch, clients):
     """Each UTC day a file meets is a task on the cluster; the options reach the tasks; the
     partials are the hand-worked ones, midnight's energy increment derived from the boundaries."""
     monkeypatch.chdir(tmp_path)  # relative paths, which a worker elsewhere must still read
-    paths = _two_days(tmp_path)
+    paths = [p.name for p in two_day_samples(tmp_path)]
     calls = []
     with _coordinator(paths) as (con, sample_set):
         assert dask_engine.run_partitions(
@@ -321,7 +293,7 @@ def test_run_partitions_on_a_cluster(tmp_path, monkeypatch, clients):
 def test_run_partitions_in_process(tmp_path, monkeypatch, clients):
     """``in_process``: no cluster; the tasks spill into ``work_dir`` and take every CPU."""
     monkeypatch.setattr("os.cpu_count", lambda: 7)
-    paths = [str(tmp_path / p) for p in _two_days(tmp_path)]
+    paths = [str(p) for p in two_day_samples(tmp_path)]
     tasks = []
     real = dask_engine.day_partials
 
@@ -345,8 +317,9 @@ def test_run_partitions_in_process(tmp_path, monkeypatch, clients):
 def test_run_partitions_of_one_file_takes_its_rows_as_they_are(tmp_path, monkeypatch, clients):
     """One file (no overlapping sources): a repeated row counts twice, as in the DuckDB engine;
     an energy series within one day is still a metric present."""
-    path = _write(tmp_path / "one.parquet", _rows("gpu_util_pct", [40.0, 40.0, 60.0], (0, 0, 1))
-                  + _rows("gpu_energy_j", [10.0, 25.0], (0, 1)))
+    path = write_long(tmp_path / "one.parquet",
+                      sample_rows("gpu_util_pct", [40.0, 40.0, 60.0], (0, 0, 1))
+                      + sample_rows("gpu_energy_j", [10.0, 25.0], (0, 1)))
     tasks = []
     real = dask_engine.day_partials
 
@@ -368,8 +341,9 @@ def test_run_partitions_of_one_file_takes_its_rows_as_they_are(tmp_path, monkeyp
 def test_tasks_in_flight_are_two_per_worker_thread(tmp_path, monkeypatch, clients):
     """At most ``IN_FLIGHT_PER_THREAD`` (2) day tasks per worker thread wait for their result
     (at least one thread counted); they are collected in day order."""
-    path = _write(tmp_path / "week.parquet", [(T0 + 60.0, "g1", 0, "gpu_util_pct", 50.0),
-                                              (T0 + 7 * DAY - 60, "g1", 0, "gpu_util_pct", 50.0)])
+    path = write_long(tmp_path / "week.parquet",
+                      [(T0 + 60.0, "g1", 0, "gpu_util_pct", 50.0),
+                       (T0 + 7 * DAY - 60, "g1", 0, "gpu_util_pct", 50.0)])
 
     def quick(task, gpu_alloc, node_excl):  # no DuckDB: an empty day
         return (_empty(("alloc_id", pa.int64()), ("metric", pa.string()), ("n", pa.int64()),

@@ -13,7 +13,6 @@ import json
 from contextlib import contextmanager
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from swftools import table as jt
@@ -21,12 +20,7 @@ from swftools.errors import InputError, UsageError
 from swftools.formats import datapackage
 from swftools.telemetry import attach, attach_to_package, dask_engine, engine
 
-T0 = 1_700_006_400  # a UTC midnight
-DAY = 86_400
-#  minute:        -2     -1     0      +1   (job 1 runs from T0 - 180 to T0 + 120 on g1/0)
-UTIL = [0.5, 30.0, 50.0, 70.0]  # idle at a 30 % threshold: 2 of 4; at the default 0 %: none
-ENERGY = [100.0, 160.0, 250.0, 40.0]  # +60, +90 across midnight, a reset: +40
-
+from .telemetry_support import T0, UTIL, sample_rows, two_day_samples, write_long
 
 def _jobs() -> pa.Table:
     return jt.from_columns({"job_id": [1], "nodes": [1], "gpus_per_node": [1], "gpus": [1],
@@ -36,37 +30,6 @@ def _jobs() -> pa.Table:
 def _alloc() -> pa.Table:
     return pa.table({"job_id": pa.array([1], pa.int64()), "node": ["g1"],
                      "gpu_index": pa.array([0], pa.int32())})
-
-
-def _rows(minutes, metric, values):
-    return [(T0 + 60.0 * m, "g1", 0, metric, v) for m, v in zip(minutes, values)]
-
-
-def _write_long(path, rows):
-    """A canonical long table (``ts, node, gpu_index, metric, value``), Parquet or CSV."""
-    table = pa.table({"ts": pa.array([r[0] for r in rows], pa.float64()),
-                      "node": [r[1] for r in rows],
-                      "gpu_index": pa.array([r[2] for r in rows], pa.int32()),
-                      "metric": [r[3] for r in rows],
-                      "value": pa.array([r[4] for r in rows], pa.float64())})
-    if path.suffix == ".parquet":
-        pq.write_table(table, path)
-    else:
-        path.write_text("ts,node,gpu_index,metric,value\n" + "".join(
-            f"{int(r[0])},{r[1]},{r[2]},{r[3]},{r[4]}\n" for r in rows))
-    return path
-
-
-def _samples(tmp_path, suffix=".parquet"):
-    """Two chunks of one export, one per UTC day; the first also holds midnight's samples,
-    which the second repeats with other values (the first file wins)."""
-    minutes = [-2, -1, 0, 1]
-    rows = _rows(minutes, "gpu_util_pct", UTIL) + _rows(minutes, "gpu_energy_j", ENERGY)
-    first = [r for r in rows if r[0] <= T0]
-    second = [r for r in rows if r[0] > T0] + [(T0, "g1", 0, "gpu_util_pct", 99.0),
-                                                (T0, "g1", 0, "gpu_energy_j", 999.0)]
-    return [_write_long(tmp_path / f"day0{suffix}", first),
-            _write_long(tmp_path / f"day1{suffix}", second)]
 
 
 def _check_figures(table: pa.Table, idle: float = 0.0) -> None:
@@ -127,7 +90,7 @@ def clusters(monkeypatch):
 
 
 def test_parquet_day_partitions_run_as_day_tasks_in_this_process(tmp_path, connections, clusters):
-    paths = _samples(tmp_path)
+    paths = two_day_samples(tmp_path)
     calls = []
     table = attach(_jobs(), paths, metric_map=None, allocations=_alloc(), gpus_per_node=1,
                    memory_limit="300MB", threads=1, work_dir=tmp_path, idle_threshold_pct=30,
@@ -150,7 +113,7 @@ def test_parquet_day_partitions_run_as_day_tasks_in_this_process(tmp_path, conne
 def test_other_inputs_and_partition_none_stage_whole_in_one_connection(tmp_path, connections,
                                                                        clusters, suffix, options):
     """CSV long tables, or any input with partition 'none': one connection, the options as given."""
-    paths = _samples(tmp_path, suffix)
+    paths = two_day_samples(tmp_path, suffix)
     calls = []
     table = attach(_jobs(), paths, metric_map=None, allocations=_alloc(), gpus_per_node=1,
                    memory_limit="300MB", threads=1, work_dir=tmp_path,
@@ -172,7 +135,7 @@ def test_other_inputs_and_partition_none_stage_whole_in_one_connection(tmp_path,
 @pytest.mark.parametrize("cluster", [{"scheduler": "tcp://head:8786"}, {"workers": 3}])
 def test_dask_engine_hands_its_options_to_the_cluster_and_the_day_tasks(tmp_path, connections,
                                                                        clusters, cluster):
-    paths = _samples(tmp_path)
+    paths = two_day_samples(tmp_path)
     calls = []
     table = attach(_jobs(), paths, metric_map=None, allocations=_alloc(), gpus_per_node=1,
                    engine="dask", memory_limit="300MB", threads=2, work_dir=tmp_path,
@@ -190,7 +153,7 @@ def test_dask_engine_hands_its_options_to_the_cluster_and_the_day_tasks(tmp_path
 
 
 def test_dask_engine_checks_its_options_before_any_work(tmp_path, clusters):
-    csv = _samples(tmp_path, ".csv")
+    csv = two_day_samples(tmp_path, ".csv")
     common = {"metric_map": None, "gpus_per_node": 1, "engine": "dask"}
     with pytest.raises(UsageError, match="^--workers starts a local cluster; it cannot go with "
                                          "--dask-scheduler$"):
@@ -202,12 +165,12 @@ def test_dask_engine_checks_its_options_before_any_work(tmp_path, clusters):
         attach(_jobs(), csv, **common)
     with pytest.raises(UsageError, match="^the dask engine reads Parquet long tables, not "
                                          "--from prometheus-json$"):
-        attach(_jobs(), _samples(tmp_path), input_format="prometheus-json", **common)
+        attach(_jobs(), two_day_samples(tmp_path), input_format="prometheus-json", **common)
     assert clusters == []
 
 
 def test_duckdb_options_reach_duckdb(tmp_path):
-    paths = _samples(tmp_path)
+    paths = two_day_samples(tmp_path)
     common = {"metric_map": None, "allocations": _alloc(), "gpus_per_node": 1}
     with pytest.raises(UsageError, match="missing: work directory does not exist$"):
         attach(_jobs(), paths, work_dir=tmp_path / "missing", **common)
@@ -216,7 +179,7 @@ def test_duckdb_options_reach_duckdb(tmp_path):
 
 
 def test_messages_and_metadata_in_full(tmp_path):
-    paths = _samples(tmp_path, ".csv")
+    paths = two_day_samples(tmp_path, ".csv")
     common = {"metric_map": None, "allocations": _alloc()}
     with pytest.raises(UsageError, match=r"^the GPUs per node are unknown: give gpus_per_node or "
                                          r"a site$"):
@@ -227,7 +190,7 @@ def test_messages_and_metadata_in_full(tmp_path):
         attach(_jobs(), paths, metric_map=None, allocations=stranger, gpus_per_node=1)
     assert (info.value.path, info.value.message) == ("<allocations>",
                                                      "job 7 is not in the job table")
-    high = _write_long(tmp_path / "high.csv", _rows([0], "gpu_util_pct", [101.0]))
+    high = write_long(tmp_path / "high.csv", sample_rows("gpu_util_pct", [101.0], [0]))
     with pytest.raises(InputError) as info:
         attach(_jobs(), [high], gpus_per_node=1, **common)
     assert info.value.message == ("gpu_util_pct reaches 101.0: negative or a percentage above 100 "
@@ -238,8 +201,8 @@ def test_a_package_spills_beside_itself(tmp_path, connections):
     root = tmp_path / "out" / "pkg"
     root.parent.mkdir()
     datapackage.write(_jobs(), root)
-    attach_to_package(root, _samples(tmp_path, ".csv"), metric_map=None, allocations=_alloc(),
-                      gpus_per_node=1, interval_s=1)
+    attach_to_package(root, two_day_samples(tmp_path, ".csv"), metric_map=None,
+                      allocations=_alloc(), gpus_per_node=1, interval_s=1)
     assert [c["work_dir"] for c in connections] == [tmp_path / "out"]
     rows = datapackage.read(root, resource="job_telemetry").to_pylist()
     # 1 s is a positive whole number of seconds: 300 samples expected of a 300 s job
@@ -264,14 +227,14 @@ def test_input_format_and_sampling_are_the_callers(tmp_path):
     assert attach(_jobs(), [named_long], input_format="prometheus-json", sampling="raw",
                   **common).to_pylist() == table.to_pylist()
     with pytest.raises(InputError, match="day0.csv"):
-        attach(_jobs(), _samples(tmp_path, ".csv"), input_format="prometheus-json", **common)
+        attach(_jobs(), two_day_samples(tmp_path, ".csv"), input_format="prometheus-json", **common)
 
 
 def test_one_long_table_is_taken_as_it_is_by_every_partitioning(tmp_path):
     """One canonical long table is not de-duplicated (``samples``' docstring): a repeated row
     counts twice, whether staged whole or by day tasks (every partitioning: the same bytes)."""
-    path = _write_long(tmp_path / "one.parquet",
-                       _rows([-2, -1, -1], "gpu_util_pct", [0.5, 30.0, 30.0]))
+    path = write_long(tmp_path / "one.parquet",
+                      sample_rows("gpu_util_pct", [0.5, 30.0, 30.0], [-2, -1, -1]))
     common = {"metric_map": None, "allocations": _alloc(), "gpus_per_node": 1}
     whole = attach(_jobs(), [path], partition="none", **common)
     days = attach(_jobs(), [path], **common)
