@@ -67,7 +67,7 @@ def _maybe(draw, strategy):
     these tables). Pass long-lived strategies: module constants, or ``st.integers`` and the like,
     which hypothesis itself caches by their arguments."""
     either = _OR_NONE.get(id(strategy))
-    if either is None or either[0] is not strategy:
+    if either is None:
         either = _OR_NONE[id(strategy)] = (strategy, st.none() | strategy)
     return draw(either[1])
 
