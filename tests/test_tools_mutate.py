@@ -146,3 +146,36 @@ def test_stopping_the_tool_ends_the_mutmut_workers(tmp_path, stop):
     for pid in left:  # do not leave them running when the test fails
         os.kill(pid, signal.SIGKILL)
     assert not left
+
+
+def test_resume_needs_the_earlier_runs_folder(capsys):
+    with pytest.raises(SystemExit) as info:
+        mutate.main(["swftools/formats/order.py", "--resume"])
+    assert info.value.code == 2 and "--resume needs --work" in capsys.readouterr().err
+
+
+def test_only_names_the_mutants_and_resume_keeps_the_scratch_copy(tmp_path, monkeypatch):
+    """``--only`` hands its names to ``mutmut run``; ``--resume`` reuses a prepared copy
+    (no new copy, so mutants with a result keep it) and the report's command says so."""
+    import subprocess
+
+    ran, copied = [], []
+    monkeypatch.setattr(mutate, "run_group", lambda command, **kw: ran.append(command) or 0)
+    monkeypatch.setattr(mutate, "scratch_copy", lambda dest: copied.append(dest))
+    results = subprocess.CompletedProcess([], 0, "    swftools.limits.x_a__mutmut_1: killed\n", "")
+    monkeypatch.setattr(mutate.subprocess, "run", lambda *a, **kw: results)
+    work = tmp_path / "swftools.limits"
+    (work / "mutants").mkdir(parents=True)
+    keep = work / "mutants" / "kept"
+    keep.write_text("a result")
+    report = tmp_path / "r.md"
+    assert mutate.main(["swftools/limits.py", "--tests", "tests/test_limits.py", "--work",
+                        str(tmp_path), "--resume", "--only", "swftools.limits.x_a__mutmut_*",
+                        "--report", str(report), "--jobs", "1"]) == 0
+    assert copied == [] and keep.read_text() == "a result"
+    assert ran[0][-4:] == ["run", "--max-children", "1", "swftools.limits.x_a__mutmut_*"]
+    text = report.read_text()
+    assert ("Command: `python tools/mutate.py swftools/limits.py --tests tests/test_limits.py "
+            "--jobs 1 --only swftools.limits.x_a__mutmut_* --work " + str(tmp_path)
+            + " --resume`") in text
+    assert "| `swftools.limits` | 1 | 1 | 0 | 0 | 0 | 100.0% |" in text

@@ -126,8 +126,15 @@ def _exit_on_sigterm(signum, frame):
     raise SystemExit(128 + signum)
 
 
-def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str, str]:
-    """mutmut on one module in a scratch copy; returns ``mutant -> status``."""
+def run_module(path: Path, tests: list[str], work: Path, jobs: int,
+               only: list[str] | None = None, resume: bool = False) -> dict[str, str]:
+    """mutmut on one module in a scratch copy; returns ``mutant -> status``.
+
+    ``only`` names the mutants to (re)test, as mutant names or globs
+    (``swftools.limits.x_check__mutmut_*``); ``resume`` keeps a scratch copy from an earlier
+    run, so mutmut tests only the mutants that have no result yet (or the ``only`` ones)."""
+    if resume and (work / "mutants").is_dir():
+        return _mutmut(work, jobs, only)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     scratch_copy(work)
@@ -144,12 +151,17 @@ def run_module(path: Path, tests: list[str], work: Path, jobs: int) -> dict[str,
              # worker for about ten minutes; timeouts are left out of the score either way.
              f"timeout_multiplier = {TIMEOUT_MULTIPLIER!r}\n")
     (work / "pyproject.toml").write_text(text, encoding="utf-8")
+    return _mutmut(work, jobs, only)
+
+
+def _mutmut(work: Path, jobs: int, only: list[str] | None) -> dict[str, str]:
+    """``mutmut run`` in a prepared scratch copy, then every mutant's status."""
     env = {**os.environ, "PYTHONPATH": ""}
     # the tests look for the real traces in ../shared beside the checkout: the scratch copy
     # has none there, so point them at the checkout's (unless the caller chose a folder)
     env.setdefault("SWFTOOLS_SHARED", str(ROOT.parent / "shared"))
     mutmut = [sys.executable, "-m", "mutmut"]
-    run_group([*mutmut, "run", "--max-children", str(jobs)], cwd=work, env=env)
+    run_group([*mutmut, "run", "--max-children", str(jobs), *(only or [])], cwd=work, env=env)
     done = subprocess.run([*mutmut, "results", "--all", "true"], cwd=work, env=env,
                           capture_output=True, text=True, check=False)
     statuses = {}
@@ -212,11 +224,17 @@ def main(argv: list[str] | None = None) -> int:
                         "named in the report)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="mutants tested at once (default: the number of CPUs)")
+    parser.add_argument("--only", nargs="*", help="mutants to test, as names or globs "
+                        "(`mutmut run` NAMES); the report still counts every mutant with a result")
+    parser.add_argument("--resume", action="store_true", help="reuse the scratch copies in "
+                        "--work from an earlier run: mutants that have a result keep it")
     args = parser.parse_args(argv)
     # `kill` raises SystemExit like Ctrl-C raises KeyboardInterrupt, so run_group's cleanup runs
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.resume and not args.work:
+        parser.error("--resume needs --work (the folder of the earlier run)")
     modules = [Path(m) for m in args.modules] or sorted(
         p.relative_to(ROOT) for d in CORE for p in (ROOT / d).rglob("*.py"))
     results, used = {}, {}
@@ -227,11 +245,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{path}: no test file exercises it; skipped", file=sys.stderr)
             continue
         name = module_name(path)
-        results[name] = run_module(path, tests, base / name, args.jobs)
+        results[name] = run_module(path, tests, base / name, args.jobs, args.only, args.resume)
         used[name] = tests
     command = " ".join(["python tools/mutate.py", *map(str, modules),
                         *(["--tests", *args.tests] if args.tests else []), "--jobs",
-                        str(args.jobs)])
+                        str(args.jobs), *(["--only", *args.only] if args.only else []),
+                        *(["--work", args.work, "--resume"] if args.resume else [])])
     text = report(results, used, command) + f"\nScratch folder (for `mutmut show`): `{base}`\n"
     Path(args.report).write_text(text, encoding="utf-8")
     print(f"wrote {args.report}")
