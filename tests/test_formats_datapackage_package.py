@@ -277,7 +277,9 @@ def test_checksum_warning_points_at_the_caller(pkg):
         warnings.simplefilter("always")
         assert jt.equal(dp.read(pkg), tiny_table(), metadata=True)
     [warning] = [w for w in caught if issubclass(w.category, dp.package.ParquetChecksumWarning)]
-    assert warning.filename == __file__
+    assert not warning.filename.endswith("datapackage/package.py")
+    if "mutmut" not in warning.filename:  # uninstrumented: exactly this file
+        assert warning.filename == __file__
 
 
 def test_jobs_parquet_read_with_the_canonical_schema_even_if_theirs_is_remote(pkg):
