@@ -252,3 +252,44 @@ def test_old_mac_line_ends_and_rows_of_one_cell():
     assert _where(OPENB_POD_HEADER + "\nx\n")[1:5] == ("1 fields, the header has 11", 2, None, "x")
     assert _where(OPENB_POD_HEADER + "\n" + _row(name="") + "\n")[1:5] == (
         "pod name '' does not end in a number", 2, "name", "")
+
+
+# ------------------------------------------------------------- every cell error, located
+
+_NAME_EXPECTED = ("a name without control characters: no NUL, tab, line break, escape, DEL or "
+                  "other character of Unicode category Cc")
+
+
+@pytest.mark.parametrize("column,value,message,expected", [
+    *[(c, "x", "'x' is not a non-negative integer", "a non-negative integer")
+      for c in ("cpu_milli", "memory_mib", "num_gpu", "gpu_milli")],
+    *[(c, "x", "'x' is not a non-negative integer", "a non-negative integer, or empty")
+      for c in ("creation_time", "deletion_time", "scheduled_time")],
+    ("gpu_milli", "1001", "1001 is above 1000", "an integer 0..1000"),  # a one-GPU pod: 1..1000
+    ("name", "pod\x01-2", "'pod\\x01-2' holds a control character", _NAME_EXPECTED),
+    ("qos", "B\x01E", "'B\\x01E' holds a control character", _NAME_EXPECTED),
+])
+def test_every_cell_error_names_its_file_line_and_column(column, value, message, expected):
+    """The second pod (line 4, after a blank line) holds the bad cell: the error names the file,
+    that line and the column, with the docstring's 'what was expected'."""
+    text = (OPENB_POD_HEADER + "\n" + _row() + "\n\n"
+            + _row(**{"name": "openb-pod-0002", column: value}) + "\n")
+    assert _where(text) == ("f.csv", message, 4, column, value, expected)
+
+
+def test_header_and_no_row_errors_name_the_file_and_every_form():
+    short = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+    assert _where(OPENB_POD_HEADER + ",extra\n") == (
+        "f.csv", "the header is not the pod list header (unexpected 'extra')", 1, "header",
+        OPENB_POD_HEADER + ",extra",
+        "the columns " + ",".join(COLUMNS) + " (any order), or the 5 columns " + ",".join(short))
+    header = ("sn", "model")
+    with pytest.raises(InputError) as info:
+        P.split_csv("sn,model\n", "n.csv", header, "node list", allow_empty=False)
+    assert (info.value.path, info.value.line) == ("n.csv", 1)
+    with pytest.raises(InputError) as info:
+        P.split_csv("model\n", "n.csv", header, "node list")
+    e = info.value
+    assert (e.path, e.message, e.value, e.expected) == (
+        "n.csv", "the header is not the node list header (no column 'sn')", "model",
+        "the columns sn,model (any order)")
