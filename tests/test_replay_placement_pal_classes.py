@@ -151,6 +151,34 @@ def test_silhouette_with_both_distances_zero_scores_zero():
     assert silhouette_1d(np.array([1.0, 1.0, 1.0, 1.0]), np.array([0, 0, 1, 1])) == 0.0
 
 
+def test_silhouette_of_equal_values_scores_zero_whatever_the_rounding():
+    # twelve copies of one value, six in each cluster: every distance is 0, so every point
+    # scores 0. The cumulative sum of six copies of 0.1 rounds one ulp below 6 * 0.1 (of 0.3:
+    # one ulp above), so a distance taken as count * x minus the prefix sum, ties counted below
+    # x (or above it for 0.3), is a tiny t > 0 for every point: a = t / 5 and b = t / 6, a score
+    # of (1/6 - 1/5) / (1/5) = -1/6 instead of 0
+    for v in (0.1, 0.3):
+        assert silhouette_1d(np.full(12, v), np.repeat([0, 1], 6)) == 0.0
+
+
+def test_silhouette_stays_within_minus_one_and_one_when_distances_round():
+    # 3, 3 | 3 + 3u, 3 + 3u, 3 + 4u (u = one ulp of 3): by definition 1, 1, 5/6, 5/6, 3/4, a
+    # mean of 53/60. The prefix sums of values near 3 lose the ulps (a distance of 3 + 3u to its
+    # own cluster comes out below 0), and a negative a gives (b - a) / b > 1; a sum of distances
+    # is never below 0, so every point's score stays in [-1, 1] and so does their mean
+    u = float(np.spacing(3.0))
+    x = np.array([3.0, 3.0, 3.0 + 3 * u, 3.0 + 3 * u, 3.0 + 4 * u])
+    labels = np.array([0, 0, 1, 1, 1])
+    assert _silhouette_by_definition(x.tolist(), labels.tolist()) == Fraction(53, 60)
+    assert -1.0 <= silhouette_1d(x, labels) <= 1.0
+    # 1e16 + 2, 4 | 6, 6, 6, 2, 6, 6 (one ulp is 2): by definition 199/480; a distance taken
+    # with the ties on one side of the split came out below 0 here too (a mean of 1.195)
+    x = 1e16 + np.array([2.0, 4.0, 6.0, 6.0, 6.0, 2.0, 6.0, 6.0])
+    labels = np.array([0, 0, 1, 1, 1, 1, 1, 1])
+    assert _silhouette_by_definition(x.tolist(), labels.tolist()) == Fraction(199, 480)
+    assert -1.0 <= silhouette_1d(x, labels) <= 1.0
+
+
 def test_silhouette_of_one_cluster_is_zero():
     # no other cluster to compare with: no split, the score silhouette_k's k = 1 stands for
     assert silhouette_1d(np.array([1.0, 2.0, 4.0]), np.array([0, 0, 0])) == 0.0
