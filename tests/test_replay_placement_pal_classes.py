@@ -216,6 +216,41 @@ def test_silhouette_k_smallest_k_on_a_tie():
     assert silhouette_k(x) == 4
 
 
+def test_silhouette_k_splits_three_values_even_when_the_split_scores_below_zero():
+    # three distinct values: k = 2 is the only k, whatever it scores. 1, 1 + 2 eps, 1 + 3 eps:
+    # from the starts 1 and 1 + 3 eps the midpoint 1 + 1.5 eps rounds (to even) onto 1 + 2 eps,
+    # which goes to the lower start; the means 1 + eps and 1 + 3 eps then have it halfway (the
+    # lower again): {1, 1 + 2 eps} {1 + 3 eps}. By definition 1 scores (3 - 2) / 3 = 1/3,
+    # 1 + 2 eps (1 - 2) / 2 = -1/2, the last one alone 0: a mean of -1/18, below the 0 of k = 1
+    x = np.array([1.0, 1.0 + 2 * EPS, 1.0 + 3 * EPS])
+    labels, centres = kmeans_1d(x, 2)
+    assert labels.tolist() == [0, 0, 1] and centres.size == 2
+    assert _silhouette_by_definition(x.tolist(), labels.tolist()) == Fraction(-1, 18)
+    assert silhouette_k(x) == 2
+
+
+def test_silhouette_k_goes_on_after_a_k_whose_k_means_drops_a_cluster():
+    # 8 distinct values. k = 3: starts 20, 480, 506 (distinct indices 1, 4, 6), midpoints 250 and
+    # 493: {0 20 230} {254 480 480 490} {506 510}; means 250/3, 426, 508, midpoints 254.67 and
+    # 467: 254 goes to the first cluster, 480 and 490 to the last, the middle one is empty and
+    # dropped. k = 2: starts 230 and 506 (indices 2, 6), midpoint 368: {0 20 230 254}
+    # {480 480 490 506 510}, means 126 and 493.2, midpoint 309.6: stable. k = 4: starts 20, 254,
+    # 490, 510 (indices 1, 3, 5, 7), midpoints 137, 372, 500: {0 20} {230 254} {480 480 490}
+    # {506 510}, means 10, 242, 483.33, 508, midpoints 126, 362.67, 495.67: stable
+    x = [0.0, 20.0, 230.0, 254.0, 480.0, 480.0, 490.0, 506.0, 510.0]
+    assert kmeans_1d(np.array(x), 3)[1].size == 2
+    two = [0, 0, 0, 0, 1, 1, 1, 1, 1]
+    four = [0, 0, 1, 1, 2, 2, 2, 3, 3]
+    assert kmeans_1d(np.array(x), 2)[0].tolist() == two
+    assert kmeans_1d(np.array(x), 4)[0].tolist() == four
+    best = _silhouette_by_definition(x, four)  # about 0.819; k = 2: about 0.755
+    assert best > _silhouette_by_definition(x, two)
+    for k in range(5, 9):  # up to the 8 distinct values: all score less than k = 4
+        labels, centres = kmeans_1d(np.array(x), k)
+        assert centres.size == k and _silhouette_by_definition(x, labels.tolist()) < best
+    assert silhouette_k(np.array(x)) == 4
+
+
 def test_silhouette_k_at_most_ten():
     # eleven tight pairs far apart: k = 11 would score best; the search stops at MAX_K = 10
     eleven = np.concatenate([[g, g + 0.01] for g in range(0, 110, 10)])
