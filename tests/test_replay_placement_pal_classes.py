@@ -5,6 +5,7 @@ choice of k (its limits and smallest k on a tie) and the cells' order on ties.""
 
 from __future__ import annotations
 
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -177,6 +178,16 @@ def test_silhouette_stays_within_minus_one_and_one_when_distances_round():
     labels = np.array([0, 0, 1, 1, 1, 1, 1, 1])
     assert _silhouette_by_definition(x.tolist(), labels.tolist()) == Fraction(199, 480)
     assert -1.0 <= silhouette_1d(x, labels) <= 1.0
+
+
+def test_silhouette_of_overflowing_distances_warns_of_the_overflow_only():
+    # 1e308 - (-1e308) overflows: numpy warns of it, and every a and b is inf; the score's own
+    # inf - inf (a nan) is taken under errstate, without a second warning ("invalid value")
+    x = np.array([1e308, -1e308, 1e308, -1e308])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        silhouette_1d(x, np.array([0, 0, 1, 1]))
+    assert caught and {str(w.message) for w in caught} == {"overflow encountered in subtract"}
 
 
 def test_silhouette_of_one_cluster_is_zero():
