@@ -5,6 +5,7 @@ choice of k (its limits and smallest k on a tie) and the cells' order on ties.""
 
 from __future__ import annotations
 
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -151,6 +152,44 @@ def test_silhouette_with_both_distances_zero_scores_zero():
     assert silhouette_1d(np.array([1.0, 1.0, 1.0, 1.0]), np.array([0, 0, 1, 1])) == 0.0
 
 
+def test_silhouette_of_equal_values_scores_zero_whatever_the_rounding():
+    # twelve copies of one value, six in each cluster: every distance is 0, so every point
+    # scores 0. The cumulative sum of six copies of 0.1 rounds one ulp below 6 * 0.1 (of 0.3:
+    # one ulp above), so a distance taken as count * x minus the prefix sum, ties counted below
+    # x (or above it for 0.3), is a tiny t > 0 for every point: a = t / 5 and b = t / 6, a score
+    # of (1/6 - 1/5) / (1/5) = -1/6 instead of 0
+    for v in (0.1, 0.3):
+        assert silhouette_1d(np.full(12, v), np.repeat([0, 1], 6)) == 0.0
+
+
+def test_silhouette_stays_within_minus_one_and_one_when_distances_round():
+    # 3, 3 | 3 + 3u, 3 + 3u, 3 + 4u (u = one ulp of 3): by definition 1, 1, 5/6, 5/6, 3/4, a
+    # mean of 53/60. The prefix sums of values near 3 lose the ulps (a distance of 3 + 3u to its
+    # own cluster comes out below 0), and a negative a gives (b - a) / b > 1; a sum of distances
+    # is never below 0, so every point's score stays in [-1, 1] and so does their mean
+    u = float(np.spacing(3.0))
+    x = np.array([3.0, 3.0, 3.0 + 3 * u, 3.0 + 3 * u, 3.0 + 4 * u])
+    labels = np.array([0, 0, 1, 1, 1])
+    assert _silhouette_by_definition(x.tolist(), labels.tolist()) == Fraction(53, 60)
+    assert -1.0 <= silhouette_1d(x, labels) <= 1.0
+    # 1e16 + 2, 4 | 6, 6, 6, 2, 6, 6 (one ulp is 2): by definition 199/480; a distance taken
+    # with the ties on one side of the split came out below 0 here too (a mean of 1.195)
+    x = 1e16 + np.array([2.0, 4.0, 6.0, 6.0, 6.0, 2.0, 6.0, 6.0])
+    labels = np.array([0, 0, 1, 1, 1, 1, 1, 1])
+    assert _silhouette_by_definition(x.tolist(), labels.tolist()) == Fraction(199, 480)
+    assert -1.0 <= silhouette_1d(x, labels) <= 1.0
+
+
+def test_silhouette_of_overflowing_distances_warns_of_the_overflow_only():
+    # 1e308 - (-1e308) overflows: numpy warns of it, and every a and b is inf; the score's own
+    # inf - inf (a nan) is taken under errstate, without a second warning ("invalid value")
+    x = np.array([1e308, -1e308, 1e308, -1e308])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        silhouette_1d(x, np.array([0, 0, 1, 1]))
+    assert caught and {str(w.message) for w in caught} == {"overflow encountered in subtract"}
+
+
 def test_silhouette_of_one_cluster_is_zero():
     # no other cluster to compare with: no split, the score silhouette_k's k = 1 stands for
     assert silhouette_1d(np.array([1.0, 2.0, 4.0]), np.array([0, 0, 0])) == 0.0
@@ -186,6 +225,41 @@ def test_silhouette_k_smallest_k_on_a_tie():
     x = np.array([1.0, 5.0, 5.0, 7.0, 8.0, 8.0, 10.0])
     assert np.isclose(silhouette_1d(x, np.array([0, 1, 1, 2, 2, 2, 3])), 4 / 7)
     assert silhouette_k(x) == 4
+
+
+def test_silhouette_k_splits_three_values_even_when_the_split_scores_below_zero():
+    # three distinct values: k = 2 is the only k, whatever it scores. 1, 1 + 2 eps, 1 + 3 eps:
+    # from the starts 1 and 1 + 3 eps the midpoint 1 + 1.5 eps rounds (to even) onto 1 + 2 eps,
+    # which goes to the lower start; the means 1 + eps and 1 + 3 eps then have it halfway (the
+    # lower again): {1, 1 + 2 eps} {1 + 3 eps}. By definition 1 scores (3 - 2) / 3 = 1/3,
+    # 1 + 2 eps (1 - 2) / 2 = -1/2, the last one alone 0: a mean of -1/18, below the 0 of k = 1
+    x = np.array([1.0, 1.0 + 2 * EPS, 1.0 + 3 * EPS])
+    labels, centres = kmeans_1d(x, 2)
+    assert labels.tolist() == [0, 0, 1] and centres.size == 2
+    assert _silhouette_by_definition(x.tolist(), labels.tolist()) == Fraction(-1, 18)
+    assert silhouette_k(x) == 2
+
+
+def test_silhouette_k_goes_on_after_a_k_whose_k_means_drops_a_cluster():
+    # 8 distinct values. k = 3: starts 20, 480, 506 (distinct indices 1, 4, 6), midpoints 250 and
+    # 493: {0 20 230} {254 480 480 490} {506 510}; means 250/3, 426, 508, midpoints 254.67 and
+    # 467: 254 goes to the first cluster, 480 and 490 to the last, the middle one is empty and
+    # dropped. k = 2: starts 230 and 506 (indices 2, 6), midpoint 368: {0 20 230 254}
+    # {480 480 490 506 510}, means 126 and 493.2, midpoint 309.6: stable. k = 4: starts 20, 254,
+    # 490, 510 (indices 1, 3, 5, 7), midpoints 137, 372, 500: {0 20} {230 254} {480 480 490}
+    # {506 510}, means 10, 242, 483.33, 508, midpoints 126, 362.67, 495.67: stable
+    x = [0.0, 20.0, 230.0, 254.0, 480.0, 480.0, 490.0, 506.0, 510.0]
+    assert kmeans_1d(np.array(x), 3)[1].size == 2
+    two = [0, 0, 0, 0, 1, 1, 1, 1, 1]
+    four = [0, 0, 1, 1, 2, 2, 2, 3, 3]
+    assert kmeans_1d(np.array(x), 2)[0].tolist() == two
+    assert kmeans_1d(np.array(x), 4)[0].tolist() == four
+    best = _silhouette_by_definition(x, four)  # about 0.819; k = 2: about 0.755
+    assert best > _silhouette_by_definition(x, two)
+    for k in range(5, 9):  # up to the 8 distinct values: all score less than k = 4
+        labels, centres = kmeans_1d(np.array(x), k)
+        assert centres.size == k and _silhouette_by_definition(x, labels.tolist()) < best
+    assert silhouette_k(np.array(x)) == 4
 
 
 def test_silhouette_k_at_most_ten():

@@ -68,9 +68,12 @@ def silhouette_1d(values: np.ndarray, labels: np.ndarray) -> float:
     mean_to = []  # per cluster: each point's mean distance to the cluster's points
     for y in groups:
         prefix = np.concatenate([[0.0], np.cumsum(y)])
-        below = np.searchsorted(y, x, side="right")
-        total = x * below - prefix[below] + (prefix[-1] - prefix[below]) - x * (y.size - below)
-        mean_to.append((total, y.size))
+        # the values below x and those above it apart, so values equal to x add exactly 0 (the
+        # rounding of the prefix sums would leave a tiny distance of either sign between them)
+        lt = np.searchsorted(y, x, side="left")
+        le = np.searchsorted(y, x, side="right")
+        total = (x * lt - prefix[lt]) + ((prefix[-1] - prefix[le]) - x * (y.size - le))
+        mean_to.append((np.maximum(total, 0.0), y.size))  # a sum of distances is never < 0
     own = np.searchsorted(np.unique(labels), labels)
     a = np.zeros(x.size)
     b = np.full(x.size, np.inf)
