@@ -393,3 +393,41 @@ def test_a_plain_csv_declared_gzip_is_read_with_one_warning(tmp_path):
     assert err.value.line == 2 and err.value.field == "ratio"
     assert [str(w.message) for w in caught] == [
         f"{path}: declared gzip-compressed but the content is not gzip; reading it as plain text"]
+
+
+# ---------------------- issue 30: two bugs the survivors of the full files.py run showed
+
+def test_a_blank_line_is_skipped_and_the_bad_cell_after_it_located(tmp_path):
+    """pyarrow skips blank lines; the scan that locates a bad cell skips them too (it named
+    the blank line, '0 fields, expected 2')."""
+    schema = {"fields": [{"name": "key", "type": "integer"}, {"name": "n", "type": "integer"}]}
+    path = tmp_path / "t.csv"
+    path.write_text("key,n\n1,2\n\n3,4\n")
+    assert read_csv_gz(path, schema, compressed=False).to_pydict() == {"key": [1, 3], "n": [2, 4]}
+    path.write_text("key,n\n1,2\n\n3,x7\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.line, err.value.field, err.value.message) == (
+        4, "n", "'x7' is not an integer")
+
+
+def test_a_text_cell_past_the_csv_modules_field_limit(tmp_path):
+    """pyarrow reads a 200,000-character cell; the scan (csv module, 131,072 at most) cannot,
+    and says so as an InputError (it raised csv.Error); a required column without nulls is
+    not scanned."""
+    schema = {"fields": [{"name": "key", "type": "integer", "constraints": {"required": True}},
+                         {"name": "label", "type": "string"}]}
+    path = tmp_path / "t.csv"
+    path.write_text("key,label\n1," + "a" * 200_000 + "\n2,b\n")
+    assert read_csv_gz(path, schema, compressed=False).column("label").to_pylist() == [
+        "a" * 200_000, "b"]
+    path.write_text("key,label\n1," + "a" * 200_000 + "\nx7,b\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.path, err.value.line, err.value.message) == (
+        str(path), 2, "cannot read CSV: field larger than field limit (131072)")
+    path.write_text("key,label" + "a" * 200_000 + "\n1,2\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.path, err.value.line, err.value.message) == (
+        str(path), 1, "cannot read the header: field larger than field limit (131072)")
