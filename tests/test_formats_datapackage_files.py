@@ -393,3 +393,170 @@ def test_a_plain_csv_declared_gzip_is_read_with_one_warning(tmp_path):
     assert err.value.line == 2 and err.value.field == "ratio"
     assert [str(w.message) for w in caught] == [
         f"{path}: declared gzip-compressed but the content is not gzip; reading it as plain text"]
+
+
+# ------------------------------------------- issue 30: the survivors of the full files.py run
+
+def test_the_csv_text_is_the_same_whatever_its_chunks(tmp_path, monkeypatch):
+    """Chunks of CSV_CHUNK_ROWS rows, the header in the first only: the bytes do not depend on
+    the chunk size (here 2 rows: chunks of rows 1-2, 3-4 and 5)."""
+    import gzip
+
+    from swftools.formats.datapackage import files
+
+    schema = arrow_schema_of(GENERIC_SCHEMA)
+    rows = [(1, 0.5, "a", True), (2, None, None, False), (3, 1.25, 'say "hi"', None),
+            (4, -3.5, "", True), (5, None, "x\ny", False)]
+    table = pa.Table.from_pylist([dict(zip(schema.names, row)) for row in rows], schema=schema)
+    whole, chunked = tmp_path / "whole.csv.gz", tmp_path / "chunked.csv.gz"
+    write_csv_gz(table, whole)
+    monkeypatch.setattr(files, "CSV_CHUNK_ROWS", 2)
+    write_csv_gz(table, chunked)
+    assert gzip.decompress(chunked.read_bytes()).decode() == (
+        '"key","ratio","label","flag"\n'
+        '1,0.5,"a",true\n'
+        '2,,,false\n'
+        '3,1.25,"say ""hi""",\n'
+        '4,-3.5,"",true\n'
+        '5,,"x\ny",false\n')
+    assert chunked.read_bytes() == whole.read_bytes()
+    write_csv_gz(table.slice(0, 0), chunked)  # no rows: the header alone
+    assert gzip.decompress(chunked.read_bytes()).decode() == '"key","ratio","label","flag"\n'
+
+
+def test_a_csv_that_vanishes_before_its_header_is_read_is_an_input_error(tmp_path, monkeypatch):
+    from swftools.formats.datapackage import files
+
+    path = tmp_path / "t.csv"
+    path.write_text("key,n\n1,2\n")
+    real = files.detect_gzip
+
+    def detect_then_vanish(*args, **kwargs):
+        compressed = real(*args, **kwargs)
+        path.unlink()
+        return compressed
+    monkeypatch.setattr(files, "detect_gzip", detect_then_vanish)
+    schema = {"fields": [{"name": "key", "type": "integer"}, {"name": "n", "type": "integer"}]}
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.path, err.value.line) == (str(path), None)
+    assert err.value.message == f"cannot read: [Errno 2] No such file or directory: '{path}'"
+
+
+def test_what_the_fast_path_says_when_the_scan_cannot_locate_the_problem(tmp_path, monkeypatch):
+    """The scan that names line and cell (_locate_error) finds what pyarrow refused; should it
+    find nothing, pyarrow's own refusal is still an InputError naming the file (and field)."""
+    from swftools.formats.datapackage import cells, files
+
+    monkeypatch.setattr(files, "_locate_error", lambda *args: None)
+    schema = {"fields": [{"name": "key", "type": "integer"}, {"name": "n", "type": "integer"}]}
+    path = tmp_path / "t.csv"
+    path.write_text("key,n\n1\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.path, err.value.line, err.value.field) == (str(path), None, None)
+    assert err.value.message.startswith("cannot read CSV: CSV parse error: Expected 2 columns, "
+                                        "got 1")
+    path.write_text("key,n\n1,x7\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.path, err.value.message, err.value.field, err.value.expected) == (
+        str(path), "a cell is not an integer", "n", None)
+
+    def out_of_range(kind, column, target):
+        raise pa.ArrowInvalid("too big")
+    monkeypatch.setattr(cells, "parse", out_of_range)
+    path.write_text("key,n\n1,2\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.path, err.value.message, err.value.field, err.value.expected) == (
+        str(path), "a value is out of range: too big", "key", "an integer that fits int64")
+
+
+def test_text_cells_spanning_lines_past_pyarrows_first_block_are_read(tmp_path):
+    """pyarrow reads 1 MiB blocks; a quoted line break must not be taken for a row's end."""
+    label = "\n".join(["ab"] * 50)  # 149 characters, 49 line breaks
+    path = tmp_path / "t.csv"
+    path.write_text("key,label,ratio,flag\n" + "".join(f'{i},"{label}",,\n' for i in range(7100)))
+    assert path.stat().st_size > 1 << 20
+    table = read_csv_gz(path, GENERIC_SCHEMA, compressed=False)
+    assert table.column("key").to_pylist() == list(range(7100))
+    assert table.column("label").to_pylist() == [label] * 7100
+
+
+def test_a_blank_line_is_skipped_and_the_bad_cell_after_it_located(tmp_path):
+    """pyarrow skips blank lines; the scan that locates a bad cell skips them too (it named
+    the blank line, '0 fields, expected 2')."""
+    schema = {"fields": [{"name": "key", "type": "integer"}, {"name": "n", "type": "integer"}]}
+    path = tmp_path / "t.csv"
+    path.write_text("key,n\n1,2\n\n3,4\n")
+    assert read_csv_gz(path, schema, compressed=False).to_pydict() == {"key": [1, 3], "n": [2, 4]}
+    path.write_text("key,n\n1,2\n\n3,x7\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.line, err.value.field, err.value.message) == (
+        4, "n", "'x7' is not an integer")
+
+
+def test_a_text_cell_past_the_csv_modules_field_limit(tmp_path):
+    """pyarrow reads a 200,000-character cell; the scan (csv module, 131,072 at most) cannot,
+    and says so as an InputError (it raised csv.Error); a required column without nulls is
+    not scanned."""
+    schema = {"fields": [{"name": "key", "type": "integer", "constraints": {"required": True}},
+                         {"name": "label", "type": "string"}]}
+    path = tmp_path / "t.csv"
+    path.write_text("key,label\n1," + "a" * 200_000 + "\n2,b\n")
+    assert read_csv_gz(path, schema, compressed=False).column("label").to_pylist() == [
+        "a" * 200_000, "b"]
+    path.write_text("key,label\n1," + "a" * 200_000 + "\nx7,b\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.path, err.value.line, err.value.message) == (
+        str(path), 2, "cannot read CSV: field larger than field limit (131072)")
+    path.write_text("key,label" + "a" * 200_000 + "\n1,2\n")
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.path, err.value.line, err.value.message) == (
+        str(path), 1, "cannot read the header: field larger than field limit (131072)")
+
+
+def test_a_located_value_keeps_its_line_breaks(tmp_path):
+    """The scan reads the text as written (newline=''): a quoted CR LF stays CR LF."""
+    schema = {"fields": [{"name": "key", "type": "integer"}, {"name": "n", "type": "integer"}]}
+    path = tmp_path / "t.csv"
+    path.write_bytes(b'key,n\n1,"2\r\n3"\n')
+    with pytest.raises(InputError) as err:
+        read_csv_gz(path, schema, compressed=False)
+    assert (err.value.field, err.value.value) == ("n", "2\r\n3")
+
+
+def test_a_misnamed_gzip_file_is_warned_about_once_while_a_missing_value_is_located(tmp_path):
+    import warnings
+
+    schema = {"fields": [{"name": "key", "type": "integer"},
+                         {"name": "n", "type": "integer", "constraints": {"required": True}}]}
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(b"key,n\n1,2\n3,\n")
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(InputError) as err:
+        warnings.simplefilter("always")
+        read_csv_gz(path, schema, compressed=True)
+    assert (err.value.line, err.value.field, err.value.message) == (
+        3, "n", "required value is missing")
+    assert [w.category for w in caught] == [MisnamedGzipWarning]
+
+
+def test_a_csv_is_read_as_utf8_under_any_locale(tmp_path):
+    from .conftest import text_under_c_locale
+
+    path = tmp_path / "t.csv"
+    path.write_text("clé,n\n1,été\nx7,b\n", encoding="utf-8")
+    code = ("import sys\n"
+            "from swftools.errors import InputError\n"
+            "from swftools.formats.datapackage.files import read_csv_gz\n"
+            # the command line is ASCII under the C locale: 'clé' escaped
+            "schema = {'fields': [{'name': 'cl\\u00e9', 'type': 'integer'}, {'name': 'n'}]}\n"
+            "try:\n"
+            "    read_csv_gz(sys.argv[1], schema, compressed=False)\n"
+            "except InputError as err:\n"
+            "    print(f'{err.line} {err.field} {err.message}'.encode().hex())\n")
+    assert text_under_c_locale(code, str(path)) == "3 clé 'x7' is not an integer"

@@ -209,6 +209,8 @@ def _read_header(path: Path, compressed: bool) -> list[str]:
         raise InputError(str(path), _stream_problem(exc, compressed)) from None
     except UnicodeDecodeError:
         raise _not_utf8(path, compressed) from None
+    except csv.Error as exc:  # a label past the csv module's field size limit
+        raise InputError(str(path), f"cannot read the header: {exc}", line=1) from None
     if row is None:
         raise InputError(str(path), "empty file", expected="a header row")
     return row
@@ -245,11 +247,15 @@ def _locate_error(path: Path, table_schema: dict[str, Any], compressed: bool) ->
             checks = [(f["name"], index[f["name"]], f.get("type", "string"),
                        is_required(f, table_schema)) for f in fields]
             for row in reader:
+                if not row:  # a blank line: pyarrow skips it (ignore_empty_lines), so does this
+                    continue
                 if len(row) != len(header):
                     raise InputError(str(path), f"{len(row)} fields, expected {len(header)}",
                                      line=reader.line_num)
                 for name, i, kind, required in checks:
                     _check_cell(path, reader.line_num, name, row[i], kind, required, missing)
+    except csv.Error as exc:  # a cell past the csv module's field size limit (pyarrow has none)
+        raise InputError(str(path), f"cannot read CSV: {exc}", line=reader.line_num) from None
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(str(path), _stream_problem(exc, compressed)) from None
     except UnicodeDecodeError:
