@@ -546,3 +546,26 @@ def test_a_package_is_read_as_utf8_whatever_the_locale(package):
             "print(repr([f.message for f in r.findings]).encode('utf-8').hex())")
     assert text_under_c_locale(code, str(package)) == "[]"
     assert run(package, "schema-structure").findings == []
+
+
+def test_a_header_label_past_the_csv_modules_field_limit_is_a_finding(package):
+    """pyarrow reads a label of 200,000 characters; the csv module (131,072 at most, its
+    default: the limit is process-wide and frictionless raises it on import) does not. The
+    header is reported as unreadable, never as csv's own exception."""
+    import csv
+
+    import frictionless.formats.csv.parser  # noqa: F401 (it raises the limit on import: first)
+
+    def change(lines):
+        lines[0] = lines[0].replace("gpus_per_node", "g" * 200_000)
+        return lines
+    rewrite_csv(package, change)
+    previous = csv.field_size_limit(131_072)
+    try:
+        report = run(package)
+    finally:
+        csv.field_size_limit(previous)
+    [found] = [f for f in report.findings if f.rule == "schema-structure"]
+    assert found.path.endswith("data/jobs.csv.gz")
+    assert found.message == ("the CSV cannot be parsed: cannot read the header: field larger "
+                             "than field limit (131072)")

@@ -174,7 +174,10 @@ def _readable_schema(schema: Any) -> bool:
 def _header(path: Path, compressed: bool) -> list[str]:
     import csv
     with open_text(path, encoding="utf-8", newline="", compressed=compressed) as fh:
-        row = next(csv.reader(fh), None)
+        try:
+            row = next(csv.reader(fh), None)
+        except csv.Error as exc:  # a label past the csv module's field size limit
+            raise ValueError(f"cannot read the header: {exc}") from None
     if row is None:
         raise ValueError("empty file (no header row)")
     return row
