@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from swftools import __version__
 from swftools import table as jt
 from swftools.errors import InputError
 from swftools.formats import swf
@@ -128,6 +129,10 @@ def test_the_header_time_zone_and_source_are_recorded(tmp_path):
     meta = jt.get_metadata(swf.read(path))
     assert meta["time_zone"] == "Europe/Paris" and meta["source_file"] == "paris.swf"
     assert meta["swf_first_line"] == 3 and meta["source_format"] == "swf"
+    assert meta["converter_version"] == f"swftools {__version__}"
+    # no job line with extra fields: no record of them (the schema's swf_extra_columns is an
+    # object when present)
+    assert "swf_extra_columns" not in meta
     blank_zone = _write(tmp_path, "; TimeZoneString:\n" + _job_line(1) + "\n", "blank.swf")
     assert "time_zone" not in jt.get_metadata(swf.read(blank_zone))
 
@@ -179,3 +184,36 @@ def test_binary_bytes_in_the_header_and_irregular_alignment(tmp_path):
                     "ragged.swf")
     assert jt.get_metadata(swf.read(ragged))["swf_layout"]["reasons"] == [
         "fields are not right-aligned to fixed column widths"]
+
+
+def test_job_number_minus_one_is_refused_with_its_line(tmp_path):
+    with pytest.raises(InputError) as err:
+        swf.read(_write(tmp_path, _job_line(1) + "\n" + _job_line(-1) + "\n"))
+    assert (err.value.line, err.value.field, err.value.value) == (2, SwfField.JOB_ID.label, "-1")
+
+
+def test_fractional_times_are_rounded_to_exact_whole_seconds(tmp_path):
+    """A fractional time is rounded to the nearest second and the layout says so; the absolute
+    times stay exact integer sums even past 2**53, where a float sum would round
+    (2**53 + 1 = 9007199254740993 is not a float64)."""
+    rounded = swf.read(_write(tmp_path, _job_line(1, f4="10.6") + "\n" + _job_line(2, f4="7.4")
+                              + "\n", "r.swf"))
+    assert rounded.column("walltime_s").to_pylist() == [11, 7]
+    assert jt.get_metadata(rounded)["swf_layout"]["reasons"] == [
+        "field 4 (run time): fractional values rounded to whole seconds"]
+    big = swf.read(_write(tmp_path, _job_line(1, f2="9007199254740993", f3="0.0", f4="10")
+                          + "\n", "big.swf"))
+    assert big.column("start_time").cast(pa.int64()).to_pylist() == [9007199254740993]
+    assert big.column("finish_time").cast(pa.int64()).to_pylist() == [9007199254741003]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("1 2 3", "expected 18 fields, found 3"),
+    (_job_line(1, f8="5.5"), "'5.5' is not an integer"),
+])
+def test_a_bad_first_job_line_after_a_blank_line(tmp_path, line, message):
+    """The blank line is set aside before the job lines are parsed again; the bad job line is
+    still named by its own line and quoted whole (its first field included)."""
+    with pytest.raises(InputError) as err:
+        swf.read(_write(tmp_path, "\n" + line + "\n"))
+    assert (err.value.line, err.value.message) == (2, message)
