@@ -155,13 +155,19 @@ def test_resume_needs_the_earlier_runs_folder(capsys):
 
 
 def test_only_names_the_mutants_and_resume_keeps_the_scratch_copy(tmp_path, monkeypatch):
-    """``--only`` hands its names to ``mutmut run``; ``--resume`` reuses a prepared copy
-    (no new copy, so mutants with a result keep it) and the report's command says so."""
+    """``--only`` hands its names to ``mutmut run``; ``--resume`` keeps the earlier run's
+    ``mutants/`` (mutants with a result keep it) but copies the checkout in afresh (new tests
+    count), and the report's command says so."""
     import subprocess
 
     ran, copied = [], []
     monkeypatch.setattr(mutate, "run_group", lambda command, **kw: ran.append(command) or 0)
-    monkeypatch.setattr(mutate, "scratch_copy", lambda dest: copied.append(dest))
+    def copy(dest):  # the checkout's files, as scratch_copy writes them
+        copied.append(dest)
+        (dest / "tests").mkdir(exist_ok=True)
+        (dest / "tests" / "conftest.py").write_text("from hypothesis import settings\n")
+        (dest / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    monkeypatch.setattr(mutate, "scratch_copy", copy)
     results = subprocess.CompletedProcess([], 0, "    swftools.limits.x_a__mutmut_1: killed\n", "")
     monkeypatch.setattr(mutate.subprocess, "run", lambda *a, **kw: results)
     work = tmp_path / "swftools.limits"
@@ -172,7 +178,8 @@ def test_only_names_the_mutants_and_resume_keeps_the_scratch_copy(tmp_path, monk
     assert mutate.main(["swftools/limits.py", "--tests", "tests/test_limits.py", "--work",
                         str(tmp_path), "--resume", "--only", "swftools.limits.x_a__mutmut_*",
                         "--report", str(report), "--jobs", "1"]) == 0
-    assert copied == [] and keep.read_text() == "a result"
+    assert copied == [work] and keep.read_text() == "a result"
+    assert "[tool.mutmut]" in (work / "pyproject.toml").read_text()
     assert ran[0][-4:] == ["run", "--max-children", "1", "swftools.limits.x_a__mutmut_*"]
     text = report.read_text()
     assert ("Command: `python tools/mutate.py swftools/limits.py --tests tests/test_limits.py "

@@ -131,12 +131,13 @@ def run_module(path: Path, tests: list[str], work: Path, jobs: int,
     """mutmut on one module in a scratch copy; returns ``mutant -> status``.
 
     ``only`` names the mutants to (re)test, as mutant names or globs
-    (``swftools.limits.x_check__mutmut_*``); ``resume`` keeps a scratch copy from an earlier
-    run, so mutmut tests only the mutants that have no result yet (or the ``only`` ones)."""
-    if resume and (work / "mutants").is_dir():
-        return _mutmut(work, jobs, only)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    (``swftools.limits.x_check__mutmut_*``); ``resume`` keeps the mutants and results of an
+    earlier run in ``work`` (the checkout's files are copied in afresh, so new tests count):
+    mutmut tests the mutants that have no result yet (or the ``only`` ones), and those of a
+    function that changed since."""
+    if not (resume and (work / "mutants").is_dir()):
+        shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
     scratch_copy(work)
     conftest = work / "tests" / "conftest.py"
     conftest.write_text(conftest.read_text(encoding="utf-8") + NO_SHRINK, encoding="utf-8")
