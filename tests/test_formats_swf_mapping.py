@@ -388,3 +388,149 @@ def test_losses_take_the_site_named_in_the_table_metadata():
            "(MaxQueues and the Queue: header lines list them)" in losses
     assert "nodes have no SWF field: field 5 holds total GPUs (nodes = ceil(GPUs/8) under the " \
            "whole-node policy)" in losses
+
+
+# --- survivors of the full mutation run (issue 30) ------------------------------------------
+
+def test_swf_field_values_is_one_slice_past_the_default_slice_size():
+    """All rows in one list, also past ``iter_field_values``' default 2**18 rows per slice."""
+    n = (1 << 18) + 1
+    table = _table(job_id=pa.array(np.arange(1, n + 1, dtype=np.int64)))
+    job_ids = m.swf_field_values(table)[FIELDS.index(SwfField.JOB_ID)]
+    assert len(job_ids) == n and job_ids[n - 1].as_py() == n
+
+
+def test_header_without_source_format_and_gpu_unit_note():
+    table = jt.from_columns({"job_id": [1], "submit_time": [T0]}, {"processor_unit": "gpu"})
+    h = _header_dict(m.build_header(table))
+    from swftools import __version__
+    assert h["Conversion"] == [f"swftools {__version__} (converted from a job table)"]
+    assert "processors are GPUs (field 5 counts the GPUs allocated; CPU-only jobs hold 0)" \
+        in h["Note"]
+
+
+def test_header_site_without_gpu_model_and_its_termcode_mapping():
+    """No ``gpu_model`` in the site settings: the model word is the generic 'GPU'; the status
+    note shows the site's own termcode mapping, not the default one."""
+    site = _site(termcode_to_swf_status={0: 1, 9: 4})
+    table = _table(submit_time=[T0, T0 + 1], termcode=[0, None])
+    h = _header_dict(m.build_header(table, site))
+    assert h["Computer"] == ["10 nodes x 4 GPU GPUs"]
+    assert "status from termcode (0 success, 1 fail, 2 walltime exceeded, 3 cancelled by user, " \
+           "4 killed by system): 0->1, 9->4" in h["Note"]
+
+
+def test_header_takes_the_site_named_in_the_table_metadata():
+    """No site given: the preset the metadata names (schemas/sites/aaic.json: 40 nodes of 8
+    'NVIDIA Tesla P100', title 'AIST AI Cloud (AAIC)') is the site."""
+    table = _table({"site": "aaic"}, submit_time=[T0])
+    h = _header_dict(m.build_header(table))
+    assert h["Computer"] == ["40 nodes x 8 NVIDIA Tesla P100 GPUs"]
+    assert h["Installation"] == ["AIST AI Cloud (AAIC)"]
+
+
+def test_losses_numeric_queues_the_site_lacks_keep_their_numbers():
+    """Numeric queues are written as they are: queue 7 (not a site queue) is listed as 7."""
+    losses = m.describe_losses(_table(queue=["7", "3"]), _site())
+    assert "queue: 1 queue site testsite does not have, numbered after its queues: 7 7 " \
+           "(MaxQueues and the Queue: header lines list them)" in losses
+
+
+@pytest.mark.parametrize("n, more", [(10, ""), (11, ", ...")])
+def test_losses_other_queues_cut_after_ten(n, more):
+    names = [f"q{i:02d}" for i in range(n)]
+    line = [x for x in m.describe_losses(_table(queue=names), _site())
+            if x.startswith("queue: ")][0]
+    listed = ", ".join(f"{6 + i} q{i:02d}" for i in range(10))  # numbered 6.. after queue 5
+    assert line == f"queue: {n} queues site testsite does not have, numbered after its " \
+                   f"queues: {listed}{more} (MaxQueues and the Queue: header lines list them)"
+
+
+def test_losses_include_the_unit_losses():
+    table = _table({"processor_unit": "processor"}, cpus=[8], gpus=[8])
+    assert "cpus: written as field 5 (processors, the site's unit); SWF has no separate column, " \
+           "so a read gives them back as gpus" in m.describe_losses(table)
+
+
+def test_no_termcode_loss_for_rows_without_termcode_or_with_status():
+    """Job 1 keeps its recorded status, job 2 has neither: nothing is mapped from a termcode."""
+    table = _table(termcode=[0, None], swf_status=[1, None])
+    assert not any(x.startswith("termcode mapped") for x in m.describe_losses(table))
+    mapped = _table(termcode=[0, None, 2], swf_status=[1, None, None])
+    assert any(x.startswith("termcode mapped") for x in m.describe_losses(mapped))
+
+
+def _chunked(meta, *parts):
+    """A job table in several record batches (as readers build them): one chunk per part."""
+    return pa.concat_tables([_table(meta, **part) for part in parts])
+
+
+def test_losses_of_a_table_in_several_chunks_with_unknowns():
+    table = _chunked(
+        {"processor_unit": "processor"},
+        dict(job_id=[1, 2], submit_time=[T0, T0], start_time=[T0 + 5, T0 + 5], wait_s=[5, None],
+             cpus=[8, None], gpus=[8, 1]),
+        dict(job_id=[3, 4], submit_time=[T0, T0], start_time=[T0 + 5, None], wait_s=[4, 6],
+             cpus=[4, 4], gpus=[4, None]))
+    assert table.column("wait_s").num_chunks == 2
+    losses = m.describe_losses(table)
+    # job 3: 5 s between submit and start, 4 recorded; job 2 (no wait), job 4 (no start) unknown
+    assert "1 jobs: start_time disagrees with submit_time + wait_s; SWF keeps the recorded " \
+           "wait only" in losses
+    # cpus known for jobs 1, 3, 4; gpus differ or unknown for job 4 only
+    assert "gpus: field 5 holds cpus (processors, the site's unit) for 1 job (job id 4)" \
+        in losses
+
+
+def test_disagreement_exact_beyond_float_precision():
+    """2**53 + 1 - 0 != 2**53: integer arithmetic, where float64 would round the two equal."""
+    table = _table(submit_time=[0], start_time=[2 ** 53 + 1], wait_s=[2 ** 53])
+    assert "1 jobs: start_time disagrees with submit_time + wait_s; SWF keeps the recorded " \
+           "wait only" in m.describe_losses(table)
+
+
+def test_disagreement_signed_for_unsigned_time_columns():
+    """A table not conformed to the job table's int64: start - submit is signed (job started
+    5 s before its submit, wait_s -5: they agree, no loss)."""
+    table = _table(submit_time=[105], start_time=[100], wait_s=[-5])
+    for name in ("submit_time", "start_time"):
+        table = table.set_column(table.schema.get_field_index(name), name,
+                                 table.column(name).cast(pa.uint32()))
+    assert not any("disagrees" in x for x in m.describe_losses(table))
+
+
+def test_known_values_are_int64_and_absent_columns_unknown():
+    values, known = m._known(pa.table({"job_id": [1, 2]}), "cpus")
+    assert values.dtype == np.int64 and known.tolist() == [False, False]
+    values, known = m._known(pa.table({"cpus": pa.array([None, None], pa.int32())}), "cpus")
+    assert values.dtype == np.int64 and known.tolist() == [False, False]
+    values, known = m._known(pa.table({"cpus": pa.array([3, None, 7], pa.uint32())}), "cpus")
+    assert values.dtype == np.int64 and known.tolist() == [True, False, True]
+    assert values[known].tolist() == [3, 7]
+    chunked = pa.table({"cpus": pa.chunked_array([[8, None], [4, 4]], pa.int64())})
+    values, known = m._known(chunked, "cpus")
+    assert known.tolist() == [True, False, True, True] and values[known].tolist() == [8, 4, 4]
+
+
+def test_unit_losses_of_a_table_with_few_and_unsigned_columns():
+    """No cpus column (all unknown), uint32 run times: |3 - 10| = 7, not a wrapped difference."""
+    table = pa.table({"job_id": [1], "recorded_walltime_s": pa.array([3], pa.uint32()),
+                      "walltime_s": pa.array([10], pa.uint32())})
+    from swftools.metadata import TableMetadata
+    assert m.unit_losses(table, TableMetadata()) == [
+        "recorded_walltime_s: the log's own run time of 1 job (job id 1) dropped (largest "
+        "difference 7 s); field 4 holds finish - start"]
+
+
+def test_unit_losses_one_cpu_and_one_gpu_thresholds():
+    from swftools.metadata import TableMetadata
+    gpu_site = _table({"processor_unit": "gpu"}, cpus=[1], gpus=[0])
+    assert m.unit_losses(gpu_site, TableMetadata.from_table(gpu_site))[1] == \
+        "1 job (job id 1) are CPU-only (cpus, no GPUs): field 5 is 0; exports that need GPUs " \
+        "(Batsim, Tiresias) skip them"
+    proc_site = _table({"processor_unit": "processor"}, cpus=[4], gpus=[1])
+    assert m.unit_losses(proc_site, TableMetadata.from_table(proc_site)) == [
+        "cpus: written as field 5 (processors, the site's unit); SWF has no separate column, so "
+        "a read gives them back as gpus",
+        "gpus: field 5 holds cpus (processors, the site's unit) for 1 job (job id 1); the GPUs "
+        "of 1 job (job id 1) are dropped"]
