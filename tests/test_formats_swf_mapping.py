@@ -410,12 +410,12 @@ def test_header_without_source_format_and_gpu_unit_note():
 
 
 def test_header_site_without_gpu_model_and_its_termcode_mapping():
-    """No ``gpu_model`` in the site settings: the model word is the generic 'GPU'; the status
+    """No ``gpu_model`` in the site settings: no model word ('4 GPUs'); the status
     note shows the site's own termcode mapping, not the default one."""
     site = _site(termcode_to_swf_status={0: 1, 9: 4})
     table = _table(submit_time=[T0, T0 + 1], termcode=[0, None])
     h = _header_dict(m.build_header(table, site))
-    assert h["Computer"] == ["10 nodes x 4 GPU GPUs"]
+    assert h["Computer"] == ["10 nodes x 4 GPUs"]  # no model: no word for it
     assert "status from termcode (0 success, 1 fail, 2 walltime exceeded, 3 cancelled by user, " \
            "4 killed by system): 0->1, 9->4" in h["Note"]
 

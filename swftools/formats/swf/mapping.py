@@ -335,8 +335,8 @@ def build_header(table: pa.Table, site: Any = None) -> list[list[str]]:
     end = pc.max(table.column("finish_time")).as_py()
     pairs: list[list[str]] = [["Version", "2.2"]]
     if site:
-        gpu = site.settings.get("gpu_model", "GPU")
-        pairs += [["Computer", f"{site.max_nodes} nodes x {site.gpus_per_node} {gpu} GPUs"],
+        gpu = " ".join(filter(None, [site.settings.get("gpu_model"), "GPUs"]))
+        pairs += [["Computer", f"{site.max_nodes} nodes x {site.gpus_per_node} {gpu}"],
                   ["Installation", site.title]]
     pairs += [["Conversion", f"swftools {__version__} (converted from {meta.source_format or 'a job table'})"],
               ["MaxJobs", str(len(pc.unique(table.column("job_id"))))],
