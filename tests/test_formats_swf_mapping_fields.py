@@ -7,23 +7,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from swftools import table as jt
 from swftools.formats.swf import mapping as m
 from swftools.formats.swf.fields import FIELDS, SwfField
 from swftools.site import Queue, Site
 
-T0 = 1_600_000_000  # 2020-09-13 12:26:40 UTC
-
-
-def _table(meta=None, **columns):
-    n = len(next(iter(columns.values())))
-    columns.setdefault("job_id", list(range(1, n + 1)))
-    return jt.from_columns(columns, {"source_format": "slurm", "time_zone": "UTC",
-                                     **(meta or {})})
-
-
-def _values(table, field, site=None):
-    return m.swf_field_values(table, site)[FIELDS.index(field)].to_pylist()
+from .test_formats_swf_mapping import T0, _field as _values, _table
 
 
 def test_numeric_ids_kept_across_chunks():
