@@ -179,6 +179,7 @@ def _one_job(nqsii_meta: dict) -> pa.Table:
     ({"queue_spelling": []}, "queue_spelling [], expected dict"),
     ({"queue_spelling": {"Normal": 1}}, "a header, field or queue spelling that is not text"),
     ({"fields": ["job_id", 1]}, "a header, field or queue spelling that is not text"),
+    ({"header": ["job_id", 1]}, "a header, field or queue spelling that is not text"),
 ])
 def test_a_recorded_layout_the_writer_cannot_use_is_a_located_error(tmp_path, recorded, problem):
     """The ``nqsii`` metadata of a hand-edited table: an error naming what it records and what
@@ -233,3 +234,42 @@ def test_a_table_that_counts_processors_is_refused_and_nothing_written(tmp_path)
                           TableMetadata(processor_unit="gpu"))
     nqsii.write(gpu, tmp_path / "c.csv")
     assert nqsii.read(tmp_path / "c.csv").column("gpus").to_pylist() == [8]
+
+
+def test_a_recorded_format_takes_the_defaults_for_what_it_leaves_out(tmp_path):
+    """An ISO format without a separator is written with ``T`` and the site's offset (Tokyo,
+    +09:00), an hms format without an hour width with two-digit hours; an hour width on a
+    format without hours is not looked at."""
+    layout = {"form": "raw", "formats": {"finish": {"format": "iso"}, "wait": {"format": "hms"},
+                                         "walltime_req": {"format": "seconds", "hour_width": 3},
+                                         "submit": {"format": "epoch", "hour_width": 0}}}
+    nqsii.write(_one_job(layout), tmp_path / "log.csv")
+    # submit 0, start 10, finish 70 (UTC epoch s); wait 10 s, walltime 60 s of 60 requested
+    assert (tmp_path / "log.csv").read_text().splitlines()[1] == (
+        "1,u,g,Normal,1,1,60,0,0,1970-01-01 09:00:10,1970-01-01T09:01:10+09:00,00:00:10,00:01:00")
+
+
+@pytest.mark.parametrize("separator", [";;", " | ", ";"])
+def test_a_recorded_separator_is_written_between_every_field(tmp_path, separator):
+    """The header and the job lines alike (before, a separator of two characters or more not
+    starting with a comma was cut to its first character in the job lines, and one starting
+    with a space stopped with pyarrow's ArrowInvalid: the local date-times hold a space)."""
+    nqsii.write(_one_job({"form": "raw", "separator": separator}), tmp_path / "log.csv")
+    header = ["job_id", "user", "group", "queue", "nodes", "gpus", "walltime_req", "termcode",
+              "submit", "start", "finish", "wait", "walltime"]
+    line = ["1", "u", "g", "Normal", "1", "1", "00:01:00", "0", "1970-01-01 09:00:00",
+            "1970-01-01 09:00:10", "1970-01-01 09:01:10", "00:00:10", "00:01:00"]
+    assert (tmp_path / "log.csv").read_text() == (
+        separator.join(header) + "\n" + separator.join(line) + "\n")
+
+
+def test_dense_ids_number_values_by_first_appearance():
+    """1..N in the order values first turn up; with ``known`` (an earlier chunk's numbering)
+    the numbers go on from it, and it is extended."""
+    from swftools.formats.nqsii.writer import _dense_ids
+
+    values = pa.array(["b", "a", "b", "c", "a"])
+    assert _dense_ids(values).to_pylist() == ["1", "2", "1", "3", "2"]
+    known = {"a": 1, "z": 2}
+    assert _dense_ids(values, known).to_pylist() == ["3", "1", "3", "4", "1"]
+    assert known == {"a": 1, "z": 2, "b": 3, "c": 4}

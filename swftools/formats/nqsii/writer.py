@@ -394,10 +394,12 @@ def _join_lines(texts: list[pa.Array], separator: str, line_ending: str) -> byte
         start, stop = offsets[lines.offset], offsets[lines.offset + len(lines)]
         return lines.buffers()[2].to_pybytes()[start:stop]
     # No value holds a quote, hence (see _quote) no comma either: pyarrow's writer is exact.
+    # It joins with its default comma, which is then replaced by the separator (any text: a
+    # delimiter of its own would be one character, and one a value holds is refused).
     sink = io.BytesIO()
     pacsv.write_csv(pa.table({f"c{i}": t for i, t in enumerate(texts)}), sink,
                     pacsv.WriteOptions(include_header=False, quoting_style="none",
-                                       delimiter=separator[0], eol=line_ending))
+                                       eol=line_ending))
     body = sink.getvalue()
     return body.replace(b",", separator.encode()) if separator != "," else body
 
