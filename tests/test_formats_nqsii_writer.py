@@ -273,3 +273,32 @@ def test_dense_ids_number_values_by_first_appearance():
     known = {"a": 1, "z": 2}
     assert _dense_ids(values, known).to_pylist() == ["3", "1", "3", "4", "1"]
     assert known == {"a": 1, "z": 2, "b": 3, "c": 4}
+
+
+def _three_jobs(**columns) -> pa.Table:
+    """Jobs 11, 12, 13 (all valid), with ``columns`` replaced."""
+    base = {"job_id": [11, 12, 13], "user": ["u", "v", "w"], "group": ["g", "g", "g"],
+            "queue": ["Normal"] * 3, "submit_time": [0, 0, 0], "start_time": [10, 10, 10],
+            "finish_time": [70, 70, 70], "requested_walltime_s": [60, 60, 60],
+            "nodes": [1, 1, 1], "gpus": [1, 1, 1], "wait_s": [10, 10, 10],
+            "walltime_s": [60, 60, 60], "gpus_per_node": [1, 1, 1], "termcode": [0, 0, 0]}
+    return jt.from_columns({**base, **columns}, {})
+
+
+@pytest.mark.parametrize("column,values,field,problem", [
+    ("submit_time", [0, None, None], "'submit_time' (Submit time (UTC epoch s))",
+     "unknown for 2 jobs (first: job 12); NQSII logs have no marker for unknown values"),
+    ("requested_walltime_s", [60, -9, 60], "'requested_walltime_s' (Requested walltime (s))",
+     "negative value -9 (job 12)"),
+    ("user", ["u", None, "w"], "'user' (User)",
+     "unknown for 1 job (first: job 12); NQSII logs have no marker for unknown values"),
+    ("group", ["g", "", "g"], "'group' (Group)", "empty value (job 12)"),
+])
+def test_a_value_the_log_cannot_hold_names_its_column_and_job(tmp_path, column, values, field,
+                                                              problem):
+    """Unknown, negative and empty values: the column, its title and the first such job (here
+    the second, so not the first row by chance)."""
+    with pytest.raises(InputError) as err:
+        nqsii.write(_three_jobs(**{column: values}), tmp_path / "log.csv")
+    assert err.value.message == "cannot write an NQSII log: " + problem
+    assert err.value.field == f"column {field}" and not (tmp_path / "log.csv").exists()

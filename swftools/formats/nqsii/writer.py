@@ -119,7 +119,7 @@ class _Job:
         arr = self.table.column(column).combine_chunks()
         self.integers(column, pc.binary_length(arr))  # null check, with the job named
         if len(arr) and pc.min(pc.binary_length(arr)).as_py() == 0:
-            row = int(np.argmax(np.asarray(pc.equal(pc.binary_length(arr), 0).to_numpy())))
+            row = pc.index(pc.binary_length(arr), 0).as_py()
             raise self.fail(column, f"empty value (job {self.table.column('job_id')[row].as_py()})")
         return arr
 
