@@ -302,3 +302,44 @@ def test_a_value_the_log_cannot_hold_names_its_column_and_job(tmp_path, column, 
         nqsii.write(_three_jobs(**{column: values}), tmp_path / "log.csv")
     assert err.value.message == "cannot write an NQSII log: " + problem
     assert err.value.field == f"column {field}" and not (tmp_path / "log.csv").exists()
+
+
+def test_a_queue_the_site_does_not_define_lists_the_sites_queues(tmp_path):
+    # aaic's queues (schemas/sites/aaic.json): 1 Normal, 2 Short, 3 Middle, 4 Long
+    with pytest.raises(InputError) as err:
+        nqsii.write(_three_jobs(queue=["Normal", "gpu-large", "Short"]), tmp_path / "log.csv")
+    assert err.value.message == (
+        "cannot write an NQSII log: 'gpu-large' is not a queue of site aaic (1 Normal, 2 Short, "
+        "3 Middle, 4 Long); pass a site whose settings define it")
+
+
+def test_a_raw_name_holding_a_quote_is_quoted_with_the_quote_doubled(tmp_path):
+    """RFC 4180: a field holding a quote is enclosed in quotes, the quote written twice."""
+    nqsii.write(_three_jobs(user=['a"b', "v", "w"]), tmp_path / "log.csv")
+    assert (tmp_path / "log.csv").read_text().splitlines()[1].startswith('11,"a""b",g,Normal,')
+    assert nqsii.read(tmp_path / "log.csv").column("user").to_pylist() == ['a"b', "v", "w"]
+
+
+def test_unknown_gpu_totals_are_derived_only_for_a_total_gpu_column(tmp_path):
+    """A log whose GPU column holds totals (``gpus_column: total``) derives an unknown total
+    as nodes x GPUs per node, and says so (a known total is kept, even one that is not nodes x
+    GPUs per node); one holding GPUs per node needs no total."""
+    table = _three_jobs(nodes=[2, 1, 3], gpus_per_node=[2, 4, 8], gpus=[None, 3, None])
+    total = jt.with_metadata(table, {**jt.get_metadata(table),
+                                     "nqsii": {"form": "raw", "gpus_column": "total"}})
+    losses = nqsii.write(total, tmp_path / "total.csv")
+    assert losses == ["gpus: unknown for 2 jobs, derived as nodes x GPUs per node"]
+    lines = (tmp_path / "total.csv").read_text().splitlines()[1:]
+    assert [line.split(",")[5] for line in lines] == ["4", "3", "24"]  # 2 x 2, as is, 3 x 8
+    assert nqsii.write(table, tmp_path / "per_node.csv") == [
+        "gpus: 1 job with a total other than nodes x GPUs per node; the GPU column carries GPUs "
+        "per node, so those totals are lost"]
+    lines = (tmp_path / "per_node.csv").read_text().splitlines()[1:]
+    assert [line.split(",")[5] for line in lines] == ["2", "4", "8"]
+
+
+def test_a_table_of_several_chunks_is_written_as_the_same_table_in_one():
+    table = _three_jobs(nodes=[None, 1, 1], gpus=[16, 4, 1], gpus_per_node=[8, 4, 1])
+    chunked = pa.concat_tables([table.slice(0, 1), table.slice(1, 2)])
+    assert chunked.column("nodes").num_chunks == 2
+    assert nqsii.render(chunked) == nqsii.render(table)
