@@ -324,7 +324,7 @@ def test_unknown_gpu_totals_are_derived_only_for_a_total_gpu_column(tmp_path):
     """A log whose GPU column holds totals (``gpus_column: total``) derives an unknown total
     as nodes x GPUs per node, and says so (a known total is kept, even one that is not nodes x
     GPUs per node); one holding GPUs per node needs no total."""
-    table = _three_jobs(nodes=[2, 1, 3], gpus_per_node=[2, 4, 8], gpus=[None, 3, None])
+    table = _three_jobs(nodes=[2, 1, 3], gpus_per_node=[2, None, 8], gpus=[None, 3, None])
     total = jt.with_metadata(table, {**jt.get_metadata(table),
                                      "nqsii": {"form": "raw", "gpus_column": "total"}})
     losses = nqsii.write(total, tmp_path / "total.csv")
@@ -332,10 +332,33 @@ def test_unknown_gpu_totals_are_derived_only_for_a_total_gpu_column(tmp_path):
     lines = (tmp_path / "total.csv").read_text().splitlines()[1:]
     assert [line.split(",")[5] for line in lines] == ["4", "3", "24"]  # 2 x 2, as is, 3 x 8
     assert nqsii.write(table, tmp_path / "per_node.csv") == [
+        "gpus_per_node: unknown for 1 job, derived as gpus / nodes"]
+    lines = (tmp_path / "per_node.csv").read_text().splitlines()[1:]
+    assert [line.split(",")[5] for line in lines] == ["2", "3", "8"]  # as is, 3 / 1, as is
+
+
+def test_unknown_gpus_per_node_are_derived_where_nodes_divide_the_total(tmp_path):
+    """gpus / nodes when both are known, nodes > 0 and the division is exact; a known value is
+    kept (and a total it does not give is reported lost)."""
+    table = _three_jobs(nodes=[2, 1, 2], gpus=[16, 3, 8], gpus_per_node=[None, None, 2])
+    assert nqsii.write(table, tmp_path / "a.csv") == [
+        "gpus_per_node: unknown for 2 jobs, derived as gpus / nodes",
         "gpus: 1 job with a total other than nodes x GPUs per node; the GPU column carries GPUs "
         "per node, so those totals are lost"]
-    lines = (tmp_path / "per_node.csv").read_text().splitlines()[1:]
-    assert [line.split(",")[5] for line in lines] == ["2", "4", "8"]
+    lines = (tmp_path / "a.csv").read_text().splitlines()[1:]
+    assert [line.split(",")[5] for line in lines] == ["8", "3", "2"]
+    # 16 / 3 is not whole, 0 nodes divide nothing, an unknown total gives no count per node
+    table = _three_jobs(nodes=[3, 0, 2], gpus=[16, 0, None], gpus_per_node=[None] * 3)
+    with pytest.raises(InputError) as err:
+        nqsii.write(table, tmp_path / "b.csv")
+    assert err.value.message == ("cannot write an NQSII log: unknown for 3 jobs (first: job 11); "
+                                 "NQSII logs have no marker for unknown values")
+    assert err.value.field == "column 'gpus_per_node' (GPUs per node)"
+    # a node count neither known nor implied (no total either)
+    with pytest.raises(InputError) as err:
+        nqsii.write(_three_jobs(nodes=[1, None, 1], gpus=[1, None, 1]), tmp_path / "c.csv")
+    assert err.value.message == ("cannot write an NQSII log: unknown for 1 job (first: job 12); "
+                                 "NQSII logs have no marker for unknown values")
 
 
 def test_a_table_of_several_chunks_is_written_as_the_same_table_in_one():
