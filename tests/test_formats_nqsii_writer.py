@@ -140,8 +140,10 @@ def test_an_instant_after_year_9999_is_a_located_error(tmp_path, form, layout):
         nqsii.write(table, tmp_path / "log.csv", form=form)
         assert "1000000000000" in (tmp_path / "log.csv").read_text()
         return
-    with pytest.raises(InputError, match="after year 9999 cannot be written as a date"):
+    with pytest.raises(InputError) as err:
         nqsii.write(table, tmp_path / "log.csv", form=form)
+    assert err.value.message == ("cannot write an NQSII log: an instant after year 9999 cannot "
+                                 "be written as a date")
     assert not (tmp_path / "log.csv").exists()
 
 
@@ -366,3 +368,13 @@ def test_a_table_of_several_chunks_is_written_as_the_same_table_in_one():
     chunked = pa.concat_tables([table.slice(0, 1), table.slice(1, 2)])
     assert chunked.column("nodes").num_chunks == 2
     assert nqsii.render(chunked) == nqsii.render(table)
+
+
+def test_names_after_integer_ids_in_earlier_chunks_are_refused_by_name(tmp_path):
+    first, later = _three_jobs(user=["7", "8", "9"]), _three_jobs(user=["7", "ann", "9"])
+    with pytest.raises(InputError) as err:
+        nqsii.write_chunks([first, later], tmp_path / "log.csv", form="published")
+    assert err.value.message == (
+        "cannot write an NQSII log: earlier chunks held integer ids and were written as they "
+        "are, this one holds names; write the whole table")
+    assert err.value.field == "column 'user' (User)" and not (tmp_path / "log.csv").exists()
