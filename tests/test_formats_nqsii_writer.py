@@ -295,6 +295,9 @@ def _three_jobs(**columns) -> pa.Table:
     ("user", ["u", None, "w"], "'user' (User)",
      "unknown for 1 job (first: job 12); NQSII logs have no marker for unknown values"),
     ("group", ["g", "", "g"], "'group' (Group)", "empty value (job 12)"),
+    ("termcode", [0, 7, 9], "'termcode' (Termination code)",  # schemas/nqsii-raw.schema.json
+     "7 is not one of 0 success, 1 fail, 2 walltime exceeded, 3 cancelled by user, "
+     "4 cancelled by system"),
 ])
 def test_a_value_the_log_cannot_hold_names_its_column_and_job(tmp_path, column, values, field,
                                                               problem):
