@@ -91,8 +91,9 @@ def test_layout_without_final_newline_across_chunks(tmp_path, table):
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(aaic_jobs(min_size=2, max_size=2))
 def test_needs_a_table_and_writes_nothing_on_error(tmp_path, good):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as err:
         nqsii.write_chunks([], tmp_path / "x.csv")
+    assert str(err.value) == "write_chunks needs at least one table (an empty one for no jobs)"
     bad = good.set_column(good.schema.get_field_index("queue"), "queue",
                           pa.array(["Nope"] * good.num_rows))
     with pytest.raises(InputError):
