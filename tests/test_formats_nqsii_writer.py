@@ -194,6 +194,7 @@ def test_a_recorded_layout_the_writer_cannot_use_is_a_located_error(tmp_path, re
     assert err.value.message == ("cannot write an NQSII log: the table's nqsii metadata records "
                                  + problem)
     assert err.value.field == "nqsii metadata" and not (tmp_path / "log.csv").exists()
+    assert err.value.path == "job table"  # the table records no source file
 
 
 def test_a_recorded_layout_of_another_form_is_not_checked_and_a_good_one_is_used(tmp_path):
