@@ -383,3 +383,21 @@ def test_names_after_integer_ids_in_earlier_chunks_are_refused_by_name(tmp_path)
         "cannot write an NQSII log: earlier chunks held integer ids and were written as they "
         "are, this one holds names; write the whole table")
     assert err.value.field == "column 'user' (User)" and not (tmp_path / "log.csv").exists()
+
+
+_RAW = ["job_id", "user", "group", "queue", "nodes", "gpus", "walltime_req", "termcode",
+        "submit", "start", "finish", "wait", "walltime"]
+
+
+@pytest.mark.parametrize("recorded", [
+    {"fields": _RAW[::-1]},  # no header
+    {"header": [name.upper() for name in _RAW[::-1]]},  # no fields
+    {"fields": ["job_id"] * 13, "header": [f"c{i}" for i in range(13)]},  # not the form's fields
+])
+def test_recorded_fields_and_header_are_used_only_together_and_whole(tmp_path, recorded):
+    """Fields and header labels that do not pair up (one missing, or fields other than the
+    form's) are both dropped for the form's own: the default header and order."""
+    nqsii.write(_one_job({"form": "raw", **recorded}), tmp_path / "log.csv")
+    assert (tmp_path / "log.csv").read_text() == (
+        ",".join(_RAW) + "\n1,u,g,Normal,1,1,00:01:00,0,1970-01-01 09:00:00,1970-01-01 09:00:10,"
+        "1970-01-01 09:01:10,00:00:10,00:01:00\n")
