@@ -432,8 +432,11 @@ def test_writer_refuses_a_queue_the_site_does_not_know(tmp_path):
 
 def test_empty_table_is_written_with_a_warning(tmp_path):
     losses = nqsii.write(jt.empty(), tmp_path / "out.csv")
-    assert losses[-1].startswith("the table has no jobs")
+    assert losses == ["the table has no jobs: the file holds only a header, which read() "
+                      "rejects as a log without job rows"]
     assert (tmp_path / "out.csv").read_text() == RAW_HEADER + "\n"
+    with pytest.raises(InputError, match="no job rows: the file holds only a header"):
+        nqsii.read(tmp_path / "out.csv")
 
 
 # ------------------------------------------------------------------------------- bad input

@@ -119,7 +119,7 @@ class _Job:
         arr = self.table.column(column).combine_chunks()
         self.integers(column, pc.binary_length(arr))  # null check, with the job named
         if len(arr) and pc.min(pc.binary_length(arr)).as_py() == 0:
-            row = int(np.argmax(np.asarray(pc.equal(pc.binary_length(arr), 0).to_numpy())))
+            row = pc.index(pc.binary_length(arr), 0).as_py()
             raise self.fail(column, f"empty value (job {self.table.column('job_id')[row].as_py()})")
         return arr
 
@@ -394,10 +394,12 @@ def _join_lines(texts: list[pa.Array], separator: str, line_ending: str) -> byte
         start, stop = offsets[lines.offset], offsets[lines.offset + len(lines)]
         return lines.buffers()[2].to_pybytes()[start:stop]
     # No value holds a quote, hence (see _quote) no comma either: pyarrow's writer is exact.
+    # It joins with its default comma, which is then replaced by the separator (any text: a
+    # delimiter of its own would be one character, and one a value holds is refused).
     sink = io.BytesIO()
     pacsv.write_csv(pa.table({f"c{i}": t for i, t in enumerate(texts)}), sink,
                     pacsv.WriteOptions(include_header=False, quoting_style="none",
-                                       delimiter=separator[0], eol=line_ending))
+                                       eol=line_ending))
     body = sink.getvalue()
     return body.replace(b",", separator.encode()) if separator != "," else body
 
