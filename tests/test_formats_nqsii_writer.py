@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from swftools import table as jt
-from swftools.errors import InputError
+from swftools.errors import InputError, UsageError
 from swftools.formats import nqsii
 from tests.strategies import aaic_jobs, row_chunks
 
@@ -213,7 +213,6 @@ def test_a_table_that_counts_processors_is_refused_and_nothing_written(tmp_path)
     CPU log (its ncpus become the processors); the NQSII writer now says so, and writes nothing.
     The same table claiming GPUs is written."""
     from swftools import formats
-    from swftools.errors import UsageError
     from swftools.metadata import TableMetadata
 
     columns = {"job_id": [1], "user": ["0"], "group": ["0"], "queue": ["Normal"], "nodes": [1],
@@ -231,8 +230,9 @@ def test_a_table_that_counts_processors_is_refused_and_nothing_written(tmp_path)
         with pytest.raises(UsageError) as info:
             nqsii.write(table, tmp_path / "b.csv")
         origin = ", read from a.log" if table is cpu else ""  # the name the table records
-        assert f"the table counts processors (a CPU trace{origin}), an NQSII log counts GPUs" \
-            in str(info.value)
+        assert str(info.value).endswith(
+            f"the table counts processors (a CPU trace{origin}), an NQSII log counts GPUs; "
+            "write it as swf, slurm, pbs or a data package")
         assert list(tmp_path.glob("b.csv*")) == []
     gpu = jt.from_columns(dict(columns, gpus=[8], gpus_per_node=[8]),
                           TableMetadata(processor_unit="gpu"))
@@ -401,3 +401,28 @@ def test_recorded_fields_and_header_are_used_only_together_and_whole(tmp_path, r
     assert (tmp_path / "log.csv").read_text() == (
         ",".join(_RAW) + "\n1,u,g,Normal,1,1,00:01:00,0,1970-01-01 09:00:00,1970-01-01 09:00:10,"
         "1970-01-01 09:01:10,00:00:10,00:01:00\n")
+
+
+def test_without_a_site_the_times_are_written_in_the_zone_the_table_records(tmp_path):
+    """No ``site``: the local times are in the table's recorded zone (here UTC), and only a
+    table that records none takes the AAIC preset's Asia/Tokyo (+9 h)."""
+    utc = _one_job({"form": "raw"})
+    utc = utc.replace_schema_metadata({**utc.schema.metadata,
+                                       b"swftools": b'{"time_zone": "UTC"}'})
+    lines = {}
+    for name, table in (("utc", utc), ("none", _one_job({"form": "raw"}))):
+        nqsii.write(table, tmp_path / f"{name}.csv")
+        lines[name] = (tmp_path / f"{name}.csv").read_text().splitlines()[1].split(",")[8:11]
+    # submit 0, start 10, finish 70 (UTC epoch s)
+    assert lines["utc"] == ["1970-01-01 00:00:00", "1970-01-01 00:00:10", "1970-01-01 00:01:10"]
+    assert lines["none"] == ["1970-01-01 09:00:00", "1970-01-01 09:00:10", "1970-01-01 09:01:10"]
+
+
+def test_write_chunks_keeps_an_existing_file_unless_forced(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_text("mine\n")
+    with pytest.raises(UsageError, match="already exists \\(use --force to overwrite\\)$"):
+        nqsii.write_chunks([_one_job({"form": "raw"})], path)
+    assert path.read_text() == "mine\n"
+    nqsii.write_chunks([_one_job({"form": "raw"})], path, force=True)
+    assert path.read_text().splitlines()[1].startswith("1,u,g,Normal,")
