@@ -152,11 +152,6 @@ def run_module(path: Path, tests: list[str], work: Path, jobs: int,
              # worker for about ten minutes; timeouts are left out of the score either way.
              f"timeout_multiplier = {TIMEOUT_MULTIPLIER!r}\n")
     (work / "pyproject.toml").write_text(text, encoding="utf-8")
-    return _mutmut(work, jobs, only)
-
-
-def _mutmut(work: Path, jobs: int, only: list[str] | None) -> dict[str, str]:
-    """``mutmut run`` in a prepared scratch copy, then every mutant's status."""
     env = {**os.environ, "PYTHONPATH": ""}
     # the tests look for the real traces in ../shared beside the checkout: the scratch copy
     # has none there, so point them at the checkout's (unless the caller chose a folder)

@@ -69,9 +69,10 @@ class Scan:
     """What :func:`scan` found: ``bad_row`` (>= 0 when some line's field count is wrong), and
     for the job lines (rows counted from 0 after the header) ``job_row``, ``job_start`` and
     ``cells`` (a string array of each wanted column; chunked when the text was scanned in
-    parts), ``rows`` (the lines after the header), for the step lines ``step_row``, ``step_line`` (start), ``step_ids`` (their JobIDs,
-    a string array chunked like ``cells``) and ``step_after_job`` (see ``kernels_ref.scan``);
-    a scan that found a bad row holds ``bad_row`` alone.
+    parts), ``rows`` (the lines after the header), for the step lines ``step_row``,
+    ``step_line`` (start), ``step_ids`` (their JobIDs, a string array chunked like ``cells``)
+    and ``step_after_job`` (see ``kernels_ref.scan``); a scan that found a bad row holds
+    ``bad_row`` alone.
     The text is scanned in one newline-aligned part per core; the cells are copied while the
     line is in cache (a later pass over the lines would wait on memory for each)."""
 
