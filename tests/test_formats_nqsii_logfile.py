@@ -17,7 +17,7 @@ from swftools.formats import nqsii
 from swftools.formats.nqsii import logfile
 
 from .strategies import aaic_jobs, nqsii_layouts
-from .test_formats_nqsii import RAW_HEADER, RAW_ROWS, _as_published, _render_oracle, _with_field
+from .nqsii_support import RAW_HEADER, RAW_ROWS, _as_published, _render_oracle, _with_field
 
 WHOLE, STREAMED = 1 << 62, 0  # STREAM_MIN_BYTES that never / always streams
 
