@@ -23,8 +23,9 @@ from swftools import table as jt
 from swftools.errors import InputError, json_line
 from swftools.fileio import file_digest
 from swftools.formats.datapackage import cells as cell_grammar
+from swftools.formats.datapackage.files import header_row
 from swftools.formats.datapackage.package import unsafe_path
-from swftools.formats.inputs import detect_gzip, open_binary, open_text
+from swftools.formats.inputs import detect_gzip, open_binary
 from swftools.validate.context import Context
 from swftools.validate.registry import NotApplicable, rule
 
@@ -173,11 +174,10 @@ def _readable_schema(schema: Any) -> bool:
 
 def _header(path: Path, compressed: bool) -> list[str]:
     import csv
-    with open_text(path, encoding="utf-8", newline="", compressed=compressed) as fh:
-        try:
-            row = next(csv.reader(fh), None)
-        except csv.Error as exc:  # a label past the csv module's field size limit
-            raise ValueError(f"cannot read the header: {exc}") from None
+    try:
+        row = header_row(path, compressed)
+    except csv.Error as exc:  # a label past the csv module's field size limit
+        raise ValueError(f"cannot read the header: {exc}") from None
     if row is None:
         raise ValueError("empty file (no header row)")
     return row

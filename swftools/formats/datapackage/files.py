@@ -201,10 +201,17 @@ def _open_text(path: Path, compressed: bool):
     return open_text(path, encoding="utf-8", newline="", compressed=compressed)
 
 
+def header_row(path: Path, compressed: bool) -> list[str] | None:
+    """The first CSV record of a package's CSV file (its header row; a record may span lines),
+    None for an empty file: the one reading of the header, also ``validate``'s. Raises what
+    opening, decoding and :mod:`csv` raise."""
+    with _open_text(path, compressed) as fh:
+        return next(csv.reader(fh), None)
+
+
 def _read_header(path: Path, compressed: bool) -> list[str]:
     try:
-        with _open_text(path, compressed) as fh:
-            row = next(csv.reader(fh), None)
+        row = header_row(path, compressed)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(str(path), _stream_problem(exc, compressed)) from None
     except UnicodeDecodeError:
