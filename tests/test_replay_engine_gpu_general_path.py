@@ -270,8 +270,8 @@ def test_a_watching_placement_sees_the_jobs_submitted_and_not_started():
 
 
 def test_a_watching_placement_sees_backfilled_jobs_leave():
-    """The EASY case of test_replay_engine_gpu.py (one node of 4 GPUs): job 3 backfills at 0, so job 1 is chosen at
-    100 with jobs 1 and 2 waiting, job 2 at 150 with itself."""
+    """The EASY case of test_replay_engine_gpu.py (one node of 4 GPUs): job 3 backfills at 0,
+    so job 1 is chosen at 100 with jobs 1 and 2 waiting, job 2 at 150 with itself."""
     w = work([(0, 100, 100, 1, 2), (0, 50, 50, 1, 4), (0, 100, 150, 1, 2), (0, 100, 100, 1, 2)])
     watch = Watching()
     run = run_gpu(w, model(nodes=1, gpus=4), "easy", watch, compiled=False)
