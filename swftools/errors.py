@@ -11,6 +11,8 @@ from dataclasses import dataclass
 # Every reader refuses a trace without jobs in these words (``allow_empty=True`` accepts one).
 NO_JOB_ROWS = "no job rows: the file holds only a header"
 NO_JOB_ROWS_EXPECTED = "one job per line after the header, or --allow-empty for an empty trace"
+# An input file that is not there, in the CLI's words and an input error's.
+NO_SUCH_FILE = "no such file"
 
 
 class UsageError(Exception):
@@ -95,6 +97,14 @@ def os_error_message(exc: OSError, path: str | None = None, operation: str | Non
     tail = f" [{code}]" if code else ""
     where = f"{shorten(str(name), 4 * VALUE_CHARS)}: " if name is not None else ""
     return f"{where}cannot {op}: {reason}{tail}"
+
+
+def open_error_reason(exc: OSError) -> str:
+    """Why an input file could not be opened, without its name: :data:`NO_SUCH_FILE`, else
+    :func:`os_error_message`'s words (``cannot open as a file: Is a directory [EISDIR]``)."""
+    if isinstance(exc, FileNotFoundError):
+        return NO_SUCH_FILE
+    return os_error_message(OSError(exc.errno, exc.strerror or str(exc)))
 
 
 def memory_error_message(exc: MemoryError, where: str | None = None) -> str:

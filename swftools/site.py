@@ -366,6 +366,24 @@ _INT = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 SCORE_COLUMNS = ("node", "gpu_index", "score")
 APP_SCORE_PREFIX = "score:"  # per application class score columns, e.g. score:IC
+SCORE_EXPECTED = "a positive decimal number, 1.0 = nominal"
+
+
+def is_score(value: float) -> bool:
+    """The one rule of a GPU score (score file, what-if scores, placement inputs): positive
+    and finite (PAL ranks GPUs by ``1 / score``)."""
+    return value > 0 and math.isfinite(value)
+
+
+def bad_score_message(grid, what: str) -> str | None:
+    """The message for the first entry of ``grid[node][gpu]`` that is not a score
+    (``what``: the grid's name), or None when all are."""
+    for node, row in enumerate(grid):
+        for gpu, value in enumerate(row):
+            if not is_score(value):
+                return (f"{what}: node {node}, GPU {gpu}: {value!r} is not a positive score "
+                        f"(expected {SCORE_EXPECTED})")
+    return None
 
 
 def read_score_csv(path: str | Path, nodes: int, gpus_per_node: int,
@@ -443,12 +461,11 @@ def read_score_csv(path: str | Path, nodes: int, gpus_per_node: int,
             text = row[col[field_name]].strip()
             if not _NUMBER.fullmatch(text):
                 raise InputError(name, f"{text!r} is not a number", line=line, field=field_name,
-                                 value=text, expected="a positive decimal number, 1.0 = nominal")
+                                 value=text, expected=SCORE_EXPECTED)
             value = float(text)
-            if not (value > 0 and math.isfinite(value)):
+            if not is_score(value):
                 raise InputError(name, f"{text!r} is not a positive score", line=line,
-                                 field=field_name, value=text,
-                                 expected="a positive decimal number, 1.0 = nominal")
+                                 field=field_name, value=text, expected=SCORE_EXPECTED)
             return value
 
         node = index("node", nodes, "node")

@@ -43,6 +43,15 @@ def test_bad_input_exits_1_and_writes_nothing(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["bad.swf"]  # no temporary leftovers
 
 
+def test_an_nqsii_log_that_cannot_be_opened_exits_1_with_the_readers_message(tmp_path):
+    missing, out = tmp_path / "missing.log", tmp_path / "out.swf"
+    result = runner.invoke(app, ["convert", str(missing), "--from", "nqsii", "--out", str(out)])
+    assert result.exit_code == 1
+    assert f"swftools: error: {missing}: no such file (expected an NQSII job log: a CSV file " \
+           "with a header row, plain or gzip)" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_existing_output_exits_2_and_is_unchanged(tmp_path):
     out = tmp_path / "out.swf"
     out.write_text("precious")

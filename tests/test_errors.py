@@ -1,4 +1,4 @@
-"""``swftools.errors``: locating a JSON value for an error's line."""
+"""``swftools.errors``: locating a JSON value for an error's line; why a file cannot be opened."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from swftools.errors import json_line, json_position
+from swftools.errors import json_line, json_position, open_error_reason
 
 from .strategies import json_values
 
@@ -48,3 +48,14 @@ def test_json_position_of_a_missing_path_is_where_the_walk_stopped():
     assert json_position(text, ["a", "zz"]) == text.index("}")  # the end of "a"'s object
     assert json_position(text, ["a", "b", "c"]) == text.index("1")  # not an object: stops there
     assert json_position(text, [0]) == 0  # an index into an object
+
+
+def test_why_a_file_cannot_be_opened_is_said_without_its_name():
+    """``no such file``, else the operation of the errno (EISDIR: open as a file; EACCES:
+    access), the system's reason and the errno's name."""
+    assert open_error_reason(FileNotFoundError(2, "No such file or directory", "a.log")) == \
+        "no such file"
+    assert open_error_reason(IsADirectoryError(21, "Is a directory", "d.log")) == \
+        "cannot open as a file: Is a directory [EISDIR]"
+    assert open_error_reason(PermissionError(13, "Permission denied", "p.log")) == \
+        "cannot access: Permission denied [EACCES]"

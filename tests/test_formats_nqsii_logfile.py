@@ -285,10 +285,31 @@ def test_a_header_only_log_needs_allow_empty_both_ways(tmp_path):
         logfile.load_log(path)  # allow_empty is False unless given
 
 
-def test_a_missing_log_is_the_operating_system_error(tmp_path):
+def test_a_log_that_cannot_be_opened_is_an_input_error_naming_it(tmp_path, monkeypatch):
+    """Missing, a directory, not readable: located InputErrors in the CLI's words for the
+    bare OSError, from the library's read as from load_log, streamed or whole."""
+    missing, folder = tmp_path / "missing.csv", tmp_path / "folder.csv"
+    folder.mkdir()
+    expected = "an NQSII job log: a CSV file with a header row, plain or gzip"
     for threshold in (WHOLE, STREAMED):
-        with pytest.raises(FileNotFoundError):
-            _load(tmp_path / "missing.csv", threshold)
+        for path, why in ((missing, "no such file"),
+                          (folder, "cannot open as a file: Is a directory [EISDIR]")):
+            with pytest.raises(InputError) as info:
+                _load(path, threshold)
+            assert (info.value.path, info.value.message, info.value.line) == (str(path), why, None)
+            assert info.value.expected == expected
+            assert _read(path, threshold) == f"InputError: {path}: {why} (expected {expected})"
+
+    def denied(path, *args, **kwargs):  # the tests may run as root, who reads anything
+        raise PermissionError(13, "Permission denied", str(path))
+
+    log = tmp_path / "log.csv"
+    log.write_text(RAW_HEADER + "\n")
+    for name in ("read_bytes", "is_gzip"):  # the first open, whole and streamed
+        monkeypatch.setattr(logfile, name, denied)
+    for threshold in (WHOLE, STREAMED):
+        assert _read(log, threshold) == (f"InputError: {log}: cannot access: Permission denied "
+                                         f"[EACCES] (expected {expected})")
 
 
 @pytest.mark.parametrize("data, header, body", [

@@ -305,3 +305,38 @@ def test_bad_step_id_is_located_among_many_steps(tmp_path, monkeypatch, threaded
     with pytest.raises(InputError) as info:
         slurm.read(path)
     assert (info.value.line, info.value.value) == (6, "5.b@d")
+
+
+def test_skipping_bad_lines_threaded_and_serial_agree(tmp_path, monkeypatch):
+    """``--skip-bad-lines`` with the checks forced into threads (and the scan into parts): the
+    same table, the same skipped-line report and, as one by one, one collecting pass plus the
+    clean one (noted errors live in a context variable that pool threads do not see)."""
+    from swftools.formats.slurm import kernels, reader
+    from swftools.formats.skipping import skipped_lines
+
+    lines = [HEADER, GOOD, _line(JobID="5.batch", JobIDRaw="5.batch"),
+             _line(JobID="6", JobIDRaw="6", Submit="x"),
+             _line(JobID="7", JobIDRaw="7", ExitCode="0"),
+             _line(JobID="8", JobIDRaw="8", NCPUS="y"), _line(JobID="5.b@d", JobIDRaw="5.b@d"),
+             _line(JobID="9", JobIDRaw="9", NodeList="gpu[01-"), _line(JobID="10", JobIDRaw="10")]
+    path = _write(tmp_path, "\n".join(lines) + "\n")
+    passes = []
+    real = reader._read_data
+    monkeypatch.setattr(reader, "_read_data", lambda *a, **k: passes.append(1) or real(*a, **k))
+
+    def read() -> tuple[pa.Table, list, int]:
+        passes.clear()
+        table = slurm.read(path, tz="UTC", skip_bad_lines=True)
+        return table, skipped_lines(table), len(passes)
+
+    serial, serial_report, serial_passes = read()
+    assert serial.column("job_id").to_pylist() == [5, 10]
+    assert [(e["line"], e["value"]) for e in serial_report] == [
+        (4, "x"), (5, "0"), (6, "y"), (7, "5.b@d"), (8, "gpu[01-")]
+    assert serial_passes == 2
+    monkeypatch.setattr(reader, "_THREADED_ROWS", 0)
+    monkeypatch.setattr(kernels, "_MIN_PART_BYTES", 1)
+    monkeypatch.setattr(kernels, "workers", lambda: 2)
+    threaded, threaded_report, threaded_passes = read()
+    assert threaded.equals(serial) and threaded_report == serial_report
+    assert threaded_passes == serial_passes

@@ -315,7 +315,8 @@ def test_what_has_no_twin_declines():
     # priority's gains not one per job; pm-first on NaN scores; priority-wc on a NaN gain
     assert compiled(BACKFILL, make_placement("priority", None, [1.0, 2.0])) is None
     assert compiled(BACKFILL, make_placement("priority", None, [1.0, 2.0, 3.0])) is not None
-    nan = PlacementInputs(score=[[1.0, float("nan")]] * 2).resolved(2, 2)
+    nan = PlacementInputs().resolved(2, 2)  # resolved() refuses a NaN score: a Machine's own
+    nan.score = [[1.0, float("nan")]] * 2
     assert compiled(BACKFILL, make_placement("pm-first", nan), nodes=2, gpus=2) is None
     ok = PlacementInputs(score=[[1.0, 2.0]] * 2).resolved(2, 2)
     assert compiled(BACKFILL, make_placement("pm-first", ok), nodes=2, gpus=2) is not None

@@ -172,7 +172,8 @@ def test_pal_tables_decline_what_they_cannot_order():
     """NaN values (no order to follow) or job classes not one per job: the Python path."""
     from swftools.replay.placement.tables import pal_tables
 
-    nan = PlacementInputs(score=[[1.0, float("nan")]]).resolved(1, 2)
+    nan = PlacementInputs().resolved(1, 2)  # resolved() refuses a NaN score: a Machine's own
+    nan.score = [[1.0, float("nan")]]
     assert pal_tables("pm-first", nan, 1, 2, 3) is None
     short = PlacementInputs(class_score=[[[1.0, 2.0]], [[2.0, 1.0]]],
                             job_class=[0, 1]).resolved(1, 2)

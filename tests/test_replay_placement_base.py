@@ -138,6 +138,21 @@ def test_any_positive_finite_locality_penalty_is_kept(penalty):
     assert PlacementInputs(pal_penalty=penalty).resolved(1, 1).pal_penalty == penalty
 
 
+SCORE = ("placement input {}: node 1, GPU 1: {} is not a positive score (expected a positive "
+         "decimal number, 1.0 = nominal)")
+
+
+@pytest.mark.parametrize("value", [0, -0.5, math.inf, math.nan])
+def test_a_score_must_be_positive_and_finite_and_is_named_by_node_and_gpu(value):
+    """PAL ranks GPUs by 1 / score: a score of 0 was an infinite rank (the what-if layer's
+    rule, ``site.is_score``, for library callers too); cells beyond the machine are not read."""
+    grid = [[1.0, 1.0], [2.0, value]]
+    assert _error(PlacementInputs(score=grid), 2, 2) == SCORE.format("score", float(value))
+    assert _error(PlacementInputs(class_score=[None, grid]), 2, 2) == \
+        SCORE.format("class_score[1]", float(value))
+    assert PlacementInputs(score=grid, class_score=[grid]).resolved(2, 1).score == [[1.0], [2.0]]
+
+
 CLASSES = "placement input job_class: classes must index class_score"
 
 

@@ -59,9 +59,11 @@ def test_scores_and_classes_that_do_not_fit_are_refused_with_their_shape():
     with pytest.raises(UsageError) as exc:
         with_scores(site, ones[:-1] + [[1.0] * 7])
     assert str(exc.value) == "scores for 40 nodes do not fit site aaic (40 nodes of 8 GPUs)"
-    with pytest.raises(UsageError) as exc:
-        with_scores(site, ones[:-1] + [[1.0] * 7 + [-0.5]])
-    assert str(exc.value) == "GPU scores must be positive"
+    for bad in (-0.5, 0.0, float("inf")):  # the rule of site.is_score: positive and finite
+        with pytest.raises(UsageError) as exc:
+            with_scores(site, ones[:-1] + [[1.0] * 7 + [bad]])
+        assert str(exc.value) == (f"GPU scores: node 39, GPU 7: {bad} is not a positive score "
+                                  "(expected a positive decimal number, 1.0 = nominal)")
     with pytest.raises(UsageError) as exc:
         with_scores(site, ones, [[0] * 8] * 39 + [[0] * 7])
     assert str(exc.value) == "classes do not fit the scores of site aaic"

@@ -15,8 +15,8 @@ import typer
 
 from swftools.formats import FORMATS  # the registry only; format modules load on use
 from swftools.site import PRESETS
-from swftools.errors import (InputError, UsageError, memory_error_message, os_error_message,
-                             shorten)
+from swftools.errors import (InputError, UsageError, memory_error_message, open_error_reason,
+                             os_error_message, shorten)
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 # audit, release and verify --raw when no raw name can be searched for: not a failure (an SWF
@@ -46,7 +46,8 @@ def handle_errors() -> Iterator[None]:
     except FileNotFoundError as exc:
         if exc.filename is None:
             raise fail(os_error_message(exc, _file_in_traceback(exc)), EXIT_INVALID) from None
-        raise fail(f"{shorten(str(exc.filename), 320)}: no such file", EXIT_INVALID) from None
+        raise fail(f"{shorten(str(exc.filename), 320)}: {open_error_reason(exc)}",
+                   EXIT_INVALID) from None
     except OSError as exc:  # disk full, read-only output, permissions, I/O errors
         raise fail(os_error_message(exc, _file_in_traceback(exc)), EXIT_INVALID) from None
     except MemoryError as exc:

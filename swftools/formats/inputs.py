@@ -24,7 +24,7 @@ from typing import BinaryIO, TextIO
 
 import numpy as np
 
-from swftools.errors import InputError, count
+from swftools.errors import InputError, count, open_error_reason
 from swftools.fileio import GZIP_MAGIC, is_gzip, read_whole, take_prefetched
 from swftools.limits import BoundedReader, Limits, current
 
@@ -81,6 +81,12 @@ def gzip_error(path: str | os.PathLike, exc: BaseException, data: bytes) -> Inpu
         return InputError(str(path), f"truncated gzip file: the compressed stream ends early, {got}",
                           expected="a complete gzip file")
     return InputError(str(path), f"corrupt gzip data ({exc}), {got}", expected="a valid gzip file")
+
+
+def open_error(path: str | os.PathLike, exc: OSError, expected: str) -> InputError:
+    """The InputError for an input file that cannot be opened (missing, a directory, not
+    readable), in the words the CLI prints for the bare OSError; ``expected``: what it should be."""
+    return InputError(str(path), open_error_reason(exc), expected=expected)
 
 
 def read_bytes(path: str | os.PathLike, *, declared: bool = False,
@@ -197,7 +203,7 @@ def read_text(path: str | os.PathLike, *, encoding: str = "utf-8", newline: str 
 
 
 __all__ = ["MisnamedGzipWarning", "detect_gzip", "gzip_error", "how_far", "is_gzip",
-           "open_binary", "open_text", "read_bytes", "read_text"]
+           "open_binary", "open_error", "open_text", "read_bytes", "read_text"]
 
 
 def first_repeat(values: np.ndarray) -> tuple[int, int] | None:

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from swftools import formats
 from swftools import table as jt
-from swftools.errors import InputError, UsageError
+from swftools.errors import NO_SUCH_FILE, InputError, UsageError
 from swftools.site import Site, resolve_site
 from swftools.validate import (  # noqa: F401  (registration order = report order)
     package_checks, rules_anomaly, rules_capacity, rules_queue, rules_swf, rules_time,
@@ -139,7 +139,7 @@ def _unreadable(exc: BaseException, display: str) -> Finding:
         return Finding(exc.path or display, exc.line, None, exc.field, "unreadable-input", "error",
                        exc.message, exc.value, exc.expected)
     if isinstance(exc, FileNotFoundError):
-        return Finding(display, None, None, None, "unreadable-input", "error", "no such file",
+        return Finding(display, None, None, None, "unreadable-input", "error", NO_SUCH_FILE,
                        None, "an existing trace file or data package")
     if isinstance(exc, IsADirectoryError):
         return Finding(display, None, None, None, "unreadable-input", "error",

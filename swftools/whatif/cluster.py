@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from itertools import groupby
 
 from swftools.errors import UsageError
-from swftools.site import NodeGroup, Site, site_from_settings
+from swftools.site import NodeGroup, Site, bad_score_message, site_from_settings
 
 
 def _groups(models: Sequence[str], gpus_per_node: int) -> tuple[NodeGroup, ...]:
@@ -57,8 +57,9 @@ def with_scores(site: Site, scores: Sequence[Sequence[float]],
         raise UsageError(f"scores for {len(scores)} nodes do not fit site {site.name} "
                          f"({n} nodes of {g} GPUs)")
     table = tuple(tuple(float(s) for s in row) for row in scores)
-    if any(not s > 0 for row in table for s in row):
-        raise UsageError("GPU scores must be positive")
+    bad = bad_score_message(table, "GPU scores")
+    if bad:
+        raise UsageError(bad)
     klass = None if classes is None else tuple(tuple(int(c) for c in row) for row in classes)
     if klass is not None and [len(r) for r in klass] != [len(r) for r in table]:
         raise UsageError(f"classes do not fit the scores of site {site.name}")

@@ -17,9 +17,10 @@ import pyarrow.csv as pacsv
 
 from swftools.errors import NO_JOB_ROWS, NO_JOB_ROWS_EXPECTED, InputError
 from swftools.fileio import is_gzip
-from swftools.formats.inputs import detect_gzip, read_bytes
+from swftools.formats.inputs import detect_gzip, open_error, read_bytes
 
 _BOM = b"\xef\xbb\xbf"
+LOG_EXPECTED = "an NQSII job log: a CSV file with a header row, plain or gzip"
 
 
 # Plain (not gzip) logs from this size on are parsed from the file, never held whole in memory.
@@ -129,14 +130,15 @@ def load_log(path: str | os.PathLike, allow_empty: bool = False) -> RawLog:
     """:func:`split_log` of the file at ``path``: a plain log of ``STREAM_MIN_BYTES`` or more is
     checked block by block (the same checks) and left on disk for :func:`parse_body`; anything
     else (gzip, small, a separator followed by spaces, a NUL byte: what needs the whole text, or
-    an error) is read whole."""
+    an error) is read whole. A file that cannot be opened is an InputError (``open_error``)."""
     name = str(path)
     try:
         size = os.path.getsize(path)
-    except OSError:
-        size = 0
-    if size < STREAM_MIN_BYTES or is_gzip(path):
-        return split_log(read_bytes(path), name, allow_empty)
+        data = read_bytes(path) if size < STREAM_MIN_BYTES or is_gzip(path) else None
+    except OSError as exc:  # missing, a directory, not readable
+        raise open_error(path, exc, LOG_EXPECTED) from None
+    if data is not None:
+        return split_log(data, name, allow_empty)
     detect_gzip(path)  # the warning for a plain file named .gz
     with open(path, "rb") as fh:
         head = fh.read(_HEAD_BYTES)

@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 from swftools.errors import UsageError
 from swftools.replay.factors import FactorKernel
 from swftools.replay.model import GpuState, bits, lowest_bits
+from swftools.site import bad_score_message
 
 RuntimeFactor = Callable[[int, list[int], list[list[int]]], float]
 _MISSING = object()
@@ -80,6 +81,12 @@ class PlacementInputs:
         class_score = None
         if self.class_score is not None:
             class_score = [per_gpu(grid, "class_score", 1.0, float) for grid in self.class_score]
+        grids = [("score", score)] + [(f"class_score[{c}]", grid)
+                                      for c, grid in enumerate(class_score or ())]
+        for what, grid in grids:  # PAL ranks GPUs by 1 / score: 0 would be infinite
+            bad = bad_score_message(grid, f"placement input {what}")
+            if bad:
+                raise UsageError(bad)
         if not self.pal_penalty > 0 or self.pal_penalty == float("inf"):
             raise UsageError(f"locality penalty {self.pal_penalty}: expected a positive number "
                              "(PAL's default 1.7; 1 = no penalty)")
