@@ -155,6 +155,7 @@ def test_priority_tables_by_hand():
     ([1.0, 2.0, 3.0], [False, False, True]),  # odd count: the median itself is not above it
     ([2.0, 2.0, 2.0], [False, False, False]),
     ([4.0, 1.0, 1.0], [True, False, False]),
+    ([1.5, 1.2, 1.0], [True, False, False]),  # the median 1.2, not a whole number
     (None, [False] * 3), ([], [False] * 3)])
 def test_priority_high_side_is_strictly_above_the_median(gains, want):
     aux, _, high = _tables("priority", gains=gains, jobs=3)
@@ -305,8 +306,10 @@ def test_inputs_not_of_the_machine_size_are_declined():
     ok = dict(n_nodes=2, g=2, rack=[0, 0], model=[0, 0], score=[[1.0, 1.0]] * 2,
               cls=[[0, 0]] * 2, model_speed=[1.0])
     assert T.placement_tables("packed", Machine(**ok), 2, 2, None, 1) is not None
-    for bad in ({"rack": [0]}, {"model": [0]}, {"model": [0, 0, 0]}, {"score": [[1.0, 1.0]]},
-                {"score": [[1.0, 1.0], [1.0]]}, {"cls": [[0, 0], [0]]}, {"cls": [[0, 0]] * 3}):
+    # the sizes recorded in the Machine, or its lists, not those of the replay
+    for bad in ({"n_nodes": 3}, {"g": 3}, {"n_nodes": 1}, {"rack": [0]}, {"model": [0]},
+                {"model": [0, 0, 0]}, {"score": [[1.0, 1.0]]}, {"score": [[1.0, 1.0], [1.0]]},
+                {"cls": [[0, 0], [0]]}, {"cls": [[0, 0]] * 3}):
         assert T.placement_tables("packed", Machine(**{**ok, **bad}), 2, 2, None, 1) is None, bad
 
 
@@ -478,6 +481,15 @@ def test_waiting_tables_by_hand():
     ties = _machine(rack=[0] * 4, model=[0, 1, 0, 1], speed=[1.0, 3.0],
                     score=[[1.0]] * 4, cls=[[0]] * 4)
     assert T.waiting_tables(ties, 4, None, 1)[1].tolist() == [1, 3, 0, 2]
+
+
+def test_waiting_tables_node_order_is_stable_on_many_nodes():
+    """40 nodes of models k % 3, model 0 fastest: the nodes of each model ascending (an
+    unstable sort of so many ties mixes them)."""
+    m = _machine(rack=[0] * 40, model=[k % 3 for k in range(40)], speed=[3.0, 2.0, 1.0],
+                 score=[[1.0]] * 40, cls=[[0]] * 40)
+    want = list(range(0, 40, 3)) + list(range(1, 40, 3)) + list(range(2, 40, 3))
+    assert T.waiting_tables(m, 40, None, 1)[1].tolist() == want
 
 
 def test_waiting_tables_gain_ranks_of_integers_and_negatives():
