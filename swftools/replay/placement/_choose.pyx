@@ -19,17 +19,17 @@ rank a list in queue order, as ``PriorityWc.queue_add`` and ``queue_remove``), s
 ``PriorityWc.claimed``'s order (highest gain first, then queue order) is a walk over the ranks
 above the job's; the claims go on a copy of the free GPU counts.
 
-The placement's tables (built by ``placement.tables``) are one int64 array ``aux`` and the
-float scores ``score[k * g + i]``. ``aux[H_*]`` hold sizes, ``aux[O_*]`` the offsets of the
-blocks (N nodes, G node groups, T class thresholds, R racks, W words): ``GRP`` (N) a node's
-group rank, ``RACK`` (N) its rack rank, ``MODEL`` (N) its GPU model index, ``ORDER`` (N x g)
-its GPUs best first (``Machine.gpu_order(True)``), ``GC`` (G x (g + 1)) managed nodes per group
-and free count, ``GW`` (G x W) group word masks, ``CURW``, ``CURM``, ``LEFT`` (G), ``TAKE``,
-``MARK`` (R), ``STAMP`` (1), ``CAND`` (N) scratch, ``OKW`` (T x W) per threshold the nodes all
-of whose GPUs qualify, ``OKNODE`` (T x N) the same as 0/1, ``OKGPU`` (T x N) the qualifying
-GPUs of each node, ``TWR`` (T x R) and ``TW`` (T) whole free qualifying managed nodes per rack
-and in all, ``BYU`` ((T - 1) x (g + 1) x W) and ``BYUCNT`` the managed nodes by usable free
-GPUs, ``HIGH`` (jobs) the ``priority`` side of each job.
+The placement's tables (built by ``placement.tables``) are one int64 array ``aux`` and the float
+scores ``score[k * g + i]``. ``aux[H_*]`` hold sizes, ``aux[O_*]`` the offsets of the blocks (N
+nodes, G node groups, T class thresholds, R racks, W words): ``GRP`` (N) a node's group rank,
+``RACK`` (N) its rack rank, ``MODEL`` (N) its GPU model index, ``ORDER`` (N x g) its GPUs best
+first (``Machine.gpu_order(True)``), ``GC`` (G x (g + 1)) managed nodes per group and free count,
+``GW`` (G x W; empty for a policy that reads no group mask) group word masks, ``CURW``, ``CURM``,
+``LEFT`` (G), ``TAKE``, ``MARK`` (R), ``STAMP`` (1), ``CAND`` (N, at least 1) scratch, ``OKW`` (T x
+W) per threshold the nodes all of whose GPUs qualify, ``OKNODE`` (T x N) the same as 0/1, ``OKGPU``
+(T x N) the qualifying GPUs of each node, ``TWR`` (T x R) and ``TW`` (T) whole free qualifying
+managed nodes per rack and in all, ``BYU`` ((T - 1) x (g + 1) x W) and ``BYUCNT`` the managed nodes
+by usable free GPUs, ``HIGH`` (jobs) the ``priority`` side of each job.
 """
 
 from libc.math cimport INFINITY
