@@ -447,10 +447,13 @@ def test_pal_job_classes():
 
 @pytest.mark.parametrize("name", ["pm-first", "pal"])
 def test_pal_tables_decline_nan_values(name):
-    m = PlacementInputs(score=[[float("nan"), 1.0], [1.0, 1.0]]).resolved(2, 2)
+    # resolved() refuses a NaN score: the Machine's own values are set after it
+    m = PlacementInputs().resolved(2, 2)
+    m.score = [[float("nan"), 1.0], [1.0, 1.0]]
     assert _pal(name, m, 1) is None
-    m = PlacementInputs(class_score=[[[1.0, 1.0]] * 2, [[1.0, float("nan")], [1.0, 1.0]]],
+    m = PlacementInputs(class_score=[[[1.0, 1.0]] * 2, [[1.0, 1.0]] * 2],
                         job_class=[0]).resolved(2, 2)
+    m.class_score[1] = [[1.0, float("nan")], [1.0, 1.0]]
     assert _pal(name, m, 1) is None
 
 
