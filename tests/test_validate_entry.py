@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from swftools import formats
-from swftools.errors import UsageError
+from swftools.errors import InputError, UsageError
 from swftools.formats import datapackage
 from swftools.site import preset
 from swftools.validate import validate
@@ -75,6 +75,21 @@ def test_any_other_read_failure_is_named_by_its_first_line(tmp_path, monkeypatch
         "path": str(path), "line": None, "job_id": None, "field": None,
         "rule": "unreadable-input", "severity": "error", "message": message, "value": None,
         "expected": "a readable trace"}]
+
+
+@pytest.mark.parametrize("named", ["other.csv", ""])
+def test_a_readers_input_error_is_shown_in_the_file_it_names(tmp_path, monkeypatch, named):
+    """The finding names the file the reader's error names (a package's CSV, not the folder),
+    else the input as given."""
+    path = write_swf(tmp_path / "f.swf", [swf_line(1)])
+
+    def fail(*args, **kwargs):
+        raise InputError(named, "'x' is bad", line=3, field="f", value="x", expected="y")
+    monkeypatch.setattr(formats, "read", fail)
+    assert validate(path).flatten() == [{
+        "path": named or str(path), "line": 3, "job_id": None, "field": "f",
+        "rule": "unreadable-input", "severity": "error", "message": "'x' is bad", "value": "x",
+        "expected": "y"}]
 
 
 def test_a_file_without_jobs_is_an_error_unless_allowed(tmp_path):
