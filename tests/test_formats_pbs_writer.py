@@ -372,3 +372,49 @@ def test_losses_of_jobs_that_never_ran_or_lack_a_field():
     assert lines[11].endswith(" Resource_List.ngpus=18014398509481986 "
                               "Resource_List.select=2:ngpus=9007199254740993 "
                               "resources_used.walltime=00:00:50")
+
+
+def test_write_passes_the_site_and_zone_to_the_records_and_keeps_a_file_unless_forced(tmp_path):
+    """``write`` is ``render``'s text, atomically: the zone given sets the stamps (09:01:40 in
+    Tokyo for 100 s after the epoch), the site's zone the loss note of a table that records none;
+    an existing file is kept without ``force``."""
+    table = _table([_job(1)], processor_unit="gpu")
+    path = tmp_path / "acct.log"
+    assert pbs.write(table, path, tz="Asia/Tokyo") == []
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first == "01/01/1970 09:01:40;Q;1.swftools;queue=q"
+    with pytest.raises(UsageError, match="already exists \\(use --force to overwrite\\)$"):
+        pbs.write(table, path)
+    assert path.read_text(encoding="utf-8").startswith("01/01/1970 09:01:40;Q;")
+    assert pbs.write(table, path, force=True, site="aaic") == [
+        "times written as UTC local times: the table's time zone Asia/Tokyo is in no column of "
+        "this format (write with --tz Asia/Tokyo for site-local times, and read back with the "
+        "same --tz)"]
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first == "01/01/1970 00:01:40;Q;1.swftools;queue=q"
+
+
+def test_sizes_read_back_from_a_gpu_log_with_a_job_of_unknown_gpus(tmp_path):
+    """In a GPU log a job without ngpus reads back with 0 GPUs: its unknown gpus is a loss, its
+    requested 0 processors is not (the reader's 0 is the same)."""
+    table = _table([_job(1, gpus=2, gpus_per_node=2, requested_procs=2),
+                    _job(2, gpus=None, gpus_per_node=None, requested_procs=0)],
+                   processor_unit="gpu")
+    back, losses = _read_back(table, tmp_path)
+    assert back.column("gpus").to_pylist() == [2, 0]
+    assert back.column("requested_procs").to_pylist() == [2, 0]
+    assert losses == ["1 job: gpus unknown: read back as 0 (no GPUs requested)",
+                      "1 job: gpus_per_node other than the GPU total over the node count (read "
+                      "back as that)"]
+
+
+def test_a_gpu_log_without_gpus_reads_back_the_cpu_count_of_each_job_that_has_one(tmp_path):
+    """Where no job uses a GPU the log is read back as a CPU log: gpus holds the processor
+    count of the two jobs that have one (both losses), 0 for the third (no loss)."""
+    table = _table([_job(1, gpus=0, cpus=4, gpus_per_node=0),
+                    _job(2, gpus=0, cpus=2, gpus_per_node=0),
+                    _job(3, gpus=0, cpus=None, gpus_per_node=0)], processor_unit="gpu")
+    back, losses = _read_back(table, tmp_path)
+    assert back.column("gpus").to_pylist() == [4, 2, 0]
+    assert losses[0] == ("2 jobs: gpus of a GPU log where no job uses a GPU: read back as a CPU "
+                         "log, gpus holding the processor counts where known")
