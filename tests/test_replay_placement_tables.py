@@ -240,6 +240,20 @@ def test_lxv_four_gpus_a_node():
     assert len(b["byu"]) == 2 * 5 and len(b["byucnt"]) == 2 * 5
 
 
+def test_lxv_gpu_masks_of_62_gpus_are_exact():
+    """At the compiled limit of 62 GPUs a node the GPU masks pass 2**53: node 0 (GPU 61 of
+    class 1, the rest 0) has GPUs 0-60 at threshold 0 (2**61 - 1), node 1 (all class 1) none;
+    at threshold 1 both have all 62 (2**62 - 1), exact to the last bit."""
+    m = _machine(rack=[0, 0], model=[0, 0], score=[[1.0] * 62] * 2,
+                 cls=[[0] * 61 + [1], [1] * 62])
+    aux, _, _ = _tables("lxv", m)
+    assert aux[:4].tolist() == [2, 1, 2, 1]
+    b = _blocks(aux, 62, 1, masked=False)
+    assert b["okgpu"] == [(1 << 61) - 1, 0, (1 << 62) - 1, (1 << 62) - 1]
+    assert b["oknode"] == [0, 0, 1, 1] and b["okw"] == [0, 0b11]
+    assert b["order"] == list(range(62)) * 2
+
+
 def test_one_gpu_a_node():
     """g = 1: every node's order is its GPU 0, ``lxv``'s GPU masks are 0 or 1."""
     m = _machine(rack=[0, 1], model=[0, 0], score=[[1.0], [2.0]], cls=[[1], [0]])
