@@ -314,6 +314,12 @@ def test_a_policy_without_a_compiled_twin(name):
     assert _tables(name) is None
 
 
+@pytest.mark.parametrize("name", T.COMPILED_POLICIES)
+def test_nodes_without_gpus_are_declined(name):
+    """No GPU to place on: every policy declines (``priority`` raised min()'s ValueError)."""
+    assert T.placement_tables(name, PlacementInputs().resolved(2, 0), 2, 0, None, 1) is None
+
+
 def test_inputs_not_of_the_machine_size_are_declined():
     assert T.placement_tables("packed", M3, 4, 2, None, 1) is None
     assert T.placement_tables("packed", M3, 3, 1, None, 1) is None

@@ -50,11 +50,11 @@ def placement_tables(name: str, machine: Machine, n_nodes: int, g: int,
     """``_choose.pyx``'s tables for policy ``name`` on ``n_nodes`` x ``g`` GPUs: (``aux``,
     ``score``, each job's ``priority`` side), or None when the compiled placements cannot hold
     the machine (GPU model indices past 62, inputs not of the machine's size, too many node
-    groups, ``lxv`` without a GPU, a policy without a compiled twin)."""
+    groups, ``lxv`` without a GPU, nodes without GPUs, a policy without a compiled twin)."""
     m = machine
     if name not in COMPILED_POLICIES:
         return None
-    if m.n_nodes != n_nodes or m.g != g:
+    if m.n_nodes != n_nodes or m.g != g or g < 1:
         return None
     model_of = np.asarray(m.model, dtype=np.int64)
     score = _as_grid(m.score, n_nodes, g, np.float64)
