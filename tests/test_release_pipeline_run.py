@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 from swftools import formats
+from swftools import table as jt
 from swftools.atomic import MARKER
 from swftools.errors import InputError, UsageError
+from swftools.formats import datapackage
 from swftools.privacy import rawnames
 from swftools.privacy.audit import nothing_to_search
 from swftools.release import pipeline
@@ -28,6 +30,7 @@ from swftools.release.settings import load_settings
 from swftools.release.tarball import write_tarball
 from swftools.site import resolve_site
 
+from tests.test_formats_slurm import GOOD as SLURM_GOOD, HEADER as SLURM_HEADER
 from tests.test_release_pipeline import KEY, NAME, OVERSIZED, ROOT, SETTINGS, _all_files
 
 SAMPLE = ROOT / "samples" / "aaic-sample.csv.gz"
@@ -97,15 +100,16 @@ def test_a_release_with_a_site_and_telemetry_in_full(tmp_path, monkeypatch, stub
     settings = load_settings(SETTINGS)  # a settings dict is used as it is
     spy = _mkdtemp_spy(monkeypatch)
     result = release(trace, out, version="2.1.0", settings=settings, site=_tiny_site(),
-                     accept_errors=True, telemetry=_telemetry(tmp_path, "gpunode07", T0), on_stage=stages.append)
+                     accept_errors=True, telemetry=_telemetry(tmp_path, "gpunode07", T0),
+                     on_stage=stages.append)
     assert stages == list(STAGES)
     tarball = f"{NAME}-2.1.0.tar.gz"
     assert result.out_dir == out and result.tarball == out / tarball
     assert result.tarball_sha256 == hashlib.sha256((out / tarball).read_bytes()).hexdigest()
     assert result.files[-1] == tarball and sorted(result.files) == _all_files(out)
     assert "data/job_telemetry.csv.gz" in result.files
-    # validated and replayed on the site: 16 GPUs held at once on 8 (2 nodes' jobs on 1), for
-    # the 600 s both run
+    # validated and replayed on the site: two 8-GPU jobs on its one 8-GPU node for the 600 s
+    # both run (16 GPUs and 2 nodes held at once), an error each, published with accept_errors
     assert sorted(result.validation.fired("error")) == ["capacity-gpus", "capacity-nodes"]
     assert "x 8 GPUs" in result.replay_findings[0] and "2 replayed" in result.replay_findings[0]
     assert result.replay_findings[1] == ("Capacity violations in the recorded schedule: 1 period, "
@@ -116,7 +120,7 @@ def test_a_release_with_a_site_and_telemetry_in_full(tmp_path, monkeypatch, stub
             rows["1"]["gpu_util_max_pct"]) == ("3", "30", "50")
     assert rows["2"]["gpu_samples_observed"] == "0" and rows["2"]["telemetry_null_reason"]
     # DuckDB's spill folder is made beside the output, not in the system's temporary folder
-    assert ((".swftools-telemetry.", tmp_path)) in spy
+    assert (".swftools-telemetry.", tmp_path) in spy
     # the host names are sought (no key: none to seek); the ids are numbers, nothing else
     files = len(result.files) - 2  # the audit runs before SHA256SUMS and the tarball
     assert result.notes[0] == ("telemetry: the 1 sample file name and the allocation file name "
@@ -137,36 +141,35 @@ def test_a_release_with_a_site_and_telemetry_in_full(tmp_path, monkeypatch, stub
 def test_a_release_named_like_its_preset_counts_the_unsearchable_ids(tmp_path, monkeypatch,
                                                                       stub_figures):
     """``--site aaic`` into a folder named ``aaic``: a preset name is no input file. Nothing
-    can be searched: users 1 and 2 and group 1 are numbers, the telemetry hosts ``queue`` and
-    ``jobs`` words every archive holds (5 in all)."""
+    can be searched: users 1 and 2 and group 1 are numbers, and the one telemetry host, named by
+    the site metric map's node label, is ``queue``, a word every archive holds (4 in all)."""
     (tmp_path / "two.swf").write_text(TWO_JOBS)
-    telemetry = _telemetry(tmp_path, "queue", T0, other="jobs")
+    site_map = {"name": "site-map", "node_label": "rack_slot", "gpu_label": "gpu",
+                "metrics": [{"source": "site_util9", "canonical": "gpu_util_pct", "type": "gauge",
+                             "unit": "%", "scale": 1}]}
+    (tmp_path / "site-map.json").write_text(json.dumps(site_map))
+    (tmp_path / "x.prom").write_text("".join(
+        f'site_util9{{rack_slot="queue",gpu="0"}} {10 + 20 * m} {(T0 + 60 * m) * 1000}\n'
+        for m in range(3)))
     monkeypatch.chdir(tmp_path)
     result = release("two.swf", "aaic", version="1.0.0", settings=SETTINGS, site="aaic",
-                     telemetry=telemetry)
+                     telemetry={"samples": ["x.prom"], "metric_map": "site-map.json"})
     assert result.out_dir == Path("aaic") and result.tarball == Path("aaic") / f"{NAME}-1.0.0.tar.gz"
-    assert result.nothing_to_search == nothing_to_search(5)
+    assert result.nothing_to_search == nothing_to_search(4)
     assert not any(note.startswith("audit") for note in result.notes)
     assert "keyed pseudonyms" not in (tmp_path / "aaic" / "README.md").read_text()
 
 
 def test_a_keyed_release_with_telemetry_seeks_every_raw_name(tmp_path, stub_figures):
     """Raw user and group names, a key, telemetry: the audit seeks the job log's names and the
-    telemetry hosts, the allocation table's included (a description naming its other node is
-    refused); the times stay as recorded (no shift asked for)."""
+    telemetry hosts, those only the allocation table names included (the sampled node is
+    ``queue``, a word every archive holds: the host that can be sought is job 2's
+    ``gpunode09``); the times stay as recorded (no shift asked for)."""
     source = _nqsii_head(tmp_path / "head.csv")
     raw = formats.read(source)
-    telemetry = _telemetry(tmp_path, "gpunode07", raw.column("start_time")[0].as_py(), gpus=1)
-    settings = load_settings(SETTINGS)
-    leaky = {**settings, "description": settings["description"] + " Nodes: gpunode09."}
+    telemetry = _telemetry(tmp_path, "queue", raw.column("start_time")[0].as_py(), gpus=1)
     out = tmp_path / "rel"
-    with pytest.raises(InputError) as info:
-        release(source, out, version="1.0.0", settings=leaky, key=KEY, telemetry=telemetry)
-    assert info.value.path == str(source)
-    assert info.value.message.startswith("the archive leaks raw names:\n")
-    assert "gpunode09" in info.value.message
-    assert not out.exists()
-    result = release(source, out, version="1.0.0", settings=settings, key=KEY, telemetry=telemetry)
+    result = release(source, out, version="1.0.0", settings=SETTINGS, key=KEY, telemetry=telemetry)
     files = len(result.files) - 2
     assert result.notes[-1] == f"audit: no raw name (group, host, user), nor the key, in {files} files"
     assert result.nothing_to_search is None
@@ -201,6 +204,36 @@ def test_a_site_file_reads_the_log_and_a_shift_moves_every_time(tmp_path, stub_f
     assert f"{40 * 8} in all" in (again / "README.md").read_text()  # utc-site: 40 nodes x 8
 
 
+def test_a_slurm_logs_node_names_are_sought_too(tmp_path, stub_figures):
+    """The audit seeks the host names of a Slurm log's NodeList (read from its lines: the job
+    table keeps no host column) besides its user and group."""
+    log = tmp_path / "sacct.txt"
+    log.write_text(f"{SLURM_HEADER}\n"
+                   + SLURM_GOOD.replace("5|5|u|g|gpu|", "6|6|alice01|lab7|Normal|").replace(
+                       "gpu01", "gpunode07") + "\n")
+    result = release(log, tmp_path / "rel", version="1.0.0", settings=SETTINGS, key=KEY, site="aaic")
+    files = len(result.files) - 2
+    assert result.notes == [f"audit: no raw name (group, host, user), nor the key, in {files} files"]
+
+
+def test_a_keyed_release_of_an_anonymized_package_seeks_the_node_names_it_renames(tmp_path,
+                                                                                    stub_figures):
+    """A package already anonymized, whose Alibaba node list holds (pseudonymous) node names:
+    the job log's own names leave those out (they are published as they are without a key), but
+    with a key anonymization renames them, so the audit seeks them as the hosts they were."""
+    trace = tmp_path / "two.swf"
+    trace.write_text(TWO_JOBS)
+    table = formats.read(trace)
+    meta = {**jt.get_metadata(table),
+            "anonymization": {"method": "HMAC-SHA256, 16 hex digits", "time_shifted": False},
+            "alibaba": {"nodes": {"runs": [{"nodes": 1, "names": ["h0123456789abcdef"]}]}}}
+    datapackage.write(jt.with_metadata(table, meta), tmp_path / "package")
+    result = release(tmp_path / "package", tmp_path / "rel", version="1.0.0", settings=SETTINGS,
+                     key=KEY)
+    files = len(result.files) - 2
+    assert result.notes == [f"audit: no raw name (host), nor the key, in {files} files"]
+
+
 def _leak_into_tarball(monkeypatch, text: str) -> None:
     """A tarball writer that adds a file holding ``text`` (after the folder was audited)."""
     def write(root, target, prefix, files):
@@ -212,6 +245,8 @@ def _leak_into_tarball(monkeypatch, text: str) -> None:
 
 def test_the_key_or_a_raw_name_is_sought_in_the_archive_and_in_the_tarball(tmp_path, monkeypatch,
                                                                             stub_figures):
+    """The key in the archive, and the key or a raw name in a tarball member written after the
+    folder's audit: each stops the release, naming the source and what leaked where."""
     trace = tmp_path / "two.swf"
     trace.write_text(TWO_JOBS)
     out = tmp_path / "rel"
@@ -279,11 +314,11 @@ def test_refusals_name_what_is_wrong_and_write_nothing(tmp_path, monkeypatch, st
     (out / MARKER).write_text("")
     site_file = out / "tiny.json"
     site_file.write_text((ROOT / "schemas" / "sites" / "aaic.json").read_text())
-    telemetry = _telemetry(out, "gpunode07", T0)
+    inside, outside = _telemetry(out, "gpunode07", T0), _telemetry(tmp_path, "gpunode07", T0)
     for item, options in ((site_file, {"site": site_file}),
-                          (telemetry["samples"][0], {"telemetry": {"samples": telemetry["samples"]}}),
-                          (telemetry["allocations"], {"telemetry": {
-                              "samples": [trace], "allocations": telemetry["allocations"]}})):
+                          (inside["samples"][0], {"telemetry": {"samples": inside["samples"]}}),
+                          (inside["allocations"], {"telemetry": {
+                              "samples": outside["samples"], "allocations": inside["allocations"]}})):
         with pytest.raises(UsageError) as usage:
             release(trace, out, version="1.0.0", settings=SETTINGS, force=True,
                     on_stage=stages.append, **options)
@@ -297,4 +332,4 @@ def test_refusals_name_what_is_wrong_and_write_nothing(tmp_path, monkeypatch, st
         release(trace, tmp_path / "new", version="1.0.0", settings=SETTINGS)
     assert str(usage.value) == f"{tmp_path}: output parent directory is not writable"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["two.swf", "head.csv", "errors.swf", "big.swf", "rel"])
+        ["two.swf", "head.csv", "errors.swf", "big.swf", "s.csv", "alloc.csv", "rel"])
