@@ -89,6 +89,21 @@ def test_a_file_without_gpus_counts_processors(tmp_path):
     assert col(table, "requested_memory_kb") == [1, None]  # 6 KiB / 6; 2 KiB / 3 is not whole
 
 
+def test_per_node_and_per_processor_quotients_are_exact_past_2_to_53(tmp_path):
+    """Counts and sizes have up to 18 digits: the quotients are integer divisions, exact where
+    a float one is not (10**17 + 5 and 10**17 + 1 are both 10**17 as floats)."""
+    names = [*NAMES, "NCPUS", "NNodes", "ReqTRES"]
+    rows = [{"NCPUS": "100000000000000005", "NNodes": "5",
+             "ReqTRES": "cpu=5,mem=100000000000000005K"},
+            {"JobID": "6", "NCPUS": "100000000000000001", "NNodes": "5",
+             "ReqTRES": "cpu=5,mem=100000000000000001K"}]
+    table = slurm.read(sacct(tmp_path, names, *rows))
+    assert col(table, "gpus") == [10 ** 17 + 5, 10 ** 17 + 1]  # the CPUs: no GPUs here
+    # (10**17 + 5) / 5 = 2 * 10**16 + 1; 10**17 + 1 leaves 1 over 5: not whole
+    assert col(table, "gpus_per_node") == [2 * 10 ** 16 + 1, None]
+    assert col(table, "requested_memory_kb") == [2 * 10 ** 16 + 1, None]
+
+
 def test_ncpus_and_reqcpus_and_their_order(tmp_path):
     names = [*NAMES, "NCPUS", "ReqCPUS", "ReqTRES", "AllocTRES"]
     rows = [{"NCPUS": "16", "ReqCPUS": "1", "ReqTRES": "cpu=2", "AllocTRES": "cpu=4"},
