@@ -103,6 +103,12 @@ def test_per_node_and_per_processor_quotients_are_exact_past_2_to_53(tmp_path):
     # (10**17 + 5) / 5 = 2 * 10**16 + 1; 10**17 + 1 leaves 1 over 5: not whole
     assert col(table, "gpus_per_node") == [2 * 10 ** 16 + 1, None]
     assert col(table, "requested_memory_kb") == [2 * 10 ** 16 + 1, None]
+    # a GPU file with a GRES column (its empty cells are 0 GPUs): the counts stay exact too
+    gpu = slurm.read(sacct(tmp_path, [*NAMES, "AllocTRES", "ReqGRES"],
+                           {"AllocTRES": "gres/gpu=100000000000000005,node=5", "ReqGRES": ""},
+                           {"JobID": "6", "AllocTRES": "node=1", "ReqGRES": ""}, name="g.sacct"))
+    assert col(gpu, "gpus") == [10 ** 17 + 5, 0]
+    assert col(gpu, "gpus_per_node") == [2 * 10 ** 16 + 1, 0]
 
 
 def test_ncpus_and_reqcpus_and_their_order(tmp_path):
