@@ -182,15 +182,14 @@ def test_invalid_utf8_in_a_step_line_is_found_and_unread_columns_are_not_checked
     assert col(table, "nodes") == [1]  # Comment is no column swftools reads
 
 
-@pytest.mark.parametrize("job_first", [True, False])
-def test_the_first_bad_job_id_is_reported_whether_on_a_job_or_a_step_line(tmp_path, job_first):
-    rows = [{}, {"JobID": "5.batch"}, {"JobID": "6"}, {"JobID": "6.b@d"}, {"JobID": "7x"}]
-    if not job_first:
-        rows = [{}, {"JobID": "5.b@d"}, {"JobID": "6"}, {"JobID": "6.0"}, {"JobID": "7x"}]
-    rows.insert(1 if job_first else 4, {"JobID": "x7"} if job_first else {})
+@pytest.mark.parametrize("ids,want", [
+    (["5", "x7", "5.batch", "6", "6.b@d", "7x"], (3, "x7")),
+    (["5", "5.b@d", "6", "6.0", "7", "7x"], (3, "5.b@d")),
+    # a good step before the bad job line, a bad one after it: the job line is first
+    (["5", "5.batch", "x7", "6", "6.b@d"], (4, "x7"))])
+def test_the_first_bad_job_id_is_reported_whether_on_a_job_or_a_step_line(tmp_path, ids, want):
     with pytest.raises(InputError) as err:
-        slurm.read(sacct(tmp_path, NAMES, *rows))
-    want = (3, "x7") if job_first else (3, "5.b@d")
+        slurm.read(sacct(tmp_path, NAMES, *({"JobID": i} for i in ids)))
     assert (err.value.line, err.value.value) == want
     assert err.value.path == str(tmp_path / "jobs.sacct")
     assert err.value.message == f"{want[1]!r} is not valid here"

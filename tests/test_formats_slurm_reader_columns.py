@@ -47,10 +47,11 @@ def test_a_bad_state_names_every_state_and_is_skipped(tmp_path):
     e = err.value
     assert (e.line, e.value, e.field) == (3, "DONE", "field 'State' (state)")
     assert e.message == "'DONE' is not a valid state"
-    listed = e.expected.removeprefix("a sacct state: ").removesuffix(" (CANCELLED by UID too)")
-    assert listed.split(", ")[:3] == ["COMPLETED", "FAILED", "OUT_OF_MEMORY"]
-    assert {"CANCELLED", "REQUEUED", "PENDING", "RUNNING"} <= set(listed.split(", "))
-    assert "CANCELLED by 0" not in listed and e.expected.startswith("a sacct state: ")
+    # every state of the table in docs/formats/slurm-pbs.md, in its order, but CANCELLED by 0
+    assert e.expected == (
+        "a sacct state: COMPLETED, FAILED, OUT_OF_MEMORY, TIMEOUT, DEADLINE, CANCELLED, "
+        "NODE_FAIL, BOOT_FAIL, PREEMPTED, REVOKED, REQUEUED, PENDING, RUNNING, SUSPENDED, "
+        "REQUEUE_HOLD, REQUEUE_FED, RESIZING, COMPLETING (CANCELLED by UID too)")
     table = slurm.read(path, skip_bad_lines=True)
     assert col(table, "job_id") == [5]
     assert slurm_meta(table)["unfinished"] == {"RUNNING": 1}
@@ -87,6 +88,27 @@ def test_a_file_without_gpus_counts_processors(tmp_path):
     assert col(table, "requested_procs") == [6, 3]
     assert col(table, "gpus_per_node") == [2, 3]
     assert col(table, "requested_memory_kb") == [1, None]  # 6 KiB / 6; 2 KiB / 3 is not whole
+
+
+def test_per_node_and_per_processor_quotients_are_exact_past_2_to_53(tmp_path):
+    """Counts and sizes have up to 18 digits: the quotients are integer divisions, exact where
+    a float one is not (10**17 + 5 and 10**17 + 1 are both 10**17 as floats)."""
+    names = [*NAMES, "NCPUS", "NNodes", "ReqTRES"]
+    rows = [{"NCPUS": "100000000000000005", "NNodes": "5",
+             "ReqTRES": "cpu=5,mem=100000000000000005K"},
+            {"JobID": "6", "NCPUS": "100000000000000001", "NNodes": "5",
+             "ReqTRES": "cpu=5,mem=100000000000000001K"}]
+    table = slurm.read(sacct(tmp_path, names, *rows))
+    assert col(table, "gpus") == [10 ** 17 + 5, 10 ** 17 + 1]  # the CPUs: no GPUs here
+    # (10**17 + 5) / 5 = 2 * 10**16 + 1; 10**17 + 1 leaves 1 over 5: not whole
+    assert col(table, "gpus_per_node") == [2 * 10 ** 16 + 1, None]
+    assert col(table, "requested_memory_kb") == [2 * 10 ** 16 + 1, None]
+    # a GPU file with a GRES column (its empty cells are 0 GPUs): the counts stay exact too
+    gpu = slurm.read(sacct(tmp_path, [*NAMES, "AllocTRES", "ReqGRES"],
+                           {"AllocTRES": "gres/gpu=100000000000000005,node=5", "ReqGRES": ""},
+                           {"JobID": "6", "AllocTRES": "node=1", "ReqGRES": ""}, name="g.sacct"))
+    assert col(gpu, "gpus") == [10 ** 17 + 5, 0]
+    assert col(gpu, "gpus_per_node") == [2 * 10 ** 16 + 1, 0]
 
 
 def test_ncpus_and_reqcpus_and_their_order(tmp_path):
