@@ -366,6 +366,7 @@ def test_strict_refuses_warnings_that_are_published_otherwise(tmp_path, stub_fig
     result = release(trace, out, version="1.0.0", settings=SETTINGS)
     readme = (out / "README.md").read_text()
     assert "**job-exceeds-machine** (warning" in readme
+    assert "the site's local time zone is **UTC**" in readme  # no site, no recorded time zone
     assert result.validation.warnings == 3
 
 
