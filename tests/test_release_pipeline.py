@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import re
 import tarfile
 from pathlib import Path
@@ -281,7 +282,6 @@ def test_release_readme_and_page_carry_the_settings(numeric):
     page = (out / "index.html").read_text()
     assert f"{NAME}-2.1.0.tar.gz" in page
     import html
-    import json
 
     title = html.escape(json.loads(SETTINGS.read_text())["title"])  # the page is named after it
     assert f"<title>{title}</title>" in page and f"<h1>{title}</h1>" in page
@@ -293,7 +293,6 @@ def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp
     swftools wrote). The forced release over it is made with a key and a site file, so it also
     shows that a key is audited for even without names and that a site file goes into the
     archive and resolves back (formerly two more releases of the same trace)."""
-    import json
     import shutil
 
     from swftools.formats import read
@@ -319,6 +318,7 @@ def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp
     assert result.notes == [f"audit: the key is in none of {files} files"]
     readme = (out / "README.md").read_text()
     assert "keyed pseudonyms (HMAC-SHA256)" in readme
+    assert "all times shifted" not in readme  # only when asked (time_shift_weeks)
     # a site file goes into the archive and resolves back
     back = resolve_site(None, read(out))
     assert back is not None and back.name == "my-site"
@@ -330,18 +330,31 @@ def test_raw_host_or_job_names_need_a_key(numeric, tmp_path, monkeypatch, stub_f
     out = tmp_path / "rel"
     found = {"user": ["1"], "host": ["gpunode07"]}
     monkeypatch.setattr(rawnames, "raw_names", lambda *a, **k: found)
-    with pytest.raises(UsageError, match=r"^the source holds raw host names in its metadata: give "
-                                         r"--key-file \(or set SWFTOOLS_ANON_KEY\)"):
+    with pytest.raises(UsageError) as err:
         release(trace, out, version="1.0.0", settings=SETTINGS)
+    assert str(err.value) == ("the source holds raw host names in its metadata: give --key-file "
+                              "(or set SWFTOOLS_ANON_KEY) so that they are pseudonymized or dropped")
     found["job"] = ["train-bert"]
     with pytest.raises(UsageError, match="raw host names and job names in its metadata"):
         release(trace, out, version="1.0.0", settings=SETTINGS)
     assert not out.exists()
-    # with the key the host name is sought in the archive, and not found
-    result = release(trace, out, version="1.0.0", settings=SETTINGS, key=KEY)
+    # with the key the host name is sought in the archive, and not found; times shifted by a week
+    result = release(trace, out, version="1.0.0", settings=SETTINGS, key=KEY, time_shift_weeks=1)
+    from swftools.formats import read
+
+    week = 7 * 24 * 3600
+    assert read(out).column("submit_time").to_pylist() == [
+        t + week for t in read(trace).column("submit_time").to_pylist()]
+    assert "- all times shifted by a whole number of weeks" in (out / "README.md").read_text()
     files = len(result.files) - 2
     assert result.notes == [f"audit: no raw name (host, job), nor the key, in {files} files"]
     assert result.nothing_to_search is None
+    # user or group names (``_needs_anonymization``, tested above) are named first
+    monkeypatch.setattr(pipeline, "_needs_anonymization", lambda table: True)
+    with pytest.raises(UsageError) as err:
+        release(trace, tmp_path / "other", version="1.0.0", settings=SETTINGS)
+    assert str(err.value) == ("the source holds raw user/group names: give --key-file (or set "
+                              "SWFTOOLS_ANON_KEY) so that they are pseudonymized or dropped")
 
 
 def test_a_leaked_name_stops_the_release_and_writes_nothing(numeric, tmp_path, monkeypatch,
@@ -359,9 +372,11 @@ def test_strict_refuses_warnings_that_are_published_otherwise(tmp_path, stub_fig
     trace = tmp_path / "big.swf"
     trace.write_text(OVERSIZED)
     out = tmp_path / "rel"
-    with pytest.raises(InputError, match=r"validation found 3 warnings \(capacity-gpus, "
-                                         r"job-exceeds-machine\) and --strict"):
+    with pytest.raises(InputError) as err:
         release(trace, out, version="1.0.0", settings=SETTINGS, strict=True, accept_errors=True)
+    assert str(err.value) == (f"{trace}: validation found 3 warnings (capacity-gpus, "
+                              "job-exceeds-machine) and --strict makes warnings fail; fix the "
+                              "source or release without --strict to publish them as known issues")
     assert not out.exists()
     result = release(trace, out, version="1.0.0", settings=SETTINGS)
     readme = (out / "README.md").read_text()
@@ -377,3 +392,59 @@ def test_a_bad_output_parent_or_version_is_refused_before_anything_is_written(nu
     with pytest.raises(UsageError, match="not a semantic version"):
         release(trace, tmp_path / "rel", version="1.0", settings=SETTINGS)
     assert not (tmp_path / "rel").exists()
+
+
+def test_validation_errors_stop_the_release_unless_accepted(tmp_path):
+    """Jobs 1 and 2 each twice (two job-id-unique errors) and an SWF status 9, which no code is
+    (one swf-status error); no --accept-errors."""
+    lines = [swf_line(1), swf_line(1, submit=5), swf_line(2, submit=9, status=9),
+             swf_line(2, submit=12)]
+    trace = write_swf(tmp_path / "twice.swf", lines)
+    out = tmp_path / "rel"
+    with pytest.raises(InputError) as err:
+        release(trace, out, version="1.0.0", settings=SETTINGS)
+    assert str(err.value) == (f"{trace}: validation found 3 errors (job-id-unique, swf-status); "
+                              "fix the source or pass --accept-errors to publish them as known "
+                              "issues")
+    assert not out.exists()
+
+
+def test_output_and_inputs_inside_it_are_refused_before_the_source_is_read(tmp_path, monkeypatch):
+    """The source's name tells no format, so reading it would be refused: each refusal below
+    comes first, and no stage starts."""
+    source = tmp_path / "trace.xyz"
+    source.write_text("1 0 0 10 1\n")
+    stages: list[str] = []
+
+    def refusal(out: Path, **options) -> str:
+        with pytest.raises(UsageError) as err:
+            release(source, out, version="1.0.0", **{"settings": SETTINGS, **options},
+                    on_stage=stages.append)
+        return str(err.value)
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the output folder would go")
+    assert refusal(blocker, force=True) == (f"{blocker}: already exists and is not a folder; not "
+                                            "replacing it with one, even with --force")
+    out = tmp_path / "rel"  # an earlier output, which --force replaces
+    out.mkdir()
+    (out / ".swftools-output").write_text("")
+    inside = (f": this input is inside the output {out}, which the output would replace; write "
+              "the output elsewhere")
+    site_file = out / "my-site.json"
+    site_file.write_text("{}")
+    assert refusal(out, force=True, site=site_file) == f"{site_file}{inside}"
+    samples, allocations = out / "samples.json", out / "allocations.csv"
+    assert refusal(out, force=True, telemetry={"samples": [samples]}) == f"{samples}{inside}"
+    assert refusal(out, force=True, telemetry={"samples": [], "allocations": allocations}) == (
+        f"{allocations}{inside}")
+    # a preset's name is no input file, even where a file of that name would be inside the output
+    monkeypatch.chdir(out)
+    assert refusal(out, force=True, site="aaic").startswith(
+        f"{source}: cannot tell the format from the name")
+    # settings given as a dict are used as they are (not read as a file name)
+    settings = json.loads(SETTINGS.read_text())
+    assert refusal(tmp_path / "new", settings=settings).startswith(f"{source}: cannot tell")
+    monkeypatch.setattr(pipeline.os, "access", lambda path, mode: False)
+    assert refusal(tmp_path / "new") == f"{tmp_path}: output parent directory is not writable"
+    assert stages == []
