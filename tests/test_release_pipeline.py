@@ -319,6 +319,9 @@ def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp
     readme = (out / "README.md").read_text()
     assert "keyed pseudonyms (HMAC-SHA256)" in readme
     assert "all times shifted" not in readme  # only when asked (time_shift_weeks)
+    # validated and replayed on the site: its queue rules run, its 40 nodes x 8 GPUs replayed
+    assert "queue-unknown" in json.loads((out / "VALIDATION.json").read_text())["rules_run"]
+    assert "Model: site my-site: up to 40 nodes x 8 GPUs, first-fit;" in readme
     # a site file goes into the archive and resolves back
     back = resolve_site(None, read(out))
     assert back is not None and back.name == "my-site"
