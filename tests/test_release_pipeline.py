@@ -362,12 +362,23 @@ def test_raw_host_or_job_names_need_a_key(numeric, tmp_path, monkeypatch, stub_f
 
 def test_a_leaked_name_stops_the_release_and_writes_nothing(numeric, tmp_path, monkeypatch,
                                                             stub_figures):
-    """A raw name the archive holds (here the settings' title word) fails the audit."""
+    """A raw name the archive holds (here the settings' title word) fails the audit, and so does
+    the key (here in the description), before the tarball is made."""
     trace, *_ = numeric
     out = tmp_path / "rel"
     monkeypatch.setattr(rawnames, "raw_names", lambda *a, **k: {"host": ["Synthetic"]})
-    with pytest.raises(InputError, match="the archive leaks raw names"):
+    with pytest.raises(InputError) as err:
         release(trace, out, version="1.0.0", settings=SETTINGS, key=KEY)
+    assert str(err.value).startswith(f"{trace}: the archive leaks raw names:\n")
+    assert "Synthetic" in str(err.value)
+    assert not out.exists()
+    monkeypatch.setattr(rawnames, "raw_names", lambda *a, **k: {"user": ["1"]})
+    settings = json.loads(SETTINGS.read_text())
+    settings["description"] += f" Key: {KEY.decode()}."
+    with pytest.raises(InputError) as err:
+        release(trace, out, version="1.0.0", settings=settings, key=KEY)
+    assert str(err.value).startswith(f"{trace}: the archive leaks raw names:\n")
+    assert "the anonymization key (raw bytes)" in str(err.value)
     assert not out.exists()
 
 
