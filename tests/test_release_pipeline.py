@@ -288,7 +288,7 @@ def test_release_readme_and_page_carry_the_settings(numeric):
 
 
 def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp_path,
-                                                                    stub_figures):
+                                                                    monkeypatch, stub_figures):
     """The existing output is a copy of the module's release (2.1.0, marker included: what
     swftools wrote). The forced release over it is made with a key and a site file, so it also
     shows that a key is audited for even without names and that a site file goes into the
@@ -326,6 +326,20 @@ def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp
     back = resolve_site(None, read(out))
     assert back is not None and back.name == "my-site"
     assert f"{back.max_gpus} in all" in readme
+    # and a release of that archive, with no --site, is validated on the site it carries (the
+    # release is stopped there)
+    import swftools.validate
+
+    seen = []
+
+    def validate(table, *, site):
+        seen.append(site)
+        raise InputError("stop", "stopped after the site was resolved")
+
+    monkeypatch.setattr(swftools.validate, "validate", validate)
+    with pytest.raises(InputError, match="stopped after the site was resolved"):
+        release(out, tmp_path / "again", version="1.0.2", settings=SETTINGS, key=KEY)
+    assert [site.name for site in seen] == ["my-site"]
 
 
 def test_raw_host_or_job_names_need_a_key(numeric, tmp_path, monkeypatch, stub_figures):
