@@ -476,3 +476,32 @@ def test_output_and_inputs_inside_it_are_refused_before_the_source_is_read(tmp_p
     monkeypatch.setattr(pipeline.os, "access", lambda path, mode: False)
     assert refusal(tmp_path / "new") == f"{tmp_path}: output parent directory is not writable"
     assert stages == []
+
+
+def test_the_source_is_read_and_validated_on_the_site_given(tmp_path, monkeypatch):
+    """Five jobs of the bundled NQSII sample: read on a site file (here in Europe/Paris) when one
+    is given, else on the NQSII reader's AAIC preset (Asia/Tokyo); the release is stopped at
+    validation, which records what it was handed."""
+    import gzip
+
+    import swftools.validate
+
+    lines = gzip.decompress((ROOT / "samples" / "aaic-sample.csv.gz").read_bytes()).decode()
+    source = tmp_path / "small.csv"
+    source.write_text("".join(lines.splitlines(keepends=True)[:6]))
+    settings = json.loads((ROOT / "schemas" / "sites" / "aaic.json").read_text())
+    settings.update(name="my-site", time_zone="Europe/Paris")
+    site_file = tmp_path / "my-site.json"
+    site_file.write_text(json.dumps(settings))
+    seen = []
+
+    def validate(table, *, site):
+        seen.append((site.name, jt.get_metadata(table)["time_zone"]))
+        raise InputError("stop", "stopped at validation")
+
+    monkeypatch.setattr(swftools.validate, "validate", validate)
+    for site in (site_file, None):
+        with pytest.raises(InputError, match="stopped at validation"):
+            release(source, tmp_path / "rel", version="1.0.0", settings=SETTINGS, key=KEY,
+                    site=site)
+    assert seen == [("my-site", "Europe/Paris"), ("aaic", "Asia/Tokyo")]
