@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import re
 import tarfile
 from pathlib import Path
@@ -281,19 +282,17 @@ def test_release_readme_and_page_carry_the_settings(numeric):
     page = (out / "index.html").read_text()
     assert f"{NAME}-2.1.0.tar.gz" in page
     import html
-    import json
 
     title = html.escape(json.loads(SETTINGS.read_text())["title"])  # the page is named after it
     assert f"<title>{title}</title>" in page and f"<h1>{title}</h1>" in page
 
 
 def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp_path,
-                                                                    stub_figures):
+                                                                    monkeypatch, stub_figures):
     """The existing output is a copy of the module's release (2.1.0, marker included: what
     swftools wrote). The forced release over it is made with a key and a site file, so it also
     shows that a key is audited for even without names and that a site file goes into the
     archive and resolves back (formerly two more releases of the same trace)."""
-    import json
     import shutil
 
     from swftools.formats import read
@@ -319,10 +318,28 @@ def test_existing_output_is_kept_without_force_and_replaced_with_it(numeric, tmp
     assert result.notes == [f"audit: the key is in none of {files} files"]
     readme = (out / "README.md").read_text()
     assert "keyed pseudonyms (HMAC-SHA256)" in readme
+    assert "all times shifted" not in readme  # only when asked (time_shift_weeks)
+    # validated and replayed on the site: its queue rules run, its 40 nodes x 8 GPUs replayed
+    assert "queue-unknown" in json.loads((out / "VALIDATION.json").read_text())["rules_run"]
+    assert "Model: site my-site: up to 40 nodes x 8 GPUs, first-fit;" in readme
     # a site file goes into the archive and resolves back
     back = resolve_site(None, read(out))
     assert back is not None and back.name == "my-site"
     assert f"{back.max_gpus} in all" in readme
+    # and a release of that archive, with no --site, is validated on the site it carries (the
+    # release is stopped there)
+    import swftools.validate
+
+    seen = []
+
+    def validate(table, *, site):
+        seen.append(site)
+        raise InputError("stop", "stopped after the site was resolved")
+
+    monkeypatch.setattr(swftools.validate, "validate", validate)
+    with pytest.raises(InputError, match="stopped after the site was resolved"):
+        release(out, tmp_path / "again", version="1.0.2", settings=SETTINGS, key=KEY)
+    assert [site.name for site in seen] == ["my-site"]
 
 
 def test_raw_host_or_job_names_need_a_key(numeric, tmp_path, monkeypatch, stub_figures):
@@ -330,28 +347,52 @@ def test_raw_host_or_job_names_need_a_key(numeric, tmp_path, monkeypatch, stub_f
     out = tmp_path / "rel"
     found = {"user": ["1"], "host": ["gpunode07"]}
     monkeypatch.setattr(rawnames, "raw_names", lambda *a, **k: found)
-    with pytest.raises(UsageError, match=r"^the source holds raw host names in its metadata: give "
-                                         r"--key-file \(or set SWFTOOLS_ANON_KEY\)"):
+    with pytest.raises(UsageError) as err:
         release(trace, out, version="1.0.0", settings=SETTINGS)
+    assert str(err.value) == ("the source holds raw host names in its metadata: give --key-file "
+                              "(or set SWFTOOLS_ANON_KEY) so that they are pseudonymized or dropped")
     found["job"] = ["train-bert"]
     with pytest.raises(UsageError, match="raw host names and job names in its metadata"):
         release(trace, out, version="1.0.0", settings=SETTINGS)
     assert not out.exists()
-    # with the key the host name is sought in the archive, and not found
-    result = release(trace, out, version="1.0.0", settings=SETTINGS, key=KEY)
+    # with the key the host name is sought in the archive, and not found; times shifted by a week
+    result = release(trace, out, version="1.0.0", settings=SETTINGS, key=KEY, time_shift_weeks=1)
+    from swftools.formats import read
+
+    week = 7 * 24 * 3600
+    assert read(out).column("submit_time").to_pylist() == [
+        t + week for t in read(trace).column("submit_time").to_pylist()]
+    assert "- all times shifted by a whole number of weeks" in (out / "README.md").read_text()
     files = len(result.files) - 2
     assert result.notes == [f"audit: no raw name (host, job), nor the key, in {files} files"]
     assert result.nothing_to_search is None
+    # user or group names (``_needs_anonymization``, tested above) are named first
+    monkeypatch.setattr(pipeline, "_needs_anonymization", lambda table: True)
+    with pytest.raises(UsageError) as err:
+        release(trace, tmp_path / "other", version="1.0.0", settings=SETTINGS)
+    assert str(err.value) == ("the source holds raw user/group names: give --key-file (or set "
+                              "SWFTOOLS_ANON_KEY) so that they are pseudonymized or dropped")
 
 
 def test_a_leaked_name_stops_the_release_and_writes_nothing(numeric, tmp_path, monkeypatch,
                                                             stub_figures):
-    """A raw name the archive holds (here the settings' title word) fails the audit."""
+    """A raw name the archive holds (here the settings' title word) fails the audit, and so does
+    the key (here in the description), before the tarball is made."""
     trace, *_ = numeric
     out = tmp_path / "rel"
     monkeypatch.setattr(rawnames, "raw_names", lambda *a, **k: {"host": ["Synthetic"]})
-    with pytest.raises(InputError, match="the archive leaks raw names"):
+    with pytest.raises(InputError) as err:
         release(trace, out, version="1.0.0", settings=SETTINGS, key=KEY)
+    assert str(err.value).startswith(f"{trace}: the archive leaks raw names:\n")
+    assert "Synthetic" in str(err.value)
+    assert not out.exists()
+    monkeypatch.setattr(rawnames, "raw_names", lambda *a, **k: {"user": ["1"]})
+    settings = json.loads(SETTINGS.read_text())
+    settings["description"] += f" Key: {KEY.decode()}."
+    with pytest.raises(InputError) as err:
+        release(trace, out, version="1.0.0", settings=settings, key=KEY)
+    assert str(err.value).startswith(f"{trace}: the archive leaks raw names:\n")
+    assert "the anonymization key (raw bytes)" in str(err.value)
     assert not out.exists()
 
 
@@ -359,13 +400,16 @@ def test_strict_refuses_warnings_that_are_published_otherwise(tmp_path, stub_fig
     trace = tmp_path / "big.swf"
     trace.write_text(OVERSIZED)
     out = tmp_path / "rel"
-    with pytest.raises(InputError, match=r"validation found 3 warnings \(capacity-gpus, "
-                                         r"job-exceeds-machine\) and --strict"):
+    with pytest.raises(InputError) as err:
         release(trace, out, version="1.0.0", settings=SETTINGS, strict=True, accept_errors=True)
+    assert str(err.value) == (f"{trace}: validation found 3 warnings (capacity-gpus, "
+                              "job-exceeds-machine) and --strict makes warnings fail; fix the "
+                              "source or release without --strict to publish them as known issues")
     assert not out.exists()
     result = release(trace, out, version="1.0.0", settings=SETTINGS)
     readme = (out / "README.md").read_text()
     assert "**job-exceeds-machine** (warning" in readme
+    assert "the site's local time zone is **UTC**" in readme  # no site, no recorded time zone
     assert result.validation.warnings == 3
 
 
@@ -376,3 +420,88 @@ def test_a_bad_output_parent_or_version_is_refused_before_anything_is_written(nu
     with pytest.raises(UsageError, match="not a semantic version"):
         release(trace, tmp_path / "rel", version="1.0", settings=SETTINGS)
     assert not (tmp_path / "rel").exists()
+
+
+def test_validation_errors_stop_the_release_unless_accepted(tmp_path):
+    """Jobs 1 and 2 each twice (two job-id-unique errors) and an SWF status 9, which no code is
+    (one swf-status error); no --accept-errors."""
+    lines = [swf_line(1), swf_line(1, submit=5), swf_line(2, submit=9, status=9),
+             swf_line(2, submit=12)]
+    trace = write_swf(tmp_path / "twice.swf", lines)
+    out = tmp_path / "rel"
+    with pytest.raises(InputError) as err:
+        release(trace, out, version="1.0.0", settings=SETTINGS)
+    assert str(err.value) == (f"{trace}: validation found 3 errors (job-id-unique, swf-status); "
+                              "fix the source or pass --accept-errors to publish them as known "
+                              "issues")
+    assert not out.exists()
+
+
+def test_output_and_inputs_inside_it_are_refused_before_the_source_is_read(tmp_path, monkeypatch):
+    """The source's name tells no format, so reading it would be refused: each refusal below
+    comes first, and no stage starts."""
+    source = tmp_path / "trace.xyz"
+    source.write_text("1 0 0 10 1\n")
+    stages: list[str] = []
+
+    def refusal(out: Path, **options) -> str:
+        with pytest.raises(UsageError) as err:
+            release(source, out, version="1.0.0", **{"settings": SETTINGS, **options},
+                    on_stage=stages.append)
+        return str(err.value)
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the output folder would go")
+    assert refusal(blocker, force=True) == (f"{blocker}: already exists and is not a folder; not "
+                                            "replacing it with one, even with --force")
+    out = tmp_path / "rel"  # an earlier output, which --force replaces
+    out.mkdir()
+    (out / ".swftools-output").write_text("")
+    inside = (f": this input is inside the output {out}, which the output would replace; write "
+              "the output elsewhere")
+    site_file = out / "my-site.json"
+    site_file.write_text("{}")
+    assert refusal(out, force=True, site=site_file) == f"{site_file}{inside}"
+    samples, allocations = out / "samples.json", out / "allocations.csv"
+    assert refusal(out, force=True, telemetry={"samples": [samples]}) == f"{samples}{inside}"
+    assert refusal(out, force=True, telemetry={"samples": [], "allocations": allocations}) == (
+        f"{allocations}{inside}")
+    # a preset's name is no input file, even where a file of that name would be inside the output
+    monkeypatch.chdir(out)
+    assert refusal(out, force=True, site="aaic").startswith(
+        f"{source}: cannot tell the format from the name")
+    # settings given as a dict are used as they are (not read as a file name)
+    settings = json.loads(SETTINGS.read_text())
+    assert refusal(tmp_path / "new", settings=settings).startswith(f"{source}: cannot tell")
+    monkeypatch.setattr(pipeline.os, "access", lambda path, mode: False)
+    assert refusal(tmp_path / "new") == f"{tmp_path}: output parent directory is not writable"
+    assert stages == []
+
+
+def test_the_source_is_read_and_validated_on_the_site_given(tmp_path, monkeypatch):
+    """Five jobs of the bundled NQSII sample: read on a site file (here in Europe/Paris) when one
+    is given, else on the NQSII reader's AAIC preset (Asia/Tokyo); the release is stopped at
+    validation, which records what it was handed."""
+    import gzip
+
+    import swftools.validate
+
+    lines = gzip.decompress((ROOT / "samples" / "aaic-sample.csv.gz").read_bytes()).decode()
+    source = tmp_path / "small.csv"
+    source.write_text("".join(lines.splitlines(keepends=True)[:6]))
+    settings = json.loads((ROOT / "schemas" / "sites" / "aaic.json").read_text())
+    settings.update(name="my-site", time_zone="Europe/Paris")
+    site_file = tmp_path / "my-site.json"
+    site_file.write_text(json.dumps(settings))
+    seen = []
+
+    def validate(table, *, site):
+        seen.append((site.name, jt.get_metadata(table)["time_zone"]))
+        raise InputError("stop", "stopped at validation")
+
+    monkeypatch.setattr(swftools.validate, "validate", validate)
+    for site in (site_file, None):
+        with pytest.raises(InputError, match="stopped at validation"):
+            release(source, tmp_path / "rel", version="1.0.0", settings=SETTINGS, key=KEY,
+                    site=site)
+    assert seen == [("my-site", "Europe/Paris"), ("aaic", "Asia/Tokyo")]

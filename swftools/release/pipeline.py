@@ -179,11 +179,13 @@ def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dic
                                  title="Job telemetry", description=description)
     swf.write(table, root / "data" / "jobs.swf.gz", site=site, force=True)
     (root / "VALIDATION.json").write_text(
-        json.dumps(validation.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        json.dumps(validation.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        encoding="utf-8")
     cff = citation.citation_cff(settings, version, lic)
-    (root / "CITATION.cff").write_text(citation.render_cff(cff))
-    (root / ".zenodo.json").write_text(citation.zenodo_json(settings, version, lic))
-    (root / "LICENSE").write_text(f"{lic.name}\n\n{readme.license_text(lic)}\n")
+    (root / "CITATION.cff").write_text(citation.render_cff(cff), encoding="utf-8")
+    (root / ".zenodo.json").write_text(citation.zenodo_json(settings, version, lic),
+                                       encoding="utf-8")
+    (root / "LICENSE").write_text(f"{lic.name}\n\n{readme.license_text(lic)}\n", encoding="utf-8")
     tz = jt.get_metadata(table).get("time_zone") or (site.time_zone if site else "UTC")
     has_telemetry = (root / "data" / "job_telemetry.csv.gz").exists()
     from swftools import report as report_mod
@@ -214,7 +216,7 @@ def _write_archive(root: Path, table: pa.Table, site: Site | None, settings: dic
         "changes": "\n".join(f"- {step}" for step in steps),
         "source": _source(settings),
     }
-    (root / "README.md").write_text(readme.render_readme(values))
+    (root / "README.md").write_text(readme.render_readme(values), encoding="utf-8")
     return _landing_page(root, report_result.data, settings, version, lic, cff, steps,
                          validation, replay_findings, tz)
 
