@@ -438,7 +438,11 @@ def test_descriptor_not_utf8(pkg):
 def test_descriptor_is_read_as_utf8_under_any_locale(pkg):
     from .conftest import text_under_c_locale
 
-    set_descriptor(pkg, lambda desc: desc.update(title="Traces d'été — 2018"))
+    desc_path = pkg / "datapackage.json"
+    desc = json.loads(desc_path.read_text(encoding="utf-8"))
+    desc["title"] = "Traces d'été — 2018"
+    desc_path.write_text(json.dumps(desc, ensure_ascii=False), encoding="utf-8")
+    assert "été — 2018".encode() in desc_path.read_bytes()  # not escaped to ASCII
     code = ("import sys; from swftools.formats import datapackage as dp; "
             "print(dp.descriptor(sys.argv[1])['title'].encode().hex())")
     assert text_under_c_locale(code, str(pkg)) == "Traces d'été — 2018"
