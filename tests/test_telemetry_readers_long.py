@@ -208,6 +208,29 @@ def test_header_errors(tmp_path):
     assert info.value.path == str(tmp_path / "gone.csv")
 
 
+def test_a_parquet_file_whose_data_cannot_be_read_is_located_on_the_file(tmp_path):
+    """A footer that reads (summary, null counts) over a damaged data page: the first line of
+    DuckDB's own error, on the file."""
+    path = tmp_path / "l.parquet"
+    n = 4
+    pq.write_table(pa.table({"ts": pa.array([T + 60 * i for i in range(n)], pa.float64()),
+                             "node": ["n1"] * n, "gpu_index": pa.array([0] * n, pa.int32()),
+                             "metric": ["gpu_util_pct"] * n, "value": pa.array([1.0] * n)}),
+                   path, compression="none", use_dictionary=False)
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(3)  # the metric column's page
+    data = bytearray(path.read_bytes())
+    start, stop = chunk.data_page_offset, chunk.data_page_offset + chunk.total_compressed_size
+    data[start:stop] = b"\xff" * (stop - start)
+    path.write_bytes(bytes(data))
+    with pytest.raises(duckdb.Error) as raw:
+        duckdb.connect().execute(f"SELECT DISTINCT metric FROM read_parquet('{path}')").fetchall()
+    with pytest.raises(InputError) as info:
+        _check(path)
+    first = str(raw.value).splitlines()[0]
+    assert (info.value.path, info.value.message) == (str(path), f"cannot read: {first}")
+    assert (info.value.line, info.value.field) == (None, None)
+
+
 def test_a_path_with_a_quote(tmp_path):
     folder = tmp_path / "it's"
     folder.mkdir()
