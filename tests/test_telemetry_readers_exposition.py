@@ -326,3 +326,34 @@ def test_a_file_of_blank_lines_is_read_as_text_and_has_no_samples(tmp_path):
     assert (info.value.message, info.value.expected) == (
         "no samples", "prometheus-text samples with timestamps")
     assert detect_text_format(["\n", " \n"]) == "prometheus-text"
+
+
+def test_a_bad_sample_is_named_by_its_own_line_among_look_alikes(tmp_path):
+    """The line of a sample is searched from its position on: a later sample or an earlier
+    one with the same name, labels and timestamp is not taken for it."""
+    util = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",Hostname="g1"}'
+    other = "# TYPE OTHER gauge\n"
+    text = f"{util} 10 {T}000\n{other}OTHER 1\nOTHER 2\n"  # the second family's first sample
+    with pytest.raises(InputError, match="sample of OTHER has no timestamp") as info:
+        _read(tmp_path, text, "a.prom")
+    assert info.value.line == 3
+    text = f"{other}OTHER 1 {T}000\nOTHER 2\nOTHER 3\n"  # the family's second sample
+    with pytest.raises(InputError, match="sample of OTHER has no timestamp") as info:
+        _read(tmp_path, text, "b.prom")
+    assert info.value.line == 3
+    text = f"# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n{util} 10 {T}000\n{util} 400 {T}000\n"
+    with pytest.raises(InputError, match="exceeds 100 %") as info:  # same time, 2nd is bad
+        _read(tmp_path, text, "c.prom")
+    assert info.value.line == 3
+
+
+def test_a_bad_sample_after_ten_thousand_is_named_by_its_line(tmp_path):
+    """A third family's sample after 10,000 others: line 1 is the TYPE line, 2-10001 the
+    first family, 10002 the second, 10003 the unmapped metric (about 0.5 s)."""
+    util = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",Hostname="g1"}'
+    text = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n" + "".join(
+        f"{util} 10 {T + i}000\n" for i in range(10_000))
+    text += f'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{gpu="0",Hostname="g1"}} 5000 {T}000\n'
+    with pytest.raises(InputError, match="'OTHER' has no entry") as info:
+        _read(tmp_path, text + f"OTHER 1 {T}000\n")
+    assert info.value.line == 10_003
