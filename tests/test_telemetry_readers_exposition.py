@@ -357,3 +357,24 @@ def test_a_bad_sample_after_ten_thousand_is_named_by_its_line(tmp_path):
     with pytest.raises(InputError, match="'OTHER' has no entry") as info:
         _read(tmp_path, text + f"OTHER 1 {T}000\n")
     assert info.value.line == 10_003
+
+
+def test_a_bad_sample_after_ten_thousand_dropped_duplicates_is_named_by_its_line(tmp_path):
+    """OpenMetrics keeps one of 10,001 identical samples: the bad one after them is sample 2
+    but line 10,003 (1 TYPE line, 10,001 copies); the line search has no horizon (~0.6 s)."""
+    util = 'DCGM_FI_DEV_GPU_UTIL{gpu="1",Hostname="g2"}'
+    text = ("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n" + f"{util} 30 {T}\n" * 10_001
+            + f"{util} 400 {T + 60}\n# EOF\n")
+    with pytest.raises(InputError, match="exceeds 100 %") as info:
+        _read(tmp_path, text, "dups.om")
+    assert info.value.line == 10_003
+
+
+def test_a_bucket_with_an_exemplar_is_named_by_its_line(tmp_path):
+    """A bucket line with an exemplar does not parse alone (an untyped sample has none), so
+    its line is the one its position gives."""
+    text = ('# TYPE h histogram\nh_bucket{le="1"} 1 # {t="x"} 0.5\nh_bucket{le="+Inf"} 2\n'
+            'h_count 2\nh_sum 3\n# EOF\n')
+    with pytest.raises(InputError, match="sample of h_bucket has no timestamp") as info:
+        _read(tmp_path, text, "ex.om")
+    assert (info.value.line, info.value.field) == (2, "timestamp")

@@ -150,7 +150,7 @@ def _add_family(path: Path, fmt: str, lines: list[str], sample_lines: list[int],
         s = family.samples[k]
         want = (s.name.removesuffix("_total"), tuple(sorted(s.labels.items())),
                 None if s.timestamp is None else float(s.timestamp))
-        for j in range(guess, min(guess + 10_000, len(sample_lines))):
+        for j in range(guess, len(sample_lines)):
             got = _single_line_key(lines[sample_lines[j] - 1], fmt)
             if got is not None and (got[0].removesuffix("_total"),) + got[1:] == want:
                 return sample_lines[j]
