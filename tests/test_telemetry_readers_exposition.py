@@ -378,3 +378,16 @@ def test_a_bucket_with_an_exemplar_is_named_by_its_line(tmp_path):
     with pytest.raises(InputError, match="sample of h_bucket has no timestamp") as info:
         _read(tmp_path, text, "ex.om")
     assert (info.value.line, info.value.field) == (2, "timestamp")
+
+
+def test_a_bad_sample_after_its_look_alike_in_an_earlier_family_is_named_by_its_own_line(tmp_path):
+    """Without TYPE lines every sample is a family of its own: the bad one (line 4) repeats
+    the name, labels and time of a good one (line 2) two families before it."""
+    key = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",Hostname="g1"}'
+    text = (f'DCGM_FI_DEV_GPU_UTIL{{gpu="1",Hostname="g1"}} 10 {T}000\n'
+            f"{key} 20 {T}000\n"
+            f'DCGM_FI_DEV_GPU_UTIL{{gpu="2",Hostname="g1"}} 30 {T}000\n'
+            f"{key} 2000 {T}000\n")
+    with pytest.raises(InputError, match="exceeds 100 %") as info:
+        _read(tmp_path, text)
+    assert info.value.line == 4
