@@ -11,6 +11,8 @@ import zipfile
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from swftools.errors import InputError
 from swftools.limits import Limits
@@ -518,6 +520,41 @@ def test_a_very_long_line_is_cut_every_four_chunks(tmp_path, monkeypatch):
     path = tmp_path / "t.txt"
     path.write_text("x" * 16 + "tanaka" + "x" * 20)  # the second part starts at byte 16
     assert _where(_scanner().scan_path(path)) == ["t.txt:1"]
+
+
+def test_a_name_across_the_cut_of_a_very_long_line_is_found_once(tmp_path, monkeypatch):
+    """Chunks of 16 bytes: a line without a line end is cut once 64 bytes have gathered; the
+    name at bytes 61-66 lies across that cut (it was missed), the one at 40-45 lies in the
+    overlap the next part rescans (it must not count twice)."""
+    monkeypatch.setattr(scan, "CHUNK_BYTES", 16)
+    path = tmp_path / "t.txt"
+    path.write_text("x" * 40 + "tanaka" + "x" * 15 + "tanaka" + "x" * 40)
+    result = _scanner().scan_path(path)
+    assert [(leak.where(), leak.count) for leak in result.leaks] == [("t.txt:1", 1)] * 2
+    assert result.bytes_scanned == path.stat().st_size
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(st.sampled_from(["x", "xx", "xxx", "xxxxxxx", "xxxxxxxxxxxxxxxxxxxx", " ",
+                                        "\n", "tanaka", "tanaka", "ab", "a", "b"]),
+                       min_size=10, max_size=100),
+       chunk=st.integers(16, 24))
+def test_a_file_read_in_chunks_gives_what_it_gives_read_whole(pieces, chunk):
+    """Whatever the chunk size, and wherever long lines are cut, the same leaks on the same
+    lines as one read of the whole text, and every byte counted once."""
+    data = "".join(pieces).encode()
+    monkey = pytest.MonkeyPatch()
+    try:
+        monkey.setattr(scan, "CHUNK_BYTES", 1 << 20)
+        whole, parts = _scanner(), _scanner()
+        whole._scan_text(io.BytesIO(data), "t.txt", None)
+        monkey.setattr(scan, "CHUNK_BYTES", chunk)
+        parts._scan_text(io.BytesIO(data), "t.txt", None)
+    finally:
+        monkey.undo()
+    assert [(leak.where(), leak.count) for leak in parts.result.leaks] == [
+        (leak.where(), leak.count) for leak in whole.result.leaks]
+    assert parts.result.bytes_scanned == whole.result.bytes_scanned == len(data)
 
 
 def test_a_member_three_archives_deep_is_named_by_its_own_name(tmp_path):

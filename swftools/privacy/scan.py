@@ -37,6 +37,7 @@ from swftools.errors import InputError
 from swftools.privacy.match import Matcher, Term
 
 CHUNK_BYTES = 8 << 20
+_CONTEXT_BYTES = 128  # what the matcher reads around a hit (token, archive word and hex run checks)
 OUT_OF_MEMORY = "out of memory while reading it (too large to scan on this machine)"
 MAX_LOCATIONS = 100  # listed per file, member and term; the rest are counted
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
@@ -211,24 +212,35 @@ class Scanner:
     def _scan_text(self, fh: IO[bytes], file: str, member: str | None) -> None:
         self.result.files_scanned += 1
         line, carry, binary, first = 1, b"", False, True
+        # a line of four chunks or more is scanned in parts that overlap by twice `keep` bytes:
+        # a hit is reported by the part where it starts within [seen, end), seen with `keep`
+        # bytes of context on each side, so a name across a cut is found once
+        keep = min(CHUNK_BYTES, self.matcher.max_term_bytes + _CONTEXT_BYTES)
+        seen = 0  # the leading bytes of `data` an earlier part has reported
         while True:
             chunk = fh.read(CHUNK_BYTES)
             if first:
                 binary, first = b"\x00" in chunk[:8192], False
             if not chunk:
-                data, carry = carry, b""
+                data, carry, end = carry, b"", len(carry)
             else:
                 data = carry + chunk
                 cut = data.rfind(b"\n") + 1
                 if cut == 0 and len(data) < 4 * CHUNK_BYTES:
                     carry = data
                     continue
-                data, carry = (data[:cut], data[cut:]) if cut else (data, b"")
-            if data:
-                self.result.bytes_scanned += len(data)
+                if cut:
+                    data, carry, end = data[:cut], data[cut:], cut
+                else:
+                    end = len(data) - keep
+                    carry = data[end - keep:]
+            if end > seen:
+                self.result.bytes_scanned += end - seen
                 for line_no, hit in self.matcher.scan_lines(data, line, tokens_only=binary):
-                    self._add(Leak(file, member, hit.term, hit.match, line=line_no))
-                line += data.count(b"\n")
+                    if seen <= hit.offset < end:
+                        self._add(Leak(file, member, hit.term, hit.match, line=line_no))
+                line += data.count(b"\n", seen, end)
+            seen = keep if chunk and not cut else 0
             if not chunk:
                 return
 
