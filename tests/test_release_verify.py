@@ -412,3 +412,21 @@ def test_frictionless_checks_every_csv_resource_and_reports_package_errors(tmp_p
     found = [p for p in verify(copy).problems if p.startswith("frictionless")]
     assert found and all(p.startswith("frictionless: Schema is not valid: cannot retrieve "
                                       "metadata") and "nope.json" in p for p in found)
+
+
+def test_at_most_ten_of_frictionless_package_errors_are_listed_per_resource(tmp_path):
+    """A resource whose 12 fields frictionless each refuses (a format that is not text): the
+    package cannot be opened, so each of the two CSV resources' validations lists the first 10
+    of those errors, no more."""
+    copy = tmp_path / "archive"
+    shutil.copytree(EXAMPLE, copy)
+    names = [f"n{k}" for k in range(12)]
+    (copy / "data" / "extra.csv").write_text(",".join(names) + "\n" + ",".join("1" * 12) + "\n")
+    desc = json.loads((copy / "datapackage.json").read_text())
+    desc["resources"].append({"name": "extra", "path": "data/extra.csv", "format": "csv",
+                              "schema": {"fields": [{"name": n, "type": "integer", "format": 5}
+                                                    for n in names]}})
+    (copy / "datapackage.json").write_text(json.dumps(desc))
+    found = [p for p in verify(copy).problems if p.startswith("frictionless")]
+    assert found == ["frictionless: Field is not valid: 5 is not of type 'string' at property "
+                     "'format'"] * 20
