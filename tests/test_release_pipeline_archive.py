@@ -27,9 +27,8 @@ from swftools.validate.report import Finding, Report
 
 from .validate_support import swf_line, write_swf
 from tests.conftest import stubbed_figures
+from tests.test_release_pipeline import SETTINGS
 
-ROOT = Path(__file__).resolve().parent.parent
-SETTINGS = ROOT / "archive" / "release-settings.example.json"
 RULE = "job-exceeds-machine"  # a warning rule: the page's validation table names its finding
 CC_NAME = "Creative Commons Attribution-ShareAlike 4.0 International"
 CC_URL = "https://creativecommons.org/licenses/by-sa/4.0/"
