@@ -50,7 +50,7 @@ def placement_tables(name: str, machine: Machine, n_nodes: int, g: int,
     """``_choose.pyx``'s tables for policy ``name`` on ``n_nodes`` x ``g`` GPUs: (``aux``,
     ``score``, each job's ``priority`` side), or None when the compiled placements cannot hold
     the machine (GPU model indices past 62, inputs not of the machine's size, too many node
-    groups, ``lxv`` without a GPU, nodes without GPUs, a policy without a compiled twin)."""
+    groups, nodes without GPUs, ``lxv`` on no node, a policy without a compiled twin)."""
     m = machine
     if name not in COMPILED_POLICIES:
         return None
@@ -96,7 +96,7 @@ def placement_tables(name: str, machine: Machine, n_nodes: int, g: int,
     # lxv: per class threshold (the distinct classes ascending) the qualifying GPUs and nodes
     classes = sorted_distinct(cls.ravel()) if name == "lxv" else np.zeros(1, dtype=np.int64)
     n_t = len(classes)
-    if not n_t or n_t * words * (g + 2) > MAX_WORDS:  # lxv without GPUs: no threshold
+    if not n_t or n_t * words * (g + 2) > MAX_WORDS:  # lxv on no node: no threshold
         return None
     ok_gpu = np.zeros((n_t, n_nodes), dtype=np.int64)
     ok_node = np.ones((n_t, n_nodes), dtype=np.bool_)
